@@ -1,0 +1,59 @@
+// Reference elementwise instructions: binary (tile op tile), unary, tile-scalar, TEXPANDS.
+#pragma once
+
+#include <type_traits>
+
+#include "pto/ref/common.hpp"
+
+namespace pto::ref {
+
+// dst = src0 op src1 on dst's valid region; sources must cover it. dst may alias a source.
+#define PTO_REF_BINARY(NAME, FN)                                                      \
+  template <class T>                                                                  \
+  void NAME(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {                       \
+    detail::binary(dst, src0, src1, [](T x, T y) { return elem::FN(x, y); });         \
+  }
+PTO_REF_BINARY(TADD, add)
+PTO_REF_BINARY(TSUB, sub)
+PTO_REF_BINARY(TMUL, mul)
+PTO_REF_BINARY(TDIV, div)
+PTO_REF_BINARY(TMAX, max)
+PTO_REF_BINARY(TMIN, min)
+#undef PTO_REF_BINARY
+
+#define PTO_REF_UNARY(NAME, FN)                                                    \
+  template <class T>                                                               \
+  void NAME(TileRef<T> dst, TileRef<T> src) {                                      \
+    detail::unary(dst, src, [](T x) { return elem::FN(x); });                      \
+  }
+PTO_REF_UNARY(TEXP, exp)
+PTO_REF_UNARY(TLOG, log)
+PTO_REF_UNARY(TABS, abs)
+PTO_REF_UNARY(TNEG, neg)
+PTO_REF_UNARY(TSQRT, sqrt)
+PTO_REF_UNARY(TRSQRT, rsqrt)
+PTO_REF_UNARY(TRECIP, recip)
+PTO_REF_UNARY(TRELU, relu)
+#undef PTO_REF_UNARY
+
+// dst = src op scalar. The scalar is not used for deduction, so TADDS(t, t, 1.0f) works for T=float.
+#define PTO_REF_SCALAR(NAME, FN)                                                   \
+  template <class T>                                                               \
+  void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {      \
+    detail::unary(dst, src, [scalar](T x) { return elem::FN(x, scalar); });        \
+  }
+PTO_REF_SCALAR(TADDS, add)
+PTO_REF_SCALAR(TSUBS, sub)
+PTO_REF_SCALAR(TMULS, mul)
+PTO_REF_SCALAR(TDIVS, div)
+PTO_REF_SCALAR(TMAXS, max)
+PTO_REF_SCALAR(TMINS, min)
+#undef PTO_REF_SCALAR
+
+// dst = scalar on dst's valid region.
+template <class T>
+void TEXPANDS(TileRef<T> dst, std::type_identity_t<T> scalar) {
+  detail::for_each(dst, [scalar](int, int) { return scalar; });
+}
+
+}  // namespace pto::ref

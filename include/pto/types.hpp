@@ -1,0 +1,138 @@
+// Element types, run-time dtype tags and the untyped-shape views (TileRef, GlobalRef) that every
+// instruction operates on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "pto/half.hpp"
+
+// Shape checks cost one compare per instruction; they throw so an interpreter can report them.
+#ifndef PTO_NO_CHECKS
+#define PTO_CHECK(cond, msg)                                                            \
+  do {                                                                                  \
+    if (!(cond)) throw ::pto::Error(std::string(__func__) + ": " + (msg) + " [" #cond "]"); \
+  } while (0)
+#else
+#define PTO_CHECK(cond, msg) \
+  do {                       \
+  } while (0)
+#endif
+
+namespace pto {
+
+struct Error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class DType { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL };
+
+template <typename T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::FP32;
+  else if constexpr (std::is_same_v<T, half>) return DType::FP16;
+  else if constexpr (std::is_same_v<T, bfloat16>) return DType::BF16;
+  else if constexpr (std::is_same_v<T, int8_t>) return DType::INT8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DType::INT16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DType::INT32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::INT64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UINT8;
+  else if constexpr (std::is_same_v<T, bool>) return DType::BOOL;
+  else static_assert(!sizeof(T), "not a PTO element type");
+}
+
+constexpr const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::FP32: return "fp32";
+    case DType::FP16: return "fp16";
+    case DType::BF16: return "bf16";
+    case DType::INT8: return "int8";
+    case DType::INT16: return "int16";
+    case DType::INT32: return "int32";
+    case DType::INT64: return "int64";
+    case DType::UINT8: return "uint8";
+    case DType::BOOL: return "bool";
+  }
+  return "?";
+}
+
+constexpr size_t dtype_size(DType d) {
+  switch (d) {
+    case DType::FP32: case DType::INT32: return 4;
+    case DType::FP16: case DType::BF16: case DType::INT16: return 2;
+    case DType::INT64: return 8;
+    default: return 1;
+  }
+}
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}) with the C++ type of a run-time dtype (for interpreters and bindings).
+template <class F>
+decltype(auto) visit_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::FP32: return f(TypeTag<float>{});
+    case DType::FP16: return f(TypeTag<half>{});
+    case DType::BF16: return f(TypeTag<bfloat16>{});
+    case DType::INT8: return f(TypeTag<int8_t>{});
+    case DType::INT16: return f(TypeTag<int16_t>{});
+    case DType::INT32: return f(TypeTag<int32_t>{});
+    case DType::INT64: return f(TypeTag<int64_t>{});
+    case DType::UINT8: return f(TypeTag<uint8_t>{});
+    case DType::BOOL: return f(TypeTag<bool>{});
+  }
+  throw Error("visit_dtype: bad dtype");
+}
+
+template <class T>
+inline constexpr bool is_float_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+template <class T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// A 2-D row-major tile in a buffer: rows x cols allocated, `stride` elements between rows
+// (>= cols); instruction semantics are defined on the valid region valid_rows x valid_cols.
+template <typename T>
+struct TileRef {
+  T* data;
+  int rows;
+  int cols;
+  int stride;
+  int valid_rows;
+  int valid_cols;
+
+  T& at(int r, int c) const { return data[(size_t)r * stride + c]; }
+  T* row(int r) const { return data + (size_t)r * stride; }
+};
+
+// A global-memory tensor view of up to 5 dims; unused leading dims have shape 1. Strides are in
+// elements. As a tile it has rows = shape[0]*...*shape[3] and cols = shape[4].
+template <typename T>
+struct GlobalRef {
+  T* data;
+  int64_t shape[5];
+  int64_t stride[5];
+
+  int64_t tile_rows() const { return shape[0] * shape[1] * shape[2] * shape[3]; }
+  int64_t tile_cols() const { return shape[4]; }
+  // Address of element (row r, col c) of the flattened 2-D view.
+  T* addr(int64_t r, int64_t c) const {
+    const int64_t i3 = r % shape[3], i2 = r / shape[3] % shape[2];
+    const int64_t i1 = r / (shape[3] * shape[2]) % shape[1], i0 = r / (shape[3] * shape[2] * shape[1]);
+    return data + i0 * stride[0] + i1 * stride[1] + i2 * stride[2] + i3 * stride[3] + c * stride[4];
+  }
+};
+
+// A dense row-major 2-D GlobalRef (rows x cols with leading dimension ld).
+template <typename T>
+GlobalRef<T> make_global_2d(T* data, int64_t rows, int64_t cols, int64_t ld) {
+  return GlobalRef<T>{data, {1, 1, 1, rows, cols}, {0, 0, 0, ld, 1}};
+}
+
+}  // namespace pto
