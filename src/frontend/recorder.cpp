@@ -1,0 +1,262 @@
+#include "frontend/recorder.h"
+
+#include <set>
+
+namespace pypto {
+
+namespace {
+std::string DescribeValue(const Value& v) { return "%" + v.name + " " + DataTypeName(v.dtype) + ShapeStr(v.shape); }
+}  // namespace
+
+Recorder::Recorder(const std::string& function_name) {
+  f_.name = function_name;
+  stack_.push_back(&f_.body);
+}
+
+std::string Recorder::FreshName(const std::string& hint) {
+  std::set<std::string> used;
+  for (auto& v : f_.values) used.insert(v.name);
+  if (!hint.empty() && !used.count(hint)) return hint;
+  std::string base = hint.empty() ? "t" : hint + "_";
+  for (;;) {
+    std::string n = base + std::to_string(next_tmp_++);
+    if (!used.count(n)) return n;
+  }
+}
+
+void Recorder::CheckLive(int id, const std::string& op, const SourceLoc& loc) const {
+  if (finished_) throw UserError("the function '" + f_.name + "' has finished recording", loc);
+  if (id < 0 || id >= static_cast<int>(f_.values.size()))
+    throw UserError("pypto." + op + ": operand is not a tensor of this function", loc,
+                    "tensors from another @pypto.jit function cannot be used here");
+}
+
+int Recorder::AddParam(const std::string& name, const std::vector<Expr>& shape, DataType dtype, bool is_output,
+                       const SourceLoc& loc) {
+  Value v;
+  v.name = FreshName(name);
+  v.dtype = dtype;
+  v.shape = shape;
+  v.kind = is_output ? ValueKind::Output : ValueKind::Input;
+  v.loc = loc;
+  int id = f_.AddValue(v);
+  f_.params.push_back(name);
+  f_.param_values.push_back(id);
+  (is_output ? f_.outputs : f_.inputs).push_back(id);
+  return id;
+}
+
+void Recorder::AddDynamicVar(const std::string& name) { f_.dynamic_vars.push_back(name); }
+
+int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name,
+                           const SourceLoc& loc) {
+  for (auto& d : shape)
+    if (auto c = d.as_const(); c && *c <= 0)
+      throw UserError("pypto.tensor: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
+  Value v;
+  v.name = FreshName(name.empty() ? "tensor" : name);
+  v.dtype = dtype;
+  v.shape = shape;
+  v.kind = ValueKind::Created;
+  v.loc = loc;
+  return f_.AddValue(v);
+}
+
+int Recorder::Record(OpCall call, const std::string& result_name) {
+  if (finished_) throw UserError("the function '" + f_.name + "' has finished recording", call.loc);
+  for (int in : call.inputs) CheckLive(in, call.op, call.loc);
+  call.id = next_op_++;
+  call.tile_shape = tile_shape_;
+  const OpDef& def = GetOpDef(call.op);
+  if (def.kind != OpKind::Assemble) {
+    Value out;
+    out.kind = ValueKind::Temp;
+    out.loc = call.loc;
+    InferOpType(f_, call, out);
+    out.name = FreshName(result_name);
+    call.output = f_.AddValue(out);
+  }
+  int result = call.output;
+  stack_.back()->Add(std::move(call));
+  return result;
+}
+
+int Recorder::Unary(const std::string& op, int x, const SourceLoc& loc) {
+  OpCall c;
+  c.op = op;
+  c.inputs = {x};
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::Binary(const std::string& op, int x, int y, const SourceLoc& loc) {
+  OpCall c;
+  c.op = op;
+  c.inputs = {x, y};
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc) {
+  OpCall c;
+  c.op = op + "_scalar";
+  c.inputs = {x};
+  c.attrs.set("scalar", scalar);
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc) {
+  CheckLive(x, op, loc);
+  OpCall c;
+  c.op = op;
+  c.inputs = {x};
+  c.attrs.set("dim", static_cast<int64_t>(NormalizeAxis(dim, f_.value(x).rank(), op, loc)));
+  c.attrs.set("keepdim", static_cast<int64_t>(keepdim));
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::Cast(int x, DataType dtype, const SourceLoc& loc) {
+  OpCall c;
+  c.op = "cast";
+  c.inputs = {x};
+  c.attrs.set("dtype", dtype);
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc) {
+  CheckLive(x, "view", loc);
+  const Value& src = f_.value(x);
+  if (offsets.size() != shape.size() || static_cast<int>(shape.size()) != src.rank())
+    throw UserError("slicing " + DescribeValue(src) + ": expected " + std::to_string(src.rank()) +
+                        " indices, got " + std::to_string(shape.size()),
+                    loc, "give one slice per dim, e.g. x[i:i + 1, :, :]");
+  if (src.kind == ValueKind::Temp)
+    throw UserError("slicing the intermediate result " + DescribeValue(src) + " is not supported yet", loc,
+                    "slice the input tensors instead, before computing on them");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    auto ext = shape[i].as_const();
+    if (ext && *ext <= 0)
+      throw UserError("slicing " + DescribeValue(src) + ": dim " + std::to_string(i) + " of the slice is empty (" +
+                          shape[i].str() + ")",
+                      loc);
+    auto off = offsets[i].as_const();
+    auto dim = src.shape[i].as_const();
+    if (off && ext && dim && (*off < 0 || *off + *ext > *dim))
+      throw UserError("slicing " + DescribeValue(src) + ": [" + std::to_string(*off) + ":" +
+                          std::to_string(*off + *ext) + "] is out of bounds in dim " + std::to_string(i),
+                      loc);
+  }
+  Value v;
+  v.kind = ValueKind::View;
+  v.dtype = src.dtype;
+  v.shape = shape;
+  v.loc = loc;
+  // Views of views point at the root tensor, with composed offsets.
+  if (src.kind == ValueKind::View) {
+    v.base = src.base;
+    for (size_t i = 0; i < offsets.size(); ++i) v.offsets.push_back(src.offsets[i] + offsets[i]);
+  } else {
+    v.base = x;
+    v.offsets = offsets;
+  }
+  v.name = FreshName(f_.value(v.base).name + "_view");
+  return f_.AddValue(v);
+}
+
+void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc) {
+  CheckLive(src, "assemble", loc);
+  CheckLive(dst, "assemble", loc);
+  const Value& s = f_.value(src);
+  const Value& d = f_.value(dst);
+  if (d.kind == ValueKind::Temp || d.kind == ValueKind::Input)
+    throw UserError("pypto.assemble: the destination " + DescribeValue(d) + " is " +
+                        (d.kind == ValueKind::Temp ? "an intermediate result" : "an input") + ", not an output tensor",
+                    loc, "write into a tensor made with pypto.tensor(...) or into an output parameter");
+  if (s.dtype != d.dtype)
+    throw UserError("pypto.assemble: dtype of the source " + DescribeValue(s) + " differs from the destination " +
+                        DescribeValue(d),
+                    loc, "cast the source with pypto.cast(x, dtype)");
+  if (static_cast<int>(offsets.size()) != d.rank() || s.rank() != d.rank())
+    throw UserError("pypto.assemble: source " + DescribeValue(s) + ", destination " + DescribeValue(d) + " and " +
+                        std::to_string(offsets.size()) + " offsets must have the same rank",
+                    loc);
+  for (int i = 0; i < d.rank(); ++i) {
+    auto off = offsets[i].as_const();
+    auto ext = s.shape[i].as_const();
+    auto dim = d.shape[i].as_const();
+    if (off && ext && dim && (*off < 0 || *off + *ext > *dim))
+      throw UserError("pypto.assemble: source " + DescribeValue(s) + " at offsets " + ShapeStr(offsets) +
+                          " does not fit in " + DescribeValue(d) + " (dim " + std::to_string(i) + ")",
+                      loc);
+  }
+  OpCall c;
+  c.op = "assemble";
+  c.inputs = {src, dst};
+  c.attrs.set("offsets", offsets);
+  c.loc = loc;
+  Record(std::move(c));
+}
+
+Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start,
+                         const Expr& stop, const Expr& step, const SourceLoc& loc) {
+  if (auto s = step.as_const(); s && *s <= 0)
+    throw UserError("pypto.loop: step must be positive, got " + step.str(), loc);
+  LoopInfo info;
+  info.var = FreshName(idx_name.empty() ? "i" : idx_name);
+  // Reserve the name so that values cannot take it.
+  info.name = loop_name.empty() ? "LOOP_" + std::to_string(next_loop_) : loop_name;
+  ++next_loop_;
+  info.start = start;
+  info.stop = stop;
+  info.step = step;
+  info.loc = loc;
+  LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
+  stack_.push_back(l.body.get());
+  return Expr::Var(info.var);
+}
+
+void Recorder::EndLoop() {
+  PYPTO_CHECK(stack_.size() > 1, "EndLoop without BeginLoop");
+  stack_.pop_back();
+}
+
+void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc) {
+  if (dims.empty()) throw UserError("pypto.set_vec_tile_shapes needs at least one dim", loc);
+  for (auto d : dims)
+    if (d <= 0)
+      throw UserError("pypto.set_vec_tile_shapes: every dim must be positive, got " + std::to_string(d), loc);
+  tile_shape_ = dims;
+}
+
+void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
+  for (int id : values) {
+    CheckLive(id, "return", loc);
+    Value& v = f_.value(id);
+    if (v.kind == ValueKind::Created) {
+      v.kind = ValueKind::Output;
+      f_.outputs.push_back(id);
+      f_.returns.push_back(id);
+    } else if (v.kind == ValueKind::Output) {
+      f_.returns.push_back(id);
+    } else {
+      // A computed (or input, or view) value: copy it into a fresh output tensor.
+      int out = CreateTensor(v.shape, v.dtype, "out", loc);
+      std::vector<Expr> zeros(v.shape.size(), Expr(0));
+      Assemble(id, zeros, out, loc);
+      f_.value(out).kind = ValueKind::Output;
+      f_.outputs.push_back(out);
+      f_.returns.push_back(out);
+    }
+  }
+}
+
+Function Recorder::Finish() {
+  if (stack_.size() != 1) throw UserError("a pypto.loop was not closed before the function returned");
+  finished_ = true;
+  return f_;
+}
+
+}  // namespace pypto

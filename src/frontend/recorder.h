@@ -1,0 +1,65 @@
+// The one recorder: both the Python tracer and the C++ API (FUNCTION/LOOP macros) call it to
+// build the tensor graph. It infers shapes as ops are recorded, so a user error is raised at
+// the user's line, and it tracks the loop nesting and the current vec tile shape.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/op_registry.h"
+#include "ir/tensor_graph.h"
+
+namespace pypto {
+
+class Recorder {
+ public:
+  explicit Recorder(const std::string& function_name);
+
+  /// A parameter. `is_output` marks a tensor the function writes in place.
+  int AddParam(const std::string& name, const std::vector<Expr>& shape, DataType dtype, bool is_output,
+               const SourceLoc& loc = {});
+  void AddDynamicVar(const std::string& name);
+  int CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name, const SourceLoc& loc = {});
+
+  int Unary(const std::string& op, int x, const SourceLoc& loc = {});
+  int Binary(const std::string& op, int x, int y, const SourceLoc& loc = {});
+  int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {});
+  int Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc = {});
+  int Cast(int x, DataType dtype, const SourceLoc& loc = {});
+  /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].
+  int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
+  /// dst[offsets...] = src (also `dst[:] = src`).
+  void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
+
+  /// Opens a runtime loop; returns the index variable.
+  Expr BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start, const Expr& stop,
+                 const Expr& step, const SourceLoc& loc = {});
+  void EndLoop();
+  int loop_depth() const { return static_cast<int>(stack_.size()) - 1; }
+
+  void SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc = {});
+  const std::vector<int64_t>& vec_tile_shapes() const { return tile_shape_; }
+
+  /// Declares the returned tensors, in order.
+  void Return(const std::vector<int>& values, const SourceLoc& loc = {});
+  /// Ends recording and hands over the function.
+  Function Finish();
+
+  const Value& value(int id) const { return f_.value(id); }
+  const Function& function() const { return f_; }
+
+ private:
+  int Record(OpCall call, const std::string& result_name = "");
+  std::string FreshName(const std::string& hint);
+  void CheckLive(int id, const std::string& op, const SourceLoc& loc) const;
+
+  Function f_;
+  std::vector<Region<OpCall>*> stack_;
+  std::vector<int64_t> tile_shape_;
+  int next_op_ = 0;
+  int next_tmp_ = 0;
+  int next_loop_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace pypto

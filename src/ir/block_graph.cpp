@@ -1,0 +1,141 @@
+#include "ir/block_graph.h"
+
+#include <sstream>
+
+namespace pypto {
+
+const char* const kReduceVar = "$r";
+
+std::string GridVar(int dim) { return "$c" + std::to_string(dim); }
+
+int64_t TileBuf::bytes() const {
+  int64_t n = DataTypeBytes(dtype);
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+int64_t TileBuf::rows() const {
+  int64_t r = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) r *= shape[i];
+  return r;
+}
+
+static std::string Ints(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int indent, std::ostringstream& os) {
+  std::string pad(indent * 2, ' ');
+  auto buf = [&](int id) { return "%" + k.bufs[id].name + "#" + std::to_string(id); };
+  for (auto& in : body) {
+    os << pad;
+    if (in.opcode == "LOOP") {
+      os << "for " << kReduceVar << " in range(" << in.trip.str() << ") {\n";
+      PrintInstrs(k, in.body, indent + 1, os);
+      os << pad << "}\n";
+      continue;
+    }
+    if (in.dst >= 0) os << buf(in.dst) << " = ";
+    os << in.opcode << "(";
+    bool first = true;
+    for (int s : in.srcs) {
+      os << (first ? "" : ", ") << buf(s);
+      first = false;
+    }
+    if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
+    if (in.opcode.size() > 1 && in.opcode.back() == 'S' && in.opcode != "TLOADS") os << ", " << in.scalar;
+    if (in.opcode == "TCVT") os << ", " << DataTypeName(in.dtype);
+    if (in.axis >= 0 && in.opcode.rfind("TCOL", 0) == 0) os << ", axis=" << in.axis;
+    os << ")\n";
+  }
+}
+
+std::string PrintKernel(const Function& fn, const Kernel& k) {
+  std::ostringstream os;
+  os << "kernel " << k.name << " [" << k.core << "] grid=" << ShapeStr(k.grid) << " ub=" << k.ub_bytes << "B {\n";
+  os << "  # " << k.reason << "\n";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const auto& p = k.params[i];
+    const Value& v = fn.value(p.value);
+    os << "  param" << i << " " << (p.read ? "r" : "") << (p.write ? "w" : "") << " %" << v.name << ": "
+       << DataTypeName(v.dtype) << ShapeStr(v.shape);
+    if (v.kind == ValueKind::View) os << " = %" << fn.value(v.base).name << ShapeStr(v.offsets);
+    if (v.kind == ValueKind::Temp) os << " (workspace)";
+    os << "\n";
+  }
+  for (auto& b : k.bufs) {
+    os << "  tile %" << b.name << "#" << b.id << ": " << DataTypeName(b.dtype) << Ints(b.shape)
+       << " valid=" << ShapeStr(b.valid);
+    if (b.offset >= 0) os << " @ub+" << b.offset;
+    os << "\n";
+  }
+  PrintInstrs(k, k.body, 1, os);
+  os << "}\n";
+  return os.str();
+}
+
+static void PrintLaunches(const BlockGraph& g, const Region<Launch>& r, int indent, std::ostringstream& os) {
+  std::string pad(indent * 2, ' ');
+  for (auto& e : r.entries) {
+    if (e.loop) {
+      const LoopInfo& l = e.loop->info;
+      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
+         << ") \"" << l.name << "\" {\n";
+      PrintLaunches(g, *e.loop->body, indent + 1, os);
+      os << pad << "}\n";
+    } else {
+      os << pad << "launch#" << e.item->id << " " << g.kernels[e.item->kernel].name << "\n";
+    }
+  }
+}
+
+std::string PrintBlockGraph(const BlockGraph& g) {
+  std::ostringstream os;
+  os << "block_graph @" << g.fn.name << " {\n";
+  for (auto& k : g.kernels) os << PrintKernel(g.fn, k);
+  os << "program {\n";
+  PrintLaunches(g, g.body, 1, os);
+  os << "}\n}\n";
+  return os.str();
+}
+
+static void PrintExecRegion(const ExecGraph& g, const Region<LaunchNode>& r, int indent, std::ostringstream& os) {
+  std::string pad(indent * 2, ' ');
+  auto names = [&](const std::vector<int>& vs) {
+    std::string s;
+    for (int v : vs) s += (s.empty() ? "%" : ", %") + g.fn.value(v).name;
+    return s;
+  };
+  for (auto& e : r.entries) {
+    if (e.loop) {
+      const LoopInfo& l = e.loop->info;
+      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
+         << ") \"" << l.name << "\" {  # iterations are independent tasks unless their regions overlap\n";
+      PrintExecRegion(g, *e.loop->body, indent + 1, os);
+      os << pad << "}\n";
+      continue;
+    }
+    const LaunchNode& n = *e.item;
+    const Kernel& k = g.kernels[n.kernel];
+    os << pad << "task_group#" << n.id << " " << k.name << " on " << k.core << " x grid" << ShapeStr(k.grid)
+       << " reads(" << names(n.reads) << ") writes(" << names(n.writes) << ")";
+    if (!n.deps.empty()) {
+      os << " after(";
+      for (size_t i = 0; i < n.deps.size(); ++i) os << (i ? ", #" : "#") << n.deps[i];
+      os << ")";
+    }
+    os << "\n";
+  }
+}
+
+std::string PrintExecGraph(const ExecGraph& g) {
+  std::ostringstream os;
+  os << "execution_graph @" << g.fn.name << " {\n";
+  PrintExecRegion(g, g.body, 1, os);
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace pypto

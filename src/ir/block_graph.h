@@ -1,0 +1,102 @@
+// Level 2: the block graph. Partition groups tile ops that share an iteration grid into
+// kernels; a kernel is a list of PTO instructions on tile buffers of the on-chip buffer (UB),
+// run once per grid coordinate. Values that cross kernels become global-memory workspaces.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/tile_graph.h"
+
+namespace pypto {
+
+/// Names of the grid coordinate variables inside kernels: "$c0", "$c1", ...; "$r" is the
+/// index of a reduction loop over tiles.
+std::string GridVar(int dim);
+extern const char* const kReduceVar;
+
+/// A tile in the on-chip buffer.
+struct TileBuf {
+  int id = -1;
+  std::string name;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;  // static N-D tile shape (row-major, dense)
+  std::vector<Expr> valid;     // valid extent per dim, over grid vars and program symbols
+  int value = -1;              // the tensor value whose tile this holds, -1 for scratch
+  int64_t offset = -1;         // byte offset in UB (AllocateBuffers)
+  int64_t bytes() const;
+  int64_t rows() const;  // product of all dims but the last
+  int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
+};
+
+/// A global-memory tensor a kernel reads or writes. `tile` is the tile grid used to address it.
+struct KernelParam {
+  int value = -1;
+  bool read = false;
+  bool write = false;
+  // For each kernel (iteration) dim, the dim of the value it addresses; -1 for a dim of
+  // extent 1 the value does not have (lower-rank operands, reductions without keepdim).
+  std::vector<int> dim_map;
+};
+
+struct Instr {
+  std::string opcode;  // a PTO instruction (TLOAD, TADD, TROWMAX, ...) or LOOP
+  int dst = -1;
+  std::vector<int> srcs;
+  int param = -1;              // TLOAD/TSTORE: index into Kernel::params
+  std::vector<Expr> coord;     // TLOAD/TSTORE: element offset of the tile in the param, per dim
+  double scalar = 0;           // tile-scalar instructions, TEXPANDS
+  DataType dtype = DataType::FP32;  // TCVT destination
+  int axis = -1;               // column reductions and broadcasts: the tile axis
+  // LOOP: `body` runs for kReduceVar in [0, trip).
+  Expr trip;
+  std::vector<Instr> body;
+  SourceLoc loc;
+};
+
+struct Kernel {
+  int id = -1;
+  std::string name;
+  std::string core = "AIV";  // core type that runs it
+  std::vector<Expr> grid;    // number of tiles along each grid dim
+  std::vector<KernelParam> params;
+  std::vector<TileBuf> bufs;
+  std::vector<Instr> body;
+  int64_t ub_bytes = 0;      // after AllocateBuffers
+  std::vector<int> tile_ops; // the tile ops it runs, in order
+  std::string reason;        // why partition made this kernel
+};
+
+struct Launch {
+  int id = -1;
+  int kernel = -1;
+};
+
+struct BlockGraph {
+  Function fn;
+  std::vector<Kernel> kernels;
+  Region<Launch> body;
+};
+
+std::string PrintKernel(const Function& fn, const Kernel& k);
+std::string PrintBlockGraph(const BlockGraph& g);
+
+/// Level 3: the execution graph: the control program (loops over launches) and, for each
+/// launch, the tensors it reads and writes and the launches it waits for in its iteration.
+struct LaunchNode {
+  int id = -1;
+  int kernel = -1;
+  std::vector<int> reads, writes;  // value ids (views resolved at run time)
+  std::vector<int> deps;           // ids of earlier launches in the same region it depends on
+};
+
+struct ExecGraph {
+  Function fn;
+  std::vector<Kernel> kernels;
+  Region<LaunchNode> body;
+  int num_launches = 0;
+};
+
+std::string PrintExecGraph(const ExecGraph& g);
+
+}  // namespace pypto

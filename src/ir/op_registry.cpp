@@ -1,0 +1,144 @@
+#include "ir/op_registry.h"
+
+#include <unordered_map>
+
+namespace pypto {
+
+namespace {
+
+std::vector<OpDef> MakeOpDefs() {
+  std::vector<OpDef> d;
+  auto unary = [&](const char* name, const char* pto, bool float_only, const char* doc) {
+    d.push_back({name, OpKind::Unary, float_only, pto, "", "", "", "", "", doc});
+  };
+  auto binary = [&](const char* name, const char* pto, const char* doc) {
+    std::string p = pto;
+    std::string base = p.substr(1);  // "ADD" from "TADD"
+    d.push_back({name, OpKind::Binary, false, p, p + "S", "TROWEXPAND" + base, "TCOLEXPAND" + base, "", "", doc});
+    d.push_back({std::string(name) + "_scalar", OpKind::BinaryScalar, false, p, p + "S", "", "", "", "",
+                 std::string(doc) + " (with a scalar)"});
+  };
+  auto reduce = [&](const char* name, const char* row, const char* col, const char* combine, const char* doc) {
+    d.push_back({name, OpKind::Reduce, false, row, "", "", "", col, combine, doc});
+  };
+  unary("exp", "TEXP", true, "e**x");
+  unary("log", "TLOG", true, "natural logarithm");
+  unary("abs", "TABS", false, "|x|");
+  unary("neg", "TNEG", false, "-x");
+  unary("sqrt", "TSQRT", true, "square root");
+  unary("rsqrt", "TRSQRT", true, "1 / sqrt(x)");
+  unary("reciprocal", "TRECIP", true, "1 / x");
+  unary("relu", "TRELU", false, "max(x, 0)");
+  binary("add", "TADD", "x + y");
+  binary("sub", "TSUB", "x - y");
+  binary("mul", "TMUL", "x * y");
+  binary("div", "TDIV", "x / y");
+  binary("maximum", "TMAX", "max(x, y)");
+  binary("minimum", "TMIN", "min(x, y)");
+  reduce("sum", "TROWSUM", "TCOLSUM", "TADD", "sum along an axis");
+  reduce("amax", "TROWMAX", "TCOLMAX", "TMAX", "maximum along an axis");
+  reduce("amin", "TROWMIN", "TCOLMIN", "TMIN", "minimum along an axis");
+  d.push_back({"cast", OpKind::Cast, false, "TCVT", "", "", "", "", "", "convert to another dtype"});
+  d.push_back({"assemble", OpKind::Assemble, false, "TSTORE", "", "", "", "", "", "write a tensor into a window of another"});
+  return d;
+}
+
+const std::unordered_map<std::string, size_t>& Index() {
+  static const std::unordered_map<std::string, size_t> idx = [] {
+    std::unordered_map<std::string, size_t> m;
+    const auto& defs = AllOpDefs();
+    for (size_t i = 0; i < defs.size(); ++i) m[defs[i].name] = i;
+    return m;
+  }();
+  return idx;
+}
+
+std::string DTypeShape(const Value& v) { return std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape); }
+
+}  // namespace
+
+const std::vector<OpDef>& AllOpDefs() {
+  static const std::vector<OpDef> defs = MakeOpDefs();
+  return defs;
+}
+
+bool HasOpDef(const std::string& name) { return Index().count(name) > 0; }
+
+const OpDef& GetOpDef(const std::string& name) {
+  auto it = Index().find(name);
+  if (it == Index().end()) throw InternalError("unknown op '" + name + "'");
+  return AllOpDefs()[it->second];
+}
+
+std::vector<Expr> BroadcastShapes(const std::vector<Expr>& a, const std::vector<Expr>& b,
+                                  const std::string& op, const SourceLoc& loc) {
+  size_t r = std::max(a.size(), b.size());
+  std::vector<Expr> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    // Align right: missing leading dims act as 1.
+    Expr da = i + a.size() >= r ? a[i + a.size() - r] : Expr(1);
+    Expr db = i + b.size() >= r ? b[i + b.size() - r] : Expr(1);
+    if (da.same_as(db) || db.as_const() == 1) {
+      out[i] = da;
+    } else if (da.as_const() == 1) {
+      out[i] = db;
+    } else {
+      throw UserError("pypto." + op + ": operand shapes " + ShapeStr(a) + " and " + ShapeStr(b) +
+                          " do not broadcast (dim " + std::to_string(i) + ": " + da.str() + " vs " + db.str() + ")",
+                      loc, "make the shapes equal, or 1 along the broadcast dim (e.g. keepdim=True in the reduction)");
+    }
+  }
+  return out;
+}
+
+int NormalizeAxis(int64_t dim, int rank, const std::string& op, const SourceLoc& loc) {
+  if (dim < -rank || dim >= rank)
+    throw UserError("pypto." + op + ": dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
+                        std::to_string(rank),
+                    loc, "use a dim in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]");
+  return static_cast<int>(dim < 0 ? dim + rank : dim);
+}
+
+void InferOpType(const Function& f, const OpCall& call, Value& out) {
+  const OpDef& def = GetOpDef(call.op);
+  auto in = [&](size_t i) -> const Value& { return f.value(call.inputs.at(i)); };
+  const Value& x = in(0);
+  if (def.float_only && !IsFloat(x.dtype))
+    throw UserError("pypto." + call.op + " needs a floating-point tensor, got " + DTypeShape(x), call.loc,
+                    "cast the input first: pypto.cast(x, pypto.DT_FP32)");
+  switch (def.kind) {
+    case OpKind::Unary:
+    case OpKind::BinaryScalar:
+      out.dtype = x.dtype;
+      out.shape = x.shape;
+      return;
+    case OpKind::Binary: {
+      const Value& y = in(1);
+      if (x.dtype != y.dtype)
+        throw UserError("pypto." + call.op + ": operand dtypes differ: " + DTypeShape(x) + " and " + DTypeShape(y),
+                        call.loc, "cast one operand with pypto.cast(t, dtype) so both have the same dtype");
+      out.dtype = x.dtype;
+      out.shape = BroadcastShapes(x.shape, y.shape, call.op, call.loc);
+      return;
+    }
+    case OpKind::Reduce: {
+      int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), call.op, call.loc);
+      bool keepdim = call.attrs.get<int64_t>("keepdim") != 0;
+      out.dtype = x.dtype;
+      out.shape.clear();
+      for (int i = 0; i < x.rank(); ++i) {
+        if (i != axis) out.shape.push_back(x.shape[i]);
+        else if (keepdim) out.shape.push_back(Expr(1));
+      }
+      return;
+    }
+    case OpKind::Cast:
+      out.dtype = call.attrs.get<DataType>("dtype");
+      out.shape = x.shape;
+      return;
+    case OpKind::Assemble:
+      throw InternalError("assemble has no output");
+  }
+}
+
+}  // namespace pypto

@@ -1,0 +1,292 @@
+#include "ir/symbolic.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+
+namespace pypto {
+
+namespace {
+
+int64_t FloorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
+
+// A linear form: constant + sum(coef * atom), atoms keyed by canonical text.
+struct Linear {
+  int64_t constant = 0;
+  std::map<std::string, std::pair<Expr, int64_t>> terms;
+  void Add(const Expr& atom, int64_t coef) {
+    if (coef == 0) return;
+    auto [it, inserted] = terms.try_emplace(atom.str(), atom, coef);
+    if (!inserted) {
+      it->second.second += coef;
+      if (it->second.second == 0) terms.erase(it);
+    }
+  }
+};
+
+}  // namespace
+
+struct ExprBuilder {
+  static Expr Make(ExprNode n) { return Expr(std::make_shared<const ExprNode>(std::move(n))); }
+
+  static Linear ToLinear(const Expr& e) {
+    Linear l;
+    const ExprNode* n = e.node();
+    if (n->kind == ExprKind::Const) {
+      l.constant = n->value;
+    } else if (n->kind == ExprKind::Sum) {
+      l.constant = n->value;
+      for (size_t i = 0; i < n->operands.size(); ++i) l.Add(n->operands[i], n->coefs[i]);
+    } else {
+      l.Add(e, 1);
+    }
+    return l;
+  }
+
+  static Expr FromLinear(const Linear& l) {
+    if (l.terms.empty()) return Expr(l.constant);
+    if (l.constant == 0 && l.terms.size() == 1 && l.terms.begin()->second.second == 1)
+      return l.terms.begin()->second.first;
+    ExprNode n;
+    n.kind = ExprKind::Sum;
+    n.value = l.constant;
+    std::string key;
+    bool first = true;
+    for (auto& [k, tc] : l.terms) {
+      n.operands.push_back(tc.first);
+      n.coefs.push_back(tc.second);
+      int64_t c = tc.second;
+      if (first) {
+        if (c == -1) key += "-";
+        else if (c != 1) key += std::to_string(c) + "*";
+      } else {
+        key += c < 0 ? " - " : " + ";
+        int64_t ac = c < 0 ? -c : c;
+        if (ac != 1) key += std::to_string(ac) + "*";
+      }
+      key += tc.first.str();
+      first = false;
+    }
+    if (l.constant > 0) key += " + " + std::to_string(l.constant);
+    if (l.constant < 0) key += " - " + std::to_string(-l.constant);
+    n.key = "(" + key + ")";
+    return Make(std::move(n));
+  }
+
+  static Expr Binary(ExprKind k, const Expr& a, const Expr& b, const char* fmt_name) {
+    ExprNode n;
+    n.kind = k;
+    n.operands = {a, b};
+    switch (k) {
+      case ExprKind::Mul: n.key = a.str() + "*" + b.str(); break;
+      case ExprKind::FloorDiv: n.key = "(" + a.str() + " // " + b.str() + ")"; break;
+      case ExprKind::Mod: n.key = "(" + a.str() + " % " + b.str() + ")"; break;
+      default: n.key = std::string(fmt_name) + "(" + a.str() + ", " + b.str() + ")"; break;
+    }
+    return Make(std::move(n));
+  }
+};
+
+Expr::Expr(int64_t v) {
+  ExprNode n;
+  n.kind = ExprKind::Const;
+  n.value = v;
+  n.key = std::to_string(v);
+  node_ = std::make_shared<const ExprNode>(std::move(n));
+}
+
+Expr Expr::Var(const std::string& name) {
+  if (name.empty()) throw UserError("a symbolic variable needs a name");
+  ExprNode n;
+  n.kind = ExprKind::Var;
+  n.name = name;
+  n.key = name;
+  return ExprBuilder::Make(std::move(n));
+}
+
+ExprKind Expr::kind() const {
+  PYPTO_CHECK(node_, "use of an undefined expression");
+  return node_->kind;
+}
+
+std::optional<int64_t> Expr::as_const() const {
+  if (node_ && node_->kind == ExprKind::Const) return node_->value;
+  return std::nullopt;
+}
+
+const std::string& Expr::var_name() const {
+  static const std::string empty;
+  return node_ && node_->kind == ExprKind::Var ? node_->name : empty;
+}
+
+const std::string& Expr::str() const {
+  static const std::string undef = "<undef>";
+  return node_ ? node_->key : undef;
+}
+
+Expr operator+(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return Expr(*a.as_const() + *b.as_const());
+  Linear l = ExprBuilder::ToLinear(a);
+  Linear r = ExprBuilder::ToLinear(b);
+  l.constant += r.constant;
+  for (auto& [k, tc] : r.terms) l.Add(tc.first, tc.second);
+  return ExprBuilder::FromLinear(l);
+}
+
+Expr operator-(const Expr& a) { return Expr(-1) * a; }
+Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
+
+Expr operator*(const Expr& a, const Expr& b) {
+  if (a.is_const() && b.is_const()) return Expr(*a.as_const() * *b.as_const());
+  if (b.is_const()) return b * a;
+  if (a.is_const()) {
+    int64_t c = *a.as_const();
+    if (c == 0) return Expr(0);
+    if (c == 1) return b;
+    Linear l = ExprBuilder::ToLinear(b);
+    Linear out;
+    out.constant = l.constant * c;
+    for (auto& [k, tc] : l.terms) out.Add(tc.first, tc.second * c);
+    return ExprBuilder::FromLinear(out);
+  }
+  // Non-linear product: order the operands so that a*b and b*a are the same atom.
+  if (b.str() < a.str()) return ExprBuilder::Binary(ExprKind::Mul, b, a, "");
+  return ExprBuilder::Binary(ExprKind::Mul, a, b, "");
+}
+
+Expr FloorDiv(const Expr& a, const Expr& b) {
+  if (auto cb = b.as_const()) {
+    if (*cb == 0) throw UserError("symbolic division by zero: " + a.str() + " // 0");
+    if (auto ca = a.as_const()) return Expr(FloorDivInt(*ca, *cb));
+    if (*cb == 1) return a;
+    // (c*k*x + c*m) // c == k*x + m when every coefficient is a multiple of c.
+    Linear l = ExprBuilder::ToLinear(a);
+    bool divisible = l.constant % *cb == 0;
+    for (auto& [k, tc] : l.terms) divisible = divisible && tc.second % *cb == 0;
+    if (divisible) {
+      Linear out;
+      out.constant = l.constant / *cb;
+      for (auto& [k, tc] : l.terms) out.Add(tc.first, tc.second / *cb);
+      return ExprBuilder::FromLinear(out);
+    }
+  }
+  return ExprBuilder::Binary(ExprKind::FloorDiv, a, b, "");
+}
+
+Expr CeilDiv(const Expr& a, const Expr& b) { return FloorDiv(a + b - Expr(1), b); }
+
+Expr Mod(const Expr& a, const Expr& b) {
+  if (auto cb = b.as_const()) {
+    if (*cb == 0) throw UserError("symbolic modulo by zero: " + a.str() + " % 0");
+    if (auto ca = a.as_const()) return Expr(FloorModInt(*ca, *cb));
+    if (*cb == 1) return Expr(0);
+    // (c*k*x + r) % c == r % c for integer x.
+    Linear l = ExprBuilder::ToLinear(a);
+    bool divisible = true;
+    for (auto& [k, tc] : l.terms) divisible = divisible && tc.second % *cb == 0;
+    if (divisible) return Expr(FloorModInt(l.constant, *cb));
+  }
+  return ExprBuilder::Binary(ExprKind::Mod, a, b, "");
+}
+
+static Expr MinMax(ExprKind k, const Expr& a, const Expr& b) {
+  bool is_min = k == ExprKind::Min;
+  if (a.same_as(b)) return a;
+  // If a - b is a constant, the answer is known whatever the variables are.
+  if (auto d = (a - b).as_const()) return (*d <= 0) == is_min ? a : b;
+  if (b.str() < a.str()) return ExprBuilder::Binary(k, b, a, is_min ? "min" : "max");
+  return ExprBuilder::Binary(k, a, b, is_min ? "min" : "max");
+}
+
+Expr Min(const Expr& a, const Expr& b) { return MinMax(ExprKind::Min, a, b); }
+Expr Max(const Expr& a, const Expr& b) { return MinMax(ExprKind::Max, a, b); }
+
+int64_t Expr::Eval(const SymEnv& env) const {
+  const ExprNode* n = node();
+  PYPTO_CHECK(n, "eval of undefined expression");
+  switch (n->kind) {
+    case ExprKind::Const: return n->value;
+    case ExprKind::Var: {
+      auto it = env.find(n->name);
+      if (it == env.end()) throw UserError("symbolic value '" + n->name + "' has no value here");
+      return it->second;
+    }
+    case ExprKind::Sum: {
+      int64_t s = n->value;
+      for (size_t i = 0; i < n->operands.size(); ++i) s += n->coefs[i] * n->operands[i].Eval(env);
+      return s;
+    }
+    case ExprKind::Mul: return n->operands[0].Eval(env) * n->operands[1].Eval(env);
+    case ExprKind::FloorDiv: {
+      int64_t d = n->operands[1].Eval(env);
+      if (d == 0) throw UserError("division by zero evaluating " + str());
+      return FloorDivInt(n->operands[0].Eval(env), d);
+    }
+    case ExprKind::Mod: {
+      int64_t d = n->operands[1].Eval(env);
+      if (d == 0) throw UserError("modulo by zero evaluating " + str());
+      return FloorModInt(n->operands[0].Eval(env), d);
+    }
+    case ExprKind::Min: return std::min(n->operands[0].Eval(env), n->operands[1].Eval(env));
+    case ExprKind::Max: return std::max(n->operands[0].Eval(env), n->operands[1].Eval(env));
+  }
+  throw InternalError("bad expression kind");
+}
+
+Expr Expr::Substitute(const SymEnv& env) const {
+  const ExprNode* n = node();
+  switch (n->kind) {
+    case ExprKind::Const: return *this;
+    case ExprKind::Var: {
+      auto it = env.find(n->name);
+      return it == env.end() ? *this : Expr(it->second);
+    }
+    case ExprKind::Sum: {
+      Expr s(n->value);
+      for (size_t i = 0; i < n->operands.size(); ++i)
+        s = s + Expr(n->coefs[i]) * n->operands[i].Substitute(env);
+      return s;
+    }
+    default: break;
+  }
+  Expr a = n->operands[0].Substitute(env), b = n->operands[1].Substitute(env);
+  switch (n->kind) {
+    case ExprKind::Mul: return a * b;
+    case ExprKind::FloorDiv: return FloorDiv(a, b);
+    case ExprKind::Mod: return Mod(a, b);
+    case ExprKind::Min: return Min(a, b);
+    case ExprKind::Max: return Max(a, b);
+    default: throw InternalError("bad expression kind");
+  }
+}
+
+static void CollectVars(const Expr& e, std::set<std::string>& out) {
+  const ExprNode* n = e.node();
+  if (n->kind == ExprKind::Var) out.insert(n->name);
+  for (auto& o : n->operands) CollectVars(o, out);
+}
+
+std::vector<std::string> Expr::FreeVars() const {
+  std::set<std::string> s;
+  CollectVars(*this, s);
+  return {s.begin(), s.end()};
+}
+
+std::string ShapeStr(const std::vector<Expr>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i].str();
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+}  // namespace pypto

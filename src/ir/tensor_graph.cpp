@@ -1,0 +1,114 @@
+#include "ir/tensor_graph.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace pypto {
+
+const char* ValueKindName(ValueKind k) {
+  switch (k) {
+    case ValueKind::Input: return "input";
+    case ValueKind::Output: return "output";
+    case ValueKind::Created: return "tensor";
+    case ValueKind::Temp: return "temp";
+    case ValueKind::View: return "view";
+  }
+  return "?";
+}
+
+static std::string AttrStr(const AttrValue& a) {
+  struct V {
+    std::string operator()(int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const {
+      std::ostringstream os;
+      os.precision(9);
+      os << v;
+      return os.str();
+    }
+    std::string operator()(const std::string& v) const { return "\"" + v + "\""; }
+    std::string operator()(const std::vector<int64_t>& v) const {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+      return s + "]";
+    }
+    std::string operator()(const std::vector<Expr>& v) const {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+      return s + "]";
+    }
+    std::string operator()(DataType v) const { return DataTypeName(v); }
+  };
+  return std::visit(V{}, a);
+}
+
+std::string Attrs::str() const {
+  std::string s;
+  for (auto& [k, v] : map) s += (s.empty() ? "" : ", ") + k + "=" + AttrStr(v);
+  return s;
+}
+
+std::string ValueDecl(const Function& f, const Value& v) {
+  std::string s = "%" + v.name + ": " + DataTypeName(v.dtype) + ShapeStr(v.shape);
+  if (v.kind == ValueKind::View) s += " = view %" + f.value(v.base).name + ShapeStr(v.offsets);
+  return s;
+}
+
+static void PrintRegion(const Function& f, const Region<OpCall>& r, int indent, std::ostringstream& os) {
+  std::string pad(indent * 2, ' ');
+  for (auto& e : r.entries) {
+    if (e.loop) {
+      const LoopInfo& l = e.loop->info;
+      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
+         << ") \"" << l.name << "\" {\n";
+      PrintRegion(f, *e.loop->body, indent + 1, os);
+      os << pad << "}\n";
+      continue;
+    }
+    const OpCall& op = *e.item;
+    os << pad;
+    if (op.output >= 0) os << "%" << f.value(op.output).name << ": " << DataTypeName(f.value(op.output).dtype)
+                           << ShapeStr(f.value(op.output).shape) << " = ";
+    os << op.op << "(";
+    for (size_t i = 0; i < op.inputs.size(); ++i) os << (i ? ", " : "") << "%" << f.value(op.inputs[i]).name;
+    os << ")";
+    std::string a = op.attrs.str();
+    if (!a.empty()) os << " {" << a << "}";
+    if (!op.tile_shape.empty()) {
+      os << " tile=[";
+      for (size_t i = 0; i < op.tile_shape.size(); ++i) os << (i ? ", " : "") << op.tile_shape[i];
+      os << "]";
+    }
+    if (op.loc.known()) os << "  # " << op.loc.str();
+    os << "\n";
+  }
+}
+
+std::string PrintTensorGraph(const Function& f) {
+  std::ostringstream os;
+  os << "tensor_graph @" << f.name << "(";
+  for (size_t i = 0; i < f.param_values.size(); ++i) {
+    const Value& v = f.value(f.param_values[i]);
+    os << (i ? ", " : "") << (v.kind == ValueKind::Output ? "inout " : "") << ValueDecl(f, v);
+  }
+  os << ")";
+  if (!f.returns.empty()) {
+    os << " -> (";
+    for (size_t i = 0; i < f.returns.size(); ++i) os << (i ? ", " : "") << ValueDecl(f, f.value(f.returns[i]));
+    os << ")";
+  }
+  os << " {\n";
+  if (!f.dynamic_vars.empty()) {
+    os << "  # dynamic:";
+    for (auto& d : f.dynamic_vars) os << " " << d;
+    os << "\n";
+  }
+  for (auto& v : f.values)
+    if (v.kind == ValueKind::Created || v.kind == ValueKind::View ||
+        (v.kind == ValueKind::Output && std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))
+      os << "  " << ValueKindName(v.kind) << " " << ValueDecl(f, v) << "\n";
+  PrintRegion(f, f.body, 1, os);
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace pypto

@@ -1,0 +1,83 @@
+#include "ir/tile_graph.h"
+
+#include <sstream>
+
+namespace pypto {
+
+std::vector<Expr> TileOp::counts() const {
+  std::vector<Expr> c;
+  for (size_t d = 0; d < extent.size(); ++d) c.push_back(CeilDiv(extent[d], Expr(tile[d])));
+  return c;
+}
+
+std::vector<int64_t> TileOp::output_tile() const {
+  std::vector<int64_t> t;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    if (static_cast<int>(d) == reduce_axis) {
+      if (keepdim) t.push_back(1);
+    } else {
+      t.push_back(tile[d]);
+    }
+  }
+  return t;
+}
+
+std::vector<int64_t> TileOp::input_tile(size_t i) const {
+  std::vector<int64_t> t = tile;
+  for (size_t d = 0; d < t.size(); ++d)
+    if (inputs[i].broadcast[d]) t[d] = 1;
+  return t;
+}
+
+static std::string Ints(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+static void PrintRegion(const TileGraph& g, const Region<TileOp>& r, int indent, std::ostringstream& os) {
+  std::string pad(indent * 2, ' ');
+  for (auto& e : r.entries) {
+    if (e.loop) {
+      const LoopInfo& l = e.loop->info;
+      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
+         << ") \"" << l.name << "\" {\n";
+      PrintRegion(g, *e.loop->body, indent + 1, os);
+      os << pad << "}\n";
+      continue;
+    }
+    const TileOp& t = *e.item;
+    const Value& out = g.fn.value(t.output);
+    os << pad << "tile_op#" << t.id << " %" << out.name << ": " << DataTypeName(out.dtype) << ShapeStr(out.shape)
+       << " = " << t.op << "(";
+    for (size_t i = 0; i < t.inputs.size(); ++i) {
+      os << (i ? ", " : "") << "%" << g.fn.value(t.inputs[i].value).name;
+      bool any = false;
+      for (bool b : t.inputs[i].broadcast) any = any || b;
+      if (any) {
+        os << "<bcast:";
+        for (size_t d = 0; d < t.inputs[i].broadcast.size(); ++d)
+          if (t.inputs[i].broadcast[d]) os << d;
+        os << ">";
+      }
+    }
+    os << ")";
+    std::string a = t.attrs.str();
+    if (!a.empty()) os << " {" << a << "}";
+    os << "\n" << pad << "    over " << ShapeStr(t.extent) << " tile=" << Ints(t.tile) << " grid=" << ShapeStr(t.counts());
+    if (t.reduce_axis >= 0) os << " reduce_axis=" << t.reduce_axis;
+    os << "  # tile: " << t.tile_reason;
+    if (t.loc.known()) os << "; " << t.loc.str();
+    os << "\n";
+  }
+}
+
+std::string PrintTileGraph(const TileGraph& g) {
+  std::ostringstream os;
+  os << "tile_graph @" << g.fn.name << " {\n";
+  PrintRegion(g, g.body, 1, os);
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace pypto

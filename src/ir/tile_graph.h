@@ -1,0 +1,50 @@
+// Level 1: the tile graph. ExpandTiles turns every tensor op into a tile op: the same op
+// applied to each tile of an iteration space (extents, tile shape). The graph stays one node
+// per tensor op (the tile loop is implicit), so its size does not grow with the data and
+// dynamic shapes need no unrolling; tails are the tiles whose valid shape is smaller.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/tensor_graph.h"
+
+namespace pypto {
+
+/// How a tile op reads one operand at iteration coordinate c: the operand's tile at c, except
+/// along `broadcast` dims (operand extent 1), where it reads tile 0 of extent 1.
+struct TileAccess {
+  int value = -1;
+  std::vector<bool> broadcast;
+};
+
+struct TileOp {
+  int id = -1;
+  int tensor_op = -1;  // the OpCall it came from
+  std::string op;
+  Attrs attrs;
+  SourceLoc loc;
+  std::vector<TileAccess> inputs;
+  int output = -1;            // a Temp, or for assemble the View written
+  std::vector<Expr> extent;   // iteration space (the output shape; the input shape for reductions)
+  std::vector<int64_t> tile;  // tile shape over the iteration space
+  std::string tile_reason;    // why this tile shape
+  int reduce_axis = -1;       // Reduce: the reduced axis of the iteration space
+  bool keepdim = true;
+
+  /// Number of tiles along each iteration dim.
+  std::vector<Expr> counts() const;
+  /// Tile shape of the output value (reduced axis has extent 1; dropped if !keepdim).
+  std::vector<int64_t> output_tile() const;
+  /// Tile shape of input i (1 along broadcast dims).
+  std::vector<int64_t> input_tile(size_t i) const;
+};
+
+struct TileGraph {
+  Function fn;  // values are shared with the tensor graph; passes may mark them
+  Region<TileOp> body;
+};
+
+std::string PrintTileGraph(const TileGraph& g);
+
+}  // namespace pypto

@@ -1,0 +1,83 @@
+#include "passes/allocate_buffers.h"
+
+#include <algorithm>
+
+namespace pypto {
+
+namespace {
+
+struct Interval {
+  int buf;
+  int start = -1, end = -1;
+};
+
+void Touch(std::vector<Interval>& live, int buf, int pos) {
+  if (buf < 0) return;
+  Interval& iv = live[buf];
+  if (iv.start < 0) iv.start = pos;
+  iv.end = std::max(iv.end, pos);
+}
+
+// A LOOP counts as one position: everything used inside it is live for the whole loop.
+void Scan(const std::vector<Instr>& body, std::vector<Interval>& live, int& pos, int loop_pos) {
+  for (auto& in : body) {
+    int p = loop_pos >= 0 ? loop_pos : pos;
+    if (in.opcode == "LOOP") {
+      Scan(in.body, live, pos, p);
+    } else {
+      Touch(live, in.dst, p);
+      for (int s : in.srcs) Touch(live, s, p);
+    }
+    if (loop_pos < 0) ++pos;
+  }
+}
+
+int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
+  const int64_t align = ctx.machine().ub_align;
+  for (auto& k : g.kernels) {
+    std::vector<Interval> live(k.bufs.size());
+    for (size_t i = 0; i < live.size(); ++i) live[i].buf = static_cast<int>(i);
+    int pos = 0;
+    Scan(k.body, live, pos, -1);
+    std::vector<Interval> order;
+    for (auto& iv : live)
+      if (iv.start >= 0) order.push_back(iv);
+    std::sort(order.begin(), order.end(), [](const Interval& a, const Interval& b) {
+      return a.start != b.start ? a.start < b.start : a.buf < b.buf;
+    });
+    // Active placements: (offset, size, end).
+    struct Placed {
+      int64_t off, size;
+      int end;
+    };
+    std::vector<Placed> active;
+    int64_t high = 0;
+    for (auto& iv : order) {
+      active.erase(std::remove_if(active.begin(), active.end(), [&](const Placed& p) { return p.end < iv.start; }),
+                   active.end());
+      std::sort(active.begin(), active.end(), [](const Placed& a, const Placed& b) { return a.off < b.off; });
+      int64_t size = AlignUp(k.bufs[iv.buf].bytes(), align);
+      int64_t off = 0;
+      for (auto& p : active) {
+        if (off + size <= p.off) break;
+        off = std::max(off, AlignUp(p.off + p.size, align));
+      }
+      k.bufs[iv.buf].offset = off;
+      active.push_back({off, size, iv.end});
+      high = std::max(high, off + size);
+    }
+    k.ub_bytes = high;
+    if (high > ctx.machine().ub_bytes) {
+      SourceLoc loc = k.body.empty() ? SourceLoc{} : k.body.front().loc;
+      throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of UB, more than the " +
+                          std::to_string(ctx.machine().ub_bytes / 1024) + " KiB of " + ctx.machine().name,
+                      loc, "reduce the tile with pypto.set_vec_tile_shapes");
+    }
+  }
+}
+
+}  // namespace pypto

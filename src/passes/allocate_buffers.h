@@ -1,0 +1,13 @@
+#pragma once
+
+#include "ir/block_graph.h"
+#include "passes/pass_context.h"
+
+namespace pypto {
+
+/// Gives every tile buffer of every kernel an offset in UB. Buffers whose live ranges do not
+/// overlap share space (first fit over live intervals, aligned to the machine's UB alignment).
+/// Requires: kernels (Partition). Produces: TileBuf::offset, Kernel::ub_bytes <= UB capacity.
+void AllocateBuffers(BlockGraph& g, PassContext& ctx);
+
+}  // namespace pypto

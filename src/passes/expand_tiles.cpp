@@ -1,0 +1,146 @@
+#include "passes/expand_tiles.h"
+
+#include <algorithm>
+
+#include "ir/op_registry.h"
+
+namespace pypto {
+
+namespace {
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+class TileExpander {
+ public:
+  TileExpander(const Function& fn, PassContext& ctx) : ctx_(ctx) { g_.fn = fn; }
+
+  TileGraph Run() {
+    ExpandRegion(g_.fn.body, g_.body);
+    return std::move(g_);
+  }
+
+ private:
+  void ExpandRegion(const Region<OpCall>& in, Region<TileOp>& out) {
+    for (auto& e : in.entries) {
+      if (e.loop) {
+        LoopRegion<TileOp>& l = out.AddLoop(e.loop->info);
+        ExpandRegion(*e.loop->body, *l.body);
+      } else {
+        out.Add(Expand(*e.item));
+      }
+    }
+  }
+
+  // Picks the tile shape for an iteration space and says why.
+  void ChooseTile(const OpCall& call, TileOp& t) {
+    int rank = static_cast<int>(t.extent.size());
+    const Value& elem = g_.fn.value(call.inputs[0]);
+    int64_t bytes = DataTypeBytes(elem.dtype);
+    if (call.tile_shape.empty()) {
+      // No user tile: the whole last dim if static and at most 4096 elements, then rows up to
+      // 16 KiB per tile, which fits UB with room for a fused chain.
+      t.tile.assign(rank, 1);
+      auto last = t.extent[rank - 1].as_const();
+      t.tile[rank - 1] = last ? std::min<int64_t>(*last, 4096) : 256;
+      if (rank >= 2) {
+        int64_t rows = std::max<int64_t>(1, (16 * 1024) / (t.tile[rank - 1] * bytes));
+        if (auto r = t.extent[rank - 2].as_const()) rows = std::min(rows, *r);
+        t.tile[rank - 2] = rows;
+      }
+      t.tile_reason = "automatic " + Ints(t.tile) + ": no set_vec_tile_shapes in force; whole last dim up to 4096, rows up to 16 KiB";
+    } else {
+      if (static_cast<int>(call.tile_shape.size()) != rank)
+        throw UserError("pypto." + call.op + " on a rank-" + std::to_string(rank) + " tensor " +
+                            ShapeStr(t.extent) + ", but the vec tile shape " + Ints(call.tile_shape) + " has rank " +
+                            std::to_string(call.tile_shape.size()),
+                        call.loc, "call pypto.set_vec_tile_shapes with one entry per tensor dim before this op");
+      t.tile = call.tile_shape;
+      t.tile_reason = "set_vec_tile_shapes" + Ints(call.tile_shape);
+    }
+    // A tile larger than a static extent only wastes buffer: clip it.
+    bool clipped = false;
+    for (int d = 0; d < rank; ++d) {
+      auto ext = t.extent[d].as_const();
+      if (ext && *ext < t.tile[d]) {
+        t.tile[d] = *ext;
+        clipped = true;
+      }
+    }
+    if (clipped) t.tile_reason += ", clipped to the extent -> " + Ints(t.tile);
+  }
+
+  TileAccess Access(int value, const std::vector<Expr>& extent) {
+    const Value& v = g_.fn.value(value);
+    int rank = static_cast<int>(extent.size());
+    TileAccess a;
+    a.value = value;
+    a.broadcast.assign(rank, false);
+    int shift = rank - v.rank();
+    for (int d = 0; d < rank; ++d) {
+      Expr dim = d >= shift ? v.shape[d - shift] : Expr(1);
+      a.broadcast[d] = dim.as_const() == 1 && extent[d].as_const() != 1;
+    }
+    return a;
+  }
+
+  TileOp Expand(const OpCall& call) {
+    const OpDef& def = GetOpDef(call.op);
+    TileOp t;
+    t.id = next_id_++;
+    t.tensor_op = call.id;
+    t.op = call.op;
+    t.attrs = call.attrs;
+    t.loc = call.loc;
+    const Value& x = g_.fn.value(call.inputs[0]);
+    switch (def.kind) {
+      case OpKind::Reduce:
+        t.extent = x.shape;
+        t.reduce_axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
+        t.keepdim = call.attrs.get<int64_t>("keepdim") != 0;
+        t.output = call.output;
+        break;
+      case OpKind::Assemble: {
+        t.extent = x.shape;
+        // The destination window becomes a view value of the root tensor.
+        const Value& dst = g_.fn.value(call.inputs[1]);
+        const auto& offs = call.attrs.get<std::vector<Expr>>("offsets");
+        Value w;
+        w.kind = ValueKind::View;
+        w.dtype = dst.dtype;
+        w.shape = x.shape;
+        w.loc = call.loc;
+        w.base = dst.kind == ValueKind::View ? dst.base : dst.id;
+        for (size_t i = 0; i < offs.size(); ++i)
+          w.offsets.push_back(dst.kind == ValueKind::View ? dst.offsets[i] + offs[i] : offs[i]);
+        w.name = g_.fn.value(w.base).name + "_win" + std::to_string(t.id);
+        t.output = g_.fn.AddValue(w);
+        break;
+      }
+      default:
+        t.extent = g_.fn.value(call.output).shape;
+        t.output = call.output;
+        break;
+    }
+    if (t.extent.empty())
+      throw UserError("pypto." + call.op + " on a 0-d tensor is not supported", call.loc, "keep at least one dim");
+    ChooseTile(call, t);
+    // Assemble reads its source only; every other op reads all its inputs.
+    size_t n_in = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
+    for (size_t i = 0; i < n_in; ++i) t.inputs.push_back(Access(call.inputs[i], t.extent));
+    return t;
+  }
+
+  PassContext& ctx_;
+  TileGraph g_;
+  int next_id_ = 0;
+};
+
+}  // namespace
+
+TileGraph ExpandTiles(const Function& fn, PassContext& ctx) { return TileExpander(fn, ctx).Run(); }
+
+}  // namespace pypto

@@ -1,0 +1,443 @@
+#include "passes/partition.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/op_registry.h"
+
+namespace pypto {
+
+namespace {
+
+std::string Ints(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+bool SameExprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].same_as(b[i])) return false;
+  return true;
+}
+
+int64_t TileBytes(const std::vector<int64_t>& tile, DataType dt) {
+  int64_t n = DataTypeBytes(dt);
+  for (auto d : tile) n *= d;
+  return n;
+}
+
+bool IsSplitReduction(const TileOp& t) {
+  return t.reduce_axis >= 0 && t.counts()[t.reduce_axis].as_const() != 1;
+}
+
+// A kernel under construction: the tile ops it will run.
+struct Group {
+  std::vector<const TileOp*> ops;
+  std::set<int> produced;      // Temp values computed inside
+  std::set<int> written_roots; // global tensors it writes
+  std::set<int> read_roots;    // global tensors it reads
+  int64_t bytes = 0;           // sum of tile buffer sizes (upper bound before allocation)
+  std::string reason;
+};
+
+class Partitioner {
+ public:
+  Partitioner(const TileGraph& tg, PassContext& ctx) : tg_(tg), ctx_(ctx) { g_.fn = tg.fn; }
+
+  BlockGraph Run() {
+    GroupRegion(tg_.body, g_.body);
+    MarkMaterialized();
+    for (size_t k = 0; k < groups_.size(); ++k) g_.kernels.push_back(BuildKernel(static_cast<int>(k)));
+    return std::move(g_);
+  }
+
+ private:
+  int Root(int value) const {
+    const Value& v = g_.fn.value(value);
+    if (v.kind == ValueKind::View) return v.base;
+    if (v.is_storage()) return v.id;
+    return -1;
+  }
+
+  int64_t OpBytes(const TileOp& t, const Group* g) const {
+    int64_t b = TileBytes(t.tile, g_.fn.value(t.output).dtype);
+    for (size_t i = 0; i < t.inputs.size(); ++i)
+      if (!g || !g->produced.count(t.inputs[i].value))
+        b += TileBytes(t.input_tile(i), g_.fn.value(t.inputs[i].value).dtype);
+    return b;
+  }
+
+  // Why `t` cannot join `g`, or "" if it can.
+  std::string JoinBlocker(const Group& g, const TileOp& t) const {
+    const TileOp& first = *g.ops.front();
+    if (IsSplitReduction(first)) return "the previous kernel reduces across tiles";
+    if (IsSplitReduction(t)) return "reduction over axis " + std::to_string(t.reduce_axis) + " spans several tiles";
+    if (!SameExprs(first.counts(), t.counts()))
+      return "its tile grid " + ShapeStr(t.counts()) + " differs from the kernel's " + ShapeStr(first.counts());
+    for (size_t i = 0; i < t.inputs.size(); ++i) {
+      int v = t.inputs[i].value;
+      int root = Root(v);
+      if (root >= 0 && g.written_roots.count(root)) return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
+      if (!g.produced.count(v)) continue;
+      const TileOp* p = producer_.at(v);
+      if (p->reduce_axis >= 0 && !p->keepdim) return "it reads a reduction without keepdim";
+      if (p->output_tile().size() != t.input_tile(i).size() || p->output_tile() != t.input_tile(i))
+        return "it reads %" + g_.fn.value(v).name + " with tile " + Ints(t.input_tile(i)) + " but it was computed with tile " +
+               Ints(p->output_tile());
+      auto counts = t.counts();
+      for (size_t d = 0; d < counts.size(); ++d)
+        if (t.inputs[i].broadcast[d] && counts[d].as_const() != 1)
+          return "it broadcasts %" + g_.fn.value(v).name + " along dim " + std::to_string(d) + ", which spans several tiles";
+    }
+    int root_out = Root(t.output);
+    if (root_out >= 0 && g.read_roots.count(root_out)) return "it writes a tensor the kernel reads";
+    int64_t need = g.bytes + OpBytes(t, &g);
+    if (need > ctx_.machine().ub_bytes)
+      return "the tiles would need " + std::to_string(need / 1024) + " KiB > UB " +
+             std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB";
+    return "";
+  }
+
+  void Add(Group& g, const TileOp& t) {
+    g.bytes += OpBytes(t, g.ops.empty() ? nullptr : &g);
+    g.ops.push_back(&t);
+    if (g_.fn.value(t.output).kind == ValueKind::Temp) g.produced.insert(t.output);
+    int ro = Root(t.output);
+    if (ro >= 0) g.written_roots.insert(ro);
+    for (auto& in : t.inputs)
+      if (Root(in.value) >= 0) g.read_roots.insert(Root(in.value));
+  }
+
+  void CheckFits(const TileOp& t) const {
+    int64_t need = OpBytes(t, nullptr);
+    int64_t cap = ctx_.machine().ub_bytes;
+    if (need > cap)
+      throw UserError("pypto." + t.op + ": tile " + Ints(t.tile) + " " + DataTypeName(g_.fn.value(t.output).dtype) +
+                          " needs " + std::to_string(need / 1024) + " KiB of on-chip buffer for its operand and result tiles, more than UB " +
+                          std::to_string(cap / 1024) + " KiB on " + ctx_.machine().name,
+                      t.loc, "reduce the tile with pypto.set_vec_tile_shapes");
+  }
+
+  void GroupRegion(const Region<TileOp>& in, Region<Launch>& out) {
+    int open = -1;  // index of the open group, or -1
+    auto close = [&]() { open = -1; };
+    for (auto& e : in.entries) {
+      if (e.loop) {
+        close();
+        LoopRegion<Launch>& l = out.AddLoop(e.loop->info);
+        GroupRegion(*e.loop->body, *l.body);
+        continue;
+      }
+      const TileOp& t = *e.item;
+      producer_[t.output] = &t;
+      CheckFits(t);
+      std::string blocker = open >= 0 ? JoinBlocker(groups_[open], t) : "first op of the region";
+      if (open >= 0 && blocker.empty()) {
+        Add(groups_[open], t);
+        continue;
+      }
+      groups_.emplace_back();
+      open = static_cast<int>(groups_.size()) - 1;
+      groups_[open].reason = "new kernel at " + t.op + "#" + std::to_string(t.id) + ": " + blocker;
+      Add(groups_[open], t);
+      Launch l;
+      l.id = next_launch_++;
+      l.kernel = open;
+      out.Add(l);
+    }
+  }
+
+  // A Temp read by a kernel other than its producer's lives in global memory.
+  void MarkMaterialized() {
+    std::map<int, int> kernel_of;
+    for (size_t k = 0; k < groups_.size(); ++k)
+      for (auto* t : groups_[k].ops) kernel_of[t->output] = static_cast<int>(k);
+    for (size_t k = 0; k < groups_.size(); ++k)
+      for (auto* t : groups_[k].ops)
+        for (auto& in : t->inputs) {
+          Value& v = g_.fn.value(in.value);
+          if (v.kind == ValueKind::Temp && kernel_of.at(in.value) != static_cast<int>(k)) v.materialized = true;
+        }
+  }
+
+  // --- kernel bodies -------------------------------------------------------------------
+
+  struct Builder {
+    Kernel k;
+    std::map<std::string, int> bufs_by_key;  // "value|access" -> buffer holding that tile
+    std::map<int, int> produced;             // value -> buffer
+  };
+
+  int Param(Builder& b, int value, const std::vector<int>& dim_map, bool write) {
+    for (size_t i = 0; i < b.k.params.size(); ++i) {
+      auto& p = b.k.params[i];
+      if (p.value == value && p.dim_map == dim_map) {
+        (write ? p.write : p.read) = true;
+        return static_cast<int>(i);
+      }
+    }
+    KernelParam p;
+    p.value = value;
+    p.dim_map = dim_map;
+    (write ? p.write : p.read) = true;
+    b.k.params.push_back(p);
+    return static_cast<int>(b.k.params.size()) - 1;
+  }
+
+  // Right-aligned map from R kernel dims to the dims of a rank-r value.
+  static std::vector<int> AlignedMap(int R, int r) {
+    std::vector<int> m(R, -1);
+    for (int d = 0; d < R; ++d) m[d] = d - (R - r) >= 0 ? d - (R - r) : -1;
+    return m;
+  }
+
+  int NewBuf(Builder& b, int value, DataType dt, const std::vector<int64_t>& shape, const std::vector<Expr>& valid,
+             const std::string& name) {
+    TileBuf t;
+    t.id = static_cast<int>(b.k.bufs.size());
+    t.name = name;
+    t.dtype = dt;
+    t.shape = shape;
+    t.valid = valid;
+    t.value = value;
+    b.k.bufs.push_back(t);
+    return t.id;
+  }
+
+  // Valid extent of each dim of a tile at element offsets `start` (coord * tile).
+  std::vector<Expr> Valid(const Value& v, const std::vector<int>& dim_map, const std::vector<int64_t>& tile,
+                          const std::vector<Expr>& start) const {
+    std::vector<Expr> valid;
+    for (size_t d = 0; d < tile.size(); ++d) {
+      if (dim_map[d] < 0 || tile[d] == 1) {  // a tile of extent 1 is never a tail
+        valid.push_back(Expr(1));
+        continue;
+      }
+      Expr ext = v.shape[dim_map[d]];
+      auto c = ext.as_const();
+      if (c && *c % tile[d] == 0) valid.push_back(Expr(tile[d]));  // no tail along this dim
+      else valid.push_back(Min(Expr(tile[d]), ext - start[d]));
+    }
+    return valid;
+  }
+
+  std::vector<Expr> Starts(const std::vector<Expr>& coord, const std::vector<int64_t>& tile,
+                           const std::vector<bool>& bcast) const {
+    std::vector<Expr> s;
+    for (size_t d = 0; d < tile.size(); ++d) s.push_back(bcast[d] ? Expr(0) : coord[d] * Expr(tile[d]));
+    return s;
+  }
+
+  // The buffer holding input i of `t` at `coord`, loading it if it is not in UB yet.
+  int Input(Builder& b, const TileOp& t, size_t i, const std::vector<Expr>& coord, std::vector<Instr>& out) {
+    int v = t.inputs[i].value;
+    if (b.produced.count(v)) return b.produced.at(v);
+    const Value& val = g_.fn.value(v);
+    int R = static_cast<int>(t.extent.size());
+    std::vector<int> map = AlignedMap(R, val.rank());
+    auto tile = t.input_tile(i);
+    auto starts = Starts(coord, tile, t.inputs[i].broadcast);
+    std::string key = std::to_string(v) + "|" + ShapeStr(starts);
+    auto it = b.bufs_by_key.find(key);
+    if (it != b.bufs_by_key.end()) return it->second;
+    int buf = NewBuf(b, v, val.dtype, tile, Valid(val, map, tile, starts), val.name);
+    Instr ld;
+    ld.opcode = "TLOAD";
+    ld.dst = buf;
+    ld.param = Param(b, v, map, false);
+    ld.coord = starts;
+    ld.loc = t.loc;
+    out.push_back(ld);
+    b.bufs_by_key[key] = buf;
+    return buf;
+  }
+
+  void Store(Builder& b, const TileOp& t, int buf, int value, const std::vector<Expr>& coord, std::vector<Instr>& out) {
+    const Value& val = g_.fn.value(value);
+    int R = static_cast<int>(t.extent.size());
+    std::vector<int> map;
+    std::vector<bool> bcast(R, false);
+    if (t.reduce_axis >= 0 && !t.keepdim) {
+      for (int d = 0, k = 0; d < R; ++d) map.push_back(d == t.reduce_axis ? -1 : k++);
+    } else {
+      map = AlignedMap(R, val.rank());
+    }
+    if (t.reduce_axis >= 0) bcast[t.reduce_axis] = true;
+    Instr st;
+    st.opcode = "TSTORE";
+    st.srcs = {buf};
+    st.param = Param(b, value, map, true);
+    st.coord = Starts(coord, b.k.bufs[buf].shape, bcast);
+    st.loc = t.loc;
+    out.push_back(st);
+  }
+
+  static bool Equal(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
+
+  // Emits the instructions computing `t` at `coord` into `out`; returns the result buffer.
+  int Compute(Builder& b, const TileOp& t, const std::vector<Expr>& coord, std::vector<Instr>& out) {
+    const OpDef& def = GetOpDef(t.op);
+    const Value& ov = g_.fn.value(t.output);
+    int R = static_cast<int>(t.extent.size());
+    Instr ins;
+    ins.loc = t.loc;
+    auto result_buf = [&](const std::vector<int64_t>& shape, const std::vector<Expr>& valid) {
+      return NewBuf(b, t.output, ov.dtype, shape, valid, ov.name);
+    };
+    switch (def.kind) {
+      case OpKind::Unary:
+      case OpKind::BinaryScalar:
+      case OpKind::Cast: {
+        int x = Input(b, t, 0, coord, out);
+        ins.opcode = def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto;
+        if (def.kind == OpKind::BinaryScalar) ins.scalar = t.attrs.get<double>("scalar");
+        if (def.kind == OpKind::Cast) ins.dtype = t.attrs.get<DataType>("dtype");
+        ins.srcs = {x};
+        ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Binary: {
+        int x = Input(b, t, 0, coord, out);
+        int y = Input(b, t, 1, coord, out);
+        const auto& S = t.tile;
+        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), S, Starts(coord, S, std::vector<bool>(R, false)));
+        bool commutative = t.op == "add" || t.op == "mul" || t.op == "maximum" || t.op == "minimum";
+        auto X = b.k.bufs[x].shape, Y = b.k.bufs[y].shape;
+        if (!Equal(X, S) && Equal(Y, S) && commutative) {
+          std::swap(x, y);
+          std::swap(X, Y);
+        }
+        auto is_row = [&](const std::vector<int64_t>& s) {  // S with last dim 1
+          if (S[R - 1] == 1) return false;
+          for (int d = 0; d < R - 1; ++d)
+            if (s[d] != S[d]) return false;
+          return s[R - 1] == 1;
+        };
+        auto is_col = [&](const std::vector<int64_t>& s) {  // 1 x ... x last
+          int64_t rows = 1;
+          for (int d = 0; d < R - 1; ++d) {
+            if (s[d] != 1) return false;
+            rows *= S[d];
+          }
+          return rows > 1 && s[R - 1] == S[R - 1];
+        };
+        if (Equal(X, S) && !Equal(Y, S) && is_row(Y)) {
+          ins.opcode = def.pto_row_expand;
+        } else if (Equal(X, S) && !Equal(Y, S) && is_col(Y)) {
+          ins.opcode = def.pto_col_expand;
+        } else {
+          // General broadcast: expand each smaller operand to the full tile first.
+          for (int* op : {&x, &y}) {
+            if (Equal(b.k.bufs[*op].shape, S)) continue;
+            Instr bc;
+            bc.opcode = "TBROADCAST";
+            bc.srcs = {*op};
+            bc.dst = NewBuf(b, -1, b.k.bufs[*op].dtype, S, valid, b.k.bufs[*op].name + "_bcast");
+            bc.loc = t.loc;
+            out.push_back(bc);
+            *op = bc.dst;
+          }
+          ins.opcode = def.pto;
+        }
+        ins.srcs = {x, y};
+        ins.dst = result_buf(S, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Reduce: {
+        int x = Input(b, t, 0, coord, out);
+        auto shape = t.tile;
+        shape[t.reduce_axis] = 1;
+        auto valid = b.k.bufs[x].valid;
+        valid[t.reduce_axis] = Expr(1);
+        ins.opcode = t.reduce_axis == R - 1 ? def.pto : def.pto_col_reduce;
+        ins.axis = t.reduce_axis;
+        ins.srcs = {x};
+        ins.dst = result_buf(shape, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Assemble: {
+        int x = Input(b, t, 0, coord, out);
+        Store(b, t, x, t.output, coord, out);
+        return x;
+      }
+    }
+    throw InternalError("unhandled op kind");
+  }
+
+  Kernel BuildKernel(int k) {
+    const Group& grp = groups_[k];
+    Builder b;
+    b.k.id = k;
+    b.k.reason = grp.reason;
+    const TileOp& first = *grp.ops.front();
+    int R = static_cast<int>(first.extent.size());
+    b.k.grid = first.counts();
+    std::string name = "k" + std::to_string(k);
+    for (auto* t : grp.ops) {
+      b.k.tile_ops.push_back(t->id);
+      if (name.size() < 40) name += "_" + t->op;
+    }
+    b.k.name = name;
+    std::vector<Expr> coord;
+    for (int d = 0; d < R; ++d) coord.push_back(Expr::Var(GridVar(d)));
+
+    if (IsSplitReduction(first)) {
+      // acc = reduce(tile 0); for r in [0, n-1): acc = combine(acc, reduce(tile r+1)).
+      const TileOp& t = first;
+      const OpDef& def = GetOpDef(t.op);
+      int axis = t.reduce_axis;
+      b.k.grid[axis] = Expr(1);
+      b.k.reason += "; reduces across " + t.counts()[axis].str() + " tiles along axis " + std::to_string(axis) +
+                     " in a loop";
+      auto c0 = coord;
+      c0[axis] = Expr(0);
+      int acc = Compute(b, t, c0, b.k.body);
+      auto cr = coord;
+      cr[axis] = Expr::Var(kReduceVar) + Expr(1);
+      Instr loop;
+      loop.opcode = "LOOP";
+      loop.trip = t.counts()[axis] - Expr(1);
+      loop.loc = t.loc;
+      b.bufs_by_key.clear();
+      int part = Compute(b, t, cr, loop.body);
+      Instr comb;
+      comb.opcode = def.combine;
+      comb.srcs = {acc, part};
+      comb.dst = acc;
+      comb.loc = t.loc;
+      loop.body.push_back(comb);
+      b.k.body.push_back(loop);
+      if (g_.fn.value(t.output).materialized) Store(b, t, acc, t.output, c0, b.k.body);
+      return std::move(b.k);
+    }
+
+    for (auto* t : grp.ops) {
+      int out = Compute(b, *t, coord, b.k.body);
+      const Value& ov = g_.fn.value(t->output);
+      if (ov.kind == ValueKind::Temp) {
+        b.produced[t->output] = out;
+        if (ov.materialized) Store(b, *t, out, t->output, coord, b.k.body);
+      }
+    }
+    return std::move(b.k);
+  }
+
+  const TileGraph& tg_;
+  PassContext& ctx_;
+  BlockGraph g_;
+  std::vector<Group> groups_;
+  std::map<int, const TileOp*> producer_;
+  int next_launch_ = 0;
+};
+
+}  // namespace
+
+BlockGraph Partition(const TileGraph& g, PassContext& ctx) { return Partitioner(g, ctx).Run(); }
+
+}  // namespace pypto

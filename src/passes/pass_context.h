@@ -1,0 +1,39 @@
+// What every pass gets: the options, the machine it compiles for, and the dump sink.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "machine/machine.h"
+
+namespace pypto {
+
+struct CompileOptions {
+  std::string machine = "a2a3";  // capacities the program must fit
+  std::string dump_dir;          // write per-pass dumps here when set
+  bool dump_passes = false;
+  std::vector<std::string> dump_only;  // pass names to dump (all if empty)
+};
+
+class PassContext {
+ public:
+  explicit PassContext(const CompileOptions& opts);
+
+  const CompileOptions& options() const { return opts_; }
+  const MachineModel& machine() const { return *machine_; }
+
+  /// Records the IR text after pass `name`; written to dump_dir/passes/NN_name.txt if dumping.
+  void Dump(const std::string& name, const std::string& text, double ms);
+  const std::vector<std::pair<std::string, std::string>>& dumps() const { return dumps_; }
+  const std::vector<std::pair<std::string, double>>& timings() const { return timings_; }
+
+ private:
+  CompileOptions opts_;
+  const MachineModel* machine_;
+  std::vector<std::pair<std::string, std::string>> dumps_;
+  std::vector<std::pair<std::string, double>> timings_;
+};
+
+}  // namespace pypto

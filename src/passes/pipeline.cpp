@@ -1,0 +1,58 @@
+// The default pass pipeline, top to bottom. Each step runs one pass and records the IR after
+// it (written to dump_dir/passes/NN_<pass>.txt when dumping is on).
+#include "passes/pipeline.h"
+
+#include <chrono>
+
+#include "passes/allocate_buffers.h"
+#include "passes/build_exec_graph.h"
+#include "passes/expand_tiles.h"
+#include "passes/infer_shapes.h"
+#include "passes/partition.h"
+
+namespace pypto {
+
+namespace {
+template <class F>
+double Timed(F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+CompiledProgram Compile(Function fn, const CompileOptions& opts) {
+  PassContext ctx(opts);
+  CompiledProgram p;
+  p.options = opts;
+
+  // The graph as recorded from the user's program.
+  ctx.Dump("tensor_graph", PrintTensorGraph(fn), 0);
+
+  // Check every op's type with the registry: graphs from any frontend are consistent after it.
+  double ms = Timed([&] { InferShapes(fn, ctx); });
+  ctx.Dump("infer_shapes", PrintTensorGraph(fn), ms);
+
+  // Tensor ops -> tile ops with the user's tile shapes; needs inferred shapes for the tails.
+  ms = Timed([&] { p.tile_graph = ExpandTiles(fn, ctx); });
+  ctx.Dump("expand_tiles", PrintTileGraph(p.tile_graph), ms);
+
+  // Tile ops -> kernels; decides which values stay in UB and which go to global memory.
+  ms = Timed([&] { p.block_graph = Partition(p.tile_graph, ctx); });
+  ctx.Dump("partition", PrintBlockGraph(p.block_graph), ms);
+
+  // UB offsets: must follow Partition, which fixes the buffers each kernel needs.
+  ms = Timed([&] { AllocateBuffers(p.block_graph, ctx); });
+  ctx.Dump("allocate_buffers", PrintBlockGraph(p.block_graph), ms);
+
+  // Task groups and their dependencies for the runtime.
+  ms = Timed([&] { p.exec_graph = BuildExecGraph(p.block_graph, ctx); });
+  ctx.Dump("build_exec_graph", PrintExecGraph(p.exec_graph), ms);
+
+  p.tensor_graph = std::move(fn);
+  p.dumps = ctx.dumps();
+  p.pass_ms = ctx.timings();
+  return p;
+}
+
+}  // namespace pypto

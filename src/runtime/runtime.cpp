@@ -1,0 +1,422 @@
+#include "runtime/runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "runtime/kernel_interpreter.h"
+
+namespace pypto {
+
+namespace {
+
+std::string Dims(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+std::vector<int64_t> DenseStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+// Memory a value lives in during one call: a root allocation and a window of it.
+struct Storage {
+  int alloc = -1;  // unique id of the allocation (dependency tracking key)
+  char* data = nullptr;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape, strides;
+};
+
+// One access of a launch instance: allocation, box [lo, hi) in the allocation's coordinates.
+struct Access {
+  int alloc;
+  std::vector<int64_t> lo, hi;
+  bool write;
+};
+
+struct Instance {
+  int id;
+  const Kernel* kernel;
+  SymEnv env;
+  std::vector<BoundParam> params;
+  std::vector<int64_t> grid;
+  int64_t points = 1;
+  int64_t chunk = 1;
+  int64_t num_tasks = 0;
+  std::vector<int> successors;
+  std::atomic<int> pending{0};
+  std::atomic<int64_t> remaining{0};
+};
+
+bool Overlap(const Access& a, const Access& b) {
+  if (a.alloc != b.alloc) return false;
+  for (size_t d = 0; d < a.lo.size(); ++d)
+    if (a.hi[d] <= b.lo[d] || b.hi[d] <= a.lo[d]) return false;
+  return true;
+}
+bool Covers(const Access& a, const Access& b) {
+  for (size_t d = 0; d < a.lo.size(); ++d)
+    if (a.lo[d] > b.lo[d] || a.hi[d] < b.hi[d]) return false;
+  return true;
+}
+
+class CallState {
+ public:
+  CallState(const CompiledProgram& p, const RunOptions& opts, SymEnv env) : p_(p), opts_(opts), env_(std::move(env)) {}
+
+  void BindParam(int value, const HostTensor& t) {
+    Storage s;
+    s.alloc = next_alloc_++;
+    s.data = static_cast<char*>(t.data);
+    s.dtype = t.dtype;
+    s.shape = t.shape;
+    s.strides = t.strides.empty() ? DenseStrides(t.shape) : t.strides;
+    storage_[value] = s;
+  }
+
+  void Build() {
+    // Tensors created inside the function live for the call.
+    for (auto& v : p_.exec_graph.fn.values)
+      if (v.kind == ValueKind::Created && !storage_.count(v.id)) storage_[v.id] = Allocate(v, env_);
+    Walk(p_.exec_graph.body, env_);
+  }
+
+  RunStats Execute();
+
+ private:
+  Storage Allocate(const Value& v, const SymEnv& env) {
+    Storage s;
+    s.alloc = next_alloc_++;
+    s.dtype = v.dtype;
+    int64_t n = 1;
+    for (auto& d : v.shape) {
+      s.shape.push_back(d.Eval(env));
+      n *= s.shape.back();
+    }
+    s.strides = DenseStrides(s.shape);
+    owned_.emplace_back(new char[std::max<int64_t>(1, n * DataTypeBytes(v.dtype))]());
+    s.data = owned_.back().get();
+    return s;
+  }
+
+  // The window of memory `value` denotes now; checks views against their root's bounds.
+  Storage Resolve(int value, const SymEnv& env, bool writer) {
+    const Value& v = p_.exec_graph.fn.value(value);
+    if (v.kind == ValueKind::View) {
+      Storage root = storage_.at(v.base);
+      Storage s = root;
+      std::vector<int64_t> off, shape;
+      for (size_t d = 0; d < v.shape.size(); ++d) {
+        off.push_back(v.offsets[d].Eval(env));
+        shape.push_back(v.shape[d].Eval(env));
+      }
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (off[d] < 0 || shape[d] < 0 || off[d] + shape[d] > root.shape[d])
+          throw UserError("the window %" + v.name + " at offsets " + Dims(off) + " with shape " + Dims(shape) +
+                              " is out of bounds of %" + p_.exec_graph.fn.value(v.base).name + " " + Dims(root.shape) +
+                              " (dim " + std::to_string(d) + ")",
+                          v.loc, "check the slice or assemble offsets against the tensor's shape");
+      int64_t elem = 0;
+      for (size_t d = 0; d < off.size(); ++d) elem += off[d] * root.strides[d];
+      s.data = root.data + elem * DataTypeBytes(root.dtype);
+      s.shape = shape;
+      view_origin_[value] = off;
+      return s;
+    }
+    if (v.kind == ValueKind::Temp) {  // a workspace: fresh for each writing launch
+      if (writer) storage_[value] = Allocate(v, env);
+      return storage_.at(value);
+    }
+    return storage_.at(value);
+  }
+
+  std::vector<int64_t> Origin(int value) const {
+    const Value& v = p_.exec_graph.fn.value(value);
+    if (v.kind == ValueKind::View) return view_origin_.at(value);
+    return std::vector<int64_t>(v.shape.size(), 0);
+  }
+
+  void Walk(const Region<LaunchNode>& r, SymEnv& env) {
+    for (auto& e : r.entries) {
+      if (e.loop) {
+        const LoopInfo& l = e.loop->info;
+        int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
+        if (step <= 0) throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
+        for (int64_t i = start; i < stop; i += step) {
+          env[l.var] = i;
+          Walk(*e.loop->body, env);
+        }
+        env.erase(l.var);
+        continue;
+      }
+      Launch(*e.item, env);
+    }
+  }
+
+  void Launch(const LaunchNode& n, const SymEnv& env) {
+    const Kernel& k = p_.exec_graph.kernels[n.kernel];
+    auto inst = std::make_unique<Instance>();
+    inst->id = static_cast<int>(instances_.size());
+    inst->kernel = &k;
+    inst->env = env;
+    for (auto& g : k.grid) {
+      inst->grid.push_back(g.Eval(env));
+      inst->points *= inst->grid.back();
+    }
+    std::vector<Access> accesses;
+    // Reads resolve before writes so that a kernel reading and rewriting a workspace is fine.
+    std::vector<Storage> bound(k.params.size());
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        const KernelParam& kp = k.params[i];
+        bool is_write_pass = pass == 1;
+        if (kp.write != is_write_pass && !(kp.read && kp.write)) continue;
+        if (pass == 1 && kp.read && kp.write) continue;
+        bound[i] = Resolve(kp.value, env, kp.write);
+      }
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const KernelParam& kp = k.params[i];
+      const Storage& s = bound[i];
+      BoundParam bp;
+      bp.data = s.data;
+      bp.dtype = s.dtype;
+      for (int m : kp.dim_map) {
+        bp.shape.push_back(m < 0 ? 1 : s.shape[m]);
+        bp.strides.push_back(m < 0 ? 0 : s.strides[m]);
+      }
+      inst->params.push_back(bp);
+      Access a;
+      a.alloc = s.alloc;
+      a.write = kp.write;
+      std::vector<int64_t> origin = Origin(kp.value);
+      for (size_t d = 0; d < s.shape.size(); ++d) {
+        a.lo.push_back(origin[d]);
+        a.hi.push_back(origin[d] + s.shape[d]);
+      }
+      if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
+      if (kp.write) accesses.push_back(a);
+    }
+    if (inst->points == 0) return;
+    // Dependencies: earlier instances whose accesses overlap, one of the two writing.
+    std::vector<int> deps;
+    for (auto& a : accesses) {
+      auto& list = live_[a.alloc];
+      for (auto& [prev, acc] : list)
+        if ((a.write || acc.write) && Overlap(a, acc)) deps.push_back(prev);
+    }
+    for (auto& a : accesses) {
+      auto& list = live_[a.alloc];
+      if (a.write)  // a covering write makes older entries redundant for later accesses
+        list.erase(std::remove_if(list.begin(), list.end(), [&](auto& e) { return Covers(a, e.second); }), list.end());
+      list.emplace_back(inst->id, a);
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    int ready_deps = 0;
+    for (int d : deps)
+      if (d != inst->id) {
+        instances_[d]->successors.push_back(inst->id);
+        ++ready_deps;
+      }
+    inst->pending = ready_deps;
+    instances_.push_back(std::move(inst));
+  }
+
+  const CompiledProgram& p_;
+  const RunOptions& opts_;
+  SymEnv env_;
+  std::map<int, Storage> storage_;
+  std::map<int, std::vector<int64_t>> view_origin_;
+  std::map<int, std::vector<std::pair<int, Access>>> live_;
+  std::vector<std::unique_ptr<char[]>> owned_;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  int next_alloc_ = 0;
+};
+
+// Runs the instances' tasks on worker threads. A task is a chunk of one instance's grid points;
+// an instance's tasks become ready when all the instances it depends on have finished.
+RunStats CallState::Execute() {
+  RunStats stats;
+  int workers = opts_.workers > 0 ? opts_.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  struct Task {
+    int inst;
+    int64_t first, count;
+  };
+  std::deque<Task> queue;
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t outstanding = 0;  // instances not yet finished
+  std::exception_ptr error;
+  bool lifo = opts_.sched_mode == "lifo";
+  if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
+    throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
+
+  auto push_instance = [&](Instance& in) {  // caller holds mu
+    int64_t target = std::max<int64_t>(1, std::min<int64_t>(in.points, workers * 4));
+    in.chunk = (in.points + target - 1) / target;
+    in.num_tasks = (in.points + in.chunk - 1) / in.chunk;
+    in.remaining = in.num_tasks;
+    stats.tasks += in.num_tasks;
+    for (int64_t f = 0; f < in.points; f += in.chunk) queue.push_back({in.id, f, std::min(in.chunk, in.points - f)});
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    outstanding = static_cast<int64_t>(instances_.size());
+    for (auto& in : instances_)
+      if (in->pending == 0) push_instance(*in);
+  }
+  stats.launches = static_cast<int64_t>(instances_.size());
+  int64_t max_ub = 0;
+  for (auto& k : p_.exec_graph.kernels) max_ub = std::max(max_ub, k.ub_bytes);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<TaskEvent>> events(workers);
+
+  auto worker = [&](int wid) {
+    std::vector<char> ub_store(max_ub + 64);
+    char* ub = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(ub_store.data()) + 63) & ~uintptr_t(63));
+    for (;;) {
+      Task t;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || outstanding == 0 || error; });
+        if (error || (queue.empty() && outstanding == 0)) return;
+        if (lifo) {
+          t = queue.back();
+          queue.pop_back();
+        } else {
+          t = queue.front();
+          queue.pop_front();
+        }
+      }
+      Instance& in = *instances_[t.inst];
+      auto ts = std::chrono::steady_clock::now();
+      try {
+        SymEnv env = in.env;
+        std::vector<int64_t> coord(in.grid.size());
+        for (int64_t p = t.first; p < t.first + t.count; ++p) {
+          int64_t rest = p;
+          for (int d = static_cast<int>(in.grid.size()) - 1; d >= 0; --d) {
+            coord[d] = rest % in.grid[d];
+            rest /= in.grid[d];
+          }
+          InterpretKernel(*in.kernel, in.params, coord, env, ub);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        cv.notify_all();
+        return;
+      }
+      auto te = std::chrono::steady_clock::now();
+      if (opts_.trace)
+        events[wid].push_back({wid, in.id, in.kernel->id, t.first, t.count,
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(ts - t0).count(),
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(te - t0).count()});
+      if (--in.remaining == 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        --outstanding;
+        for (int s : in.successors)
+          if (--instances_[s]->pending == 0) push_instance(*instances_[s]);
+        cv.notify_all();
+      } else {
+        cv.notify_one();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back(worker, w);
+  for (auto& th : threads) th.join();
+  if (error) std::rethrow_exception(error);
+  stats.exec_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
+  return stats;
+}
+
+}  // namespace
+
+Runtime::Runtime(std::shared_ptr<const CompiledProgram> program) : program_(std::move(program)) {}
+
+SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
+  const Function& fn = program_->tensor_graph;
+  if (params.size() != fn.param_values.size())
+    throw UserError("@" + fn.name + " takes " + std::to_string(fn.param_values.size()) + " tensor arguments, got " +
+                    std::to_string(params.size()));
+  SymEnv env;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Value& v = fn.value(fn.param_values[i]);
+    const HostTensor& t = params[i];
+    std::string expected = std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape);
+    std::string given = std::string(DataTypeName(t.dtype)) + Dims(t.shape);
+    if (t.dtype != v.dtype)
+      throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects dtype " + DataTypeName(v.dtype) +
+                          ", got " + DataTypeName(t.dtype) + " (expected " + expected + ", given " + given + ")",
+                      v.loc, "convert the array, e.g. x.astype(numpy.float32)");
+    if (t.shape.size() != v.shape.size())
+      throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects rank " +
+                          std::to_string(v.shape.size()) + " " + expected + ", got " + given,
+                      v.loc);
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      const Expr& e = v.shape[d];
+      if (e.kind() == ExprKind::Var && !env.count(e.var_name())) {
+        if (t.shape[d] <= 0)
+          throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' has an empty dim " + std::to_string(d) +
+                          ": " + given);
+        env[e.var_name()] = t.shape[d];
+        continue;
+      }
+      int64_t want = e.Eval(env);
+      if (want != t.shape[d])
+        throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected + ", got " +
+                            Dims(t.shape) + " (dim " + std::to_string(d) + " should be " + std::to_string(want) + ")",
+                        v.loc, "pass an array of the annotated shape, or mark the dim pypto.DYNAMIC");
+    }
+  }
+  return env;
+}
+
+std::vector<std::vector<int64_t>> Runtime::ReturnShapes(const SymEnv& env) const {
+  const Function& fn = program_->tensor_graph;
+  std::vector<std::vector<int64_t>> out;
+  for (int r : fn.returns) {
+    std::vector<int64_t> s;
+    for (auto& d : fn.value(r).shape) s.push_back(d.Eval(env));
+    out.push_back(s);
+  }
+  return out;
+}
+
+RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
+                      const RunOptions& opts) const {
+  auto t0 = std::chrono::steady_clock::now();
+  SymEnv env = BindShapes(params);
+  const Function& fn = program_->tensor_graph;
+  auto shapes = ReturnShapes(env);
+  if (returns.size() != fn.returns.size()) throw InternalError("wrong number of return buffers");
+  CallState call(*program_, opts, env);
+  for (size_t i = 0; i < params.size(); ++i) call.BindParam(fn.param_values[i], params[i]);
+  for (size_t i = 0; i < returns.size(); ++i) {
+    if (returns[i].shape != shapes[i] || returns[i].dtype != fn.value(fn.returns[i]).dtype)
+      throw InternalError("return buffer has the wrong shape");
+    call.BindParam(fn.returns[i], returns[i]);
+  }
+  call.Build();
+  double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  RunStats s = call.Execute();
+  s.build_ms = build_ms;
+  return s;
+}
+
+}  // namespace pypto

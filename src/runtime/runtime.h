@@ -1,0 +1,64 @@
+// The runtime: binds the caller's buffers, walks the control program (runtime loops and
+// launches), turns every launch into tasks (one per chunk of grid points) whose dependencies
+// follow from the tensor regions they read and write, and runs them on worker threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pipeline.h"
+
+namespace pypto {
+
+/// A caller's array: data pointer, dtype, shape and strides in elements.
+struct HostTensor {
+  void* data = nullptr;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // empty means dense row-major
+};
+
+struct RunOptions {
+  int workers = 0;                 // 0: one per hardware thread
+  std::string sched_mode = "fifo"; // ready-queue policy: "fifo" or "lifo"
+  bool trace = false;              // record a TaskEvent per task
+};
+
+/// One executed task, for swimlanes.
+struct TaskEvent {
+  int worker;
+  int launch;   // launch instance id (in call order)
+  int kernel;
+  int64_t first_point, num_points;  // grid points the task ran
+  int64_t start_ns, end_ns;         // since the start of the run
+};
+
+struct RunStats {
+  int64_t tasks = 0;
+  int64_t launches = 0;
+  double build_ms = 0, exec_ms = 0;
+  std::vector<TaskEvent> events;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(std::shared_ptr<const CompiledProgram> program);
+
+  /// Checks the parameters' dtypes and shapes against the signature and binds the dynamic
+  /// dims. Throws UserError naming the parameter, the expected and the given shape.
+  SymEnv BindShapes(const std::vector<HostTensor>& params) const;
+  /// Shapes of the returned tensors for these dynamic dims.
+  std::vector<std::vector<int64_t>> ReturnShapes(const SymEnv& env) const;
+  /// Runs the function. `params` in parameter order; `returns` preallocated with ReturnShapes.
+  RunStats Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
+               const RunOptions& opts = {}) const;
+
+  const CompiledProgram& program() const { return *program_; }
+
+ private:
+  std::shared_ptr<const CompiledProgram> program_;
+};
+
+}  // namespace pypto
