@@ -147,6 +147,89 @@ constexpr T min(T a, T b) {
   return less(b, a) ? b : a;
 }
 
+
+// ---- more binary / ternary -------------------------------------------------------------------
+
+// Remainder with the sign of the dividend (C fmod / %, numpy.fmod); integer x % 0 := 0.
+template <class T>
+T rem(T a, T b) {
+  if constexpr (is_float_v<T>) {
+    return from_double<T>(std::fmod(to_double(a), to_double(b)));  // exact: no rounding
+  } else {
+    if (b == 0) return T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0);
+    return T(a % b);
+  }
+}
+
+// Fused multiply-add a*b + c, rounded once for fp32; fp16/bf16 compute the fused float result and
+// round it to the type (what a float FMA unit followed by a narrowing store does).
+template <class T>
+T fma(T a, T b, T c) {
+  if constexpr (std::is_same_v<T, float>) return std::fmaf(a, b, c);
+  else if constexpr (is_float_v<T>) return T(std::fmaf(float(a), float(b), float(c)));
+  else return add(mul(a, b), c);
+}
+
+// Bitwise ops on integers; logical ops on bool.
+template <class T>
+constexpr T bit_not(T a) {
+  if constexpr (std::is_same_v<T, bool>) return !a;
+  else return T(~a);
+}
+template <class T>
+constexpr T bit_and(T a, T b) { return T(a & b); }
+template <class T>
+constexpr T bit_or(T a, T b) { return T(a | b); }
+template <class T>
+constexpr T bit_xor(T a, T b) { return T(a ^ b); }
+
+// Shifts by a per-element amount; amounts outside [0, bits) give 0 (shl) or the sign fill (shr).
+// shr is arithmetic for signed types, logical for unsigned ones.
+template <class T>
+constexpr bool shift_out_of_range(T n) {
+  return std::cmp_less(n, 0) || std::cmp_greater_equal(n, sizeof(T) * 8);
+}
+template <class T>
+constexpr T shl(T a, T n) {
+  static_assert(is_int_v<T>, "TSHL needs an integer type");
+  if (shift_out_of_range(n)) return T(0);
+  return T(wrap_t<T>(a) << int(n));
+}
+template <class T>
+constexpr T shr(T a, T n) {
+  static_assert(is_int_v<T>, "TSHR needs an integer type");
+  if (shift_out_of_range(n)) return T(std::cmp_less(a, 0) ? -1 : 0);
+  return T(a >> int(n));
+}
+
+// relu with a slope for negative inputs (TLRELU with a scalar slope, TPRELU with a tile).
+template <class T>
+T lrelu(T a, T slope) {
+  return less(a, T(0)) ? mul(a, slope) : a;
+}
+
+// ---- compare ---------------------------------------------------------------------------------
+
+// IEEE comparisons: every comparison with NaN is false except NE.
+template <class T>
+constexpr bool compare(T a, T b, CmpMode m) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    return compare(float(a), float(b), m);
+  } else {
+    switch (m) {
+      case CmpMode::EQ: return a == b;
+      case CmpMode::NE: return a != b;
+      case CmpMode::LT: return a < b;
+      case CmpMode::LE: return a <= b;
+      case CmpMode::GT: return a > b;
+      case CmpMode::GE: return a >= b;
+    }
+    return false;
+  }
+}
+
 // ---- unary -----------------------------------------------------------------------------------
 
 template <class T>

@@ -28,6 +28,11 @@ struct Error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Comparison predicates of TCMP / TCMPS.
+enum class CmpMode { EQ, NE, LT, LE, GT, GE };
+// TSTORE: plain store or atomic accumulate into global memory.
+enum class AtomicMode { NONE, ADD };
+
 enum class DType { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL };
 
 template <typename T>
@@ -121,6 +126,9 @@ struct GlobalRef {
 
   int64_t tile_rows() const { return shape[0] * shape[1] * shape[2] * shape[3]; }
   int64_t tile_cols() const { return shape[4]; }
+  int64_t numel() const { return tile_rows() * shape[4]; }
+  // Address of the element with row-major logical index i (0 <= i < numel()).
+  T* at_linear(int64_t i) const { return addr(i / shape[4], i % shape[4]); }
   // Address of element (row r, col c) of the flattened 2-D view.
   T* addr(int64_t r, int64_t c) const {
     const int64_t i3 = r % shape[3], i2 = r / shape[3] % shape[2];

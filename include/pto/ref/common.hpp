@@ -44,4 +44,12 @@ void binary(TileRef<D> dst, TileRef<A> a, TileRef<B> b, F f) {
   for_each(dst, [&](int r, int c) { return f(a.at(r, c), b.at(r, c)); });
 }
 
+template <class D, class A, class B, class C, class F>
+void ternary(TileRef<D> dst, TileRef<A> a, TileRef<B> b, TileRef<C> c, F f) {
+  check_covers(a, dst.valid_rows, dst.valid_cols, "src0");
+  check_covers(b, dst.valid_rows, dst.valid_cols, "src1");
+  check_covers(c, dst.valid_rows, dst.valid_cols, "src2");
+  for_each(dst, [&](int r, int k) { return f(a.at(r, k), b.at(r, k), c.at(r, k)); });
+}
+
 }  // namespace pto::ref::detail

@@ -19,6 +19,13 @@ PTO_REF_BINARY(TMUL, mul)
 PTO_REF_BINARY(TDIV, div)
 PTO_REF_BINARY(TMAX, max)
 PTO_REF_BINARY(TMIN, min)
+PTO_REF_BINARY(TREM, rem)
+PTO_REF_BINARY(TAND, bit_and)
+PTO_REF_BINARY(TOR, bit_or)
+PTO_REF_BINARY(TXOR, bit_xor)
+PTO_REF_BINARY(TSHL, shl)
+PTO_REF_BINARY(TSHR, shr)
+PTO_REF_BINARY(TPRELU, lrelu)  // src1 holds the per-element negative slope
 #undef PTO_REF_BINARY
 
 #define PTO_REF_UNARY(NAME, FN)                                                    \
@@ -34,6 +41,7 @@ PTO_REF_UNARY(TSQRT, sqrt)
 PTO_REF_UNARY(TRSQRT, rsqrt)
 PTO_REF_UNARY(TRECIP, recip)
 PTO_REF_UNARY(TRELU, relu)
+PTO_REF_UNARY(TNOT, bit_not)
 #undef PTO_REF_UNARY
 
 // dst = src op scalar. The scalar is not used for deduction, so TADDS(t, t, 1.0f) works for T=float.
@@ -48,12 +56,41 @@ PTO_REF_SCALAR(TMULS, mul)
 PTO_REF_SCALAR(TDIVS, div)
 PTO_REF_SCALAR(TMAXS, max)
 PTO_REF_SCALAR(TMINS, min)
+PTO_REF_SCALAR(TREMS, rem)
+PTO_REF_SCALAR(TANDS, bit_and)
+PTO_REF_SCALAR(TORS, bit_or)
+PTO_REF_SCALAR(TXORS, bit_xor)
+PTO_REF_SCALAR(TSHLS, shl)
+PTO_REF_SCALAR(TSHRS, shr)
+PTO_REF_SCALAR(TLRELU, lrelu)  // scalar is the negative slope
 #undef PTO_REF_SCALAR
 
 // dst = scalar on dst's valid region.
 template <class T>
 void TEXPANDS(TileRef<T> dst, std::type_identity_t<T> scalar) {
   detail::for_each(dst, [scalar](int, int) { return scalar; });
+}
+
+// Ternary forms. TADDC = src0 + src1 + src2 and TSUBC = src0 - src1 + src2, each step rounded to
+// T (they equal the two-instruction sequences). TFUSEDMULADD = src0 * src1 + src2, fused.
+template <class T>
+void TADDC(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, TileRef<T> src2) {
+  detail::ternary(dst, src0, src1, src2,
+                  [](T a, T b, T c) { return elem::add(elem::add(a, b), c); });
+}
+template <class T>
+void TSUBC(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, TileRef<T> src2) {
+  detail::ternary(dst, src0, src1, src2,
+                  [](T a, T b, T c) { return elem::add(elem::sub(a, b), c); });
+}
+template <class T>
+void TFUSEDMULADD(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, TileRef<T> src2) {
+  detail::ternary(dst, src0, src1, src2, [](T a, T b, T c) { return elem::fma(a, b, c); });
+}
+// TAXPY: dst = scalar * src + dst (fused, like BLAS axpy with y = dst).
+template <class T>
+void TAXPY(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {
+  detail::binary(dst, src, dst, [scalar](T x, T y) { return elem::fma(scalar, x, y); });
 }
 
 }  // namespace pto::ref

@@ -35,19 +35,35 @@ T highest() {
   else return std::numeric_limits<T>::max();
 }
 
-enum class Red { SUM, MAX, MIN };
+enum class Red { SUM, PROD, MAX, MIN };
+
+// Products: floats multiply in double and round once; integers wrap.
+template <class T>
+struct ProdAcc {
+  std::conditional_t<is_float_v<T>, double, uint64_t> acc = 1;
+  void add(T v) {
+    if constexpr (is_float_v<T>) acc *= elem::to_double(v);
+    else acc *= uint64_t(v);
+  }
+  T get() const {
+    if constexpr (is_float_v<T>) return elem::from_double<T>(acc);
+    else return T(acc);
+  }
+};
 
 template <Red R, class T>
 struct Reducer {
   static_assert(!std::is_same_v<T, bool>, "reductions need a numeric type");
   SumAcc<T> sum;
+  ProdAcc<T> prod;
   T m = R == Red::MAX ? lowest<T>() : highest<T>();
   void add(T v) {
     if constexpr (R == Red::SUM) sum.add(v);
+    else if constexpr (R == Red::PROD) prod.add(v);
     else if constexpr (R == Red::MAX) m = elem::max(m, v);
     else m = elem::min(m, v);
   }
-  T get() const { return R == Red::SUM ? sum.get() : m; }
+  T get() const { return R == Red::SUM ? sum.get() : R == Red::PROD ? prod.get() : m; }
 };
 
 // dst (R x 1) = reduce over the columns of src's valid region, for dst's valid rows.
@@ -95,6 +111,8 @@ void expand_binary(TileRef<T> dst, TileRef<T> a, TileRef<T> b, F f) {
 
 template <class T> void TROWSUM(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::SUM>(dst, src); }
 template <class T> void TROWMAX(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::MAX>(dst, src); }
+template <class T> void TROWPROD(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::PROD>(dst, src); }
+template <class T> void TCOLPROD(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::PROD>(dst, src); }
 template <class T> void TROWMIN(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::MIN>(dst, src); }
 template <class T> void TCOLSUM(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::SUM>(dst, src); }
 template <class T> void TCOLMAX(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::MAX>(dst, src); }
@@ -129,5 +147,39 @@ PTO_REF_EXPAND_BINARY(DIV, div)
 PTO_REF_EXPAND_BINARY(MAX, max)
 PTO_REF_EXPAND_BINARY(MIN, min)
 #undef PTO_REF_EXPAND_BINARY
+
+// TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF: dst = exp(src0 - broadcast(src1)), the difference rounded
+// to T first, so the fused form equals TROWEXPANDSUB followed by TEXP bit for bit.
+template <class T>
+void TROWEXPANDEXPDIF(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
+  detail::expand_binary<true>(dst, src0, src1, [](T x, T y) { return elem::exp(elem::sub(x, y)); });
+}
+template <class T>
+void TCOLEXPANDEXPDIF(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
+  detail::expand_binary<false>(dst, src0, src1, [](T x, T y) { return elem::exp(elem::sub(x, y)); });
+}
+
+// TROWARGMAX / TROWARGMIN: dst(r, 0) = column index of the first max / min of row r (a NaN counts
+// as the extreme, like numpy.argmax). The index tile is any integer type.
+namespace detail {
+template <bool MAX, class I, class T>
+void row_arg(TileRef<I> dst, TileRef<T> src) {
+  check_tile(dst, "dst");
+  PTO_CHECK(dst.valid_cols >= 1, "dst must have a valid column");
+  check_covers(src, dst.valid_rows, 1, "src");
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    int best = 0;
+    for (int c = 1; c < src.valid_cols && !elem::is_nan(src.at(r, best)); ++c) {
+      const T v = src.at(r, c), b = src.at(r, best);
+      if (elem::is_nan(v) || (MAX ? elem::less(b, v) : elem::less(v, b))) best = c;
+    }
+    dst.at(r, 0) = I(best);
+  }
+}
+}  // namespace detail
+template <class I, class T>
+void TROWARGMAX(TileRef<I> dst, TileRef<T> src) { detail::row_arg<true>(dst, src); }
+template <class I, class T>
+void TROWARGMIN(TileRef<I> dst, TileRef<T> src) { detail::row_arg<false>(dst, src); }
 
 }  // namespace pto::ref
