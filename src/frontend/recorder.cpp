@@ -1,5 +1,6 @@
 #include "frontend/recorder.h"
 
+#include <algorithm>
 #include <set>
 
 namespace pypto {
@@ -171,7 +172,7 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   CheckLive(dst, "assemble", loc);
   const Value& s = f_.value(src);
   const Value& d = f_.value(dst);
-  if (d.kind == ValueKind::Temp || d.kind == ValueKind::Input)
+  if (d.kind == ValueKind::Temp)
     throw UserError("pypto.assemble: the destination " + DescribeValue(d) + " is " +
                         (d.kind == ValueKind::Temp ? "an intermediate result" : "an input") + ", not an output tensor",
                     loc, "write into a tensor made with pypto.tensor(...) or into an output parameter");
@@ -191,6 +192,14 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
       throw UserError("pypto.assemble: source " + DescribeValue(s) + " at offsets " + ShapeStr(offsets) +
                           " does not fit in " + DescribeValue(d) + " (dim " + std::to_string(i) + ")",
                       loc);
+  }
+  // Writing into a parameter makes it an in-place output.
+  int root = d.kind == ValueKind::View ? d.base : dst;
+  Value& rv = f_.value(root);
+  if (rv.kind == ValueKind::Input) {
+    rv.kind = ValueKind::Output;
+    f_.inputs.erase(std::find(f_.inputs.begin(), f_.inputs.end(), root));
+    f_.outputs.push_back(root);
   }
   OpCall c;
   c.op = "assemble";

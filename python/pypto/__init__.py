@@ -1,0 +1,25 @@
+"""PyPTO: tile-based kernel programming with a multi-level IR, the PTO tile ISA and an MPMD
+runtime. See README.md and docs/ARCHITECTURE.md."""
+
+from . import frontend
+from ._core import DataType, InternalError, SymbolicScalar, UserError
+from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
+                      as_dtype, to_numpy_dtype)
+from .jit import CompiledFunction, JitFunction, jit
+from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_vec_tile_shapes, log, loop, maximum,
+                  minimum, mul, neg, reciprocal, relu, rsqrt, set_vec_tile_shapes, sqrt, sub, sum)
+from .options import (get_debug_options, get_pass_options, get_runtime_options, set_debug_options,
+                      set_pass_options, set_runtime_options)
+from .tensor import DYN, DYNAMIC, STATIC, Tensor, tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
+    "DT_FP32", "DT_FP16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_BOOL",
+    "jit", "frontend", "JitFunction", "CompiledFunction", "loop", "assemble", "set_vec_tile_shapes",
+    "get_vec_tile_shapes", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "relu", "add", "sub", "mul",
+    "div", "maximum", "minimum", "amax", "amin", "sum", "cast", "set_debug_options", "set_pass_options",
+    "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
+    "to_numpy_dtype",
+]

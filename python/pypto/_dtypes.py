@@ -1,0 +1,47 @@
+"""PyPTO dtypes and their numpy equivalents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._core import DataType
+
+DT_FP32 = DataType.FP32
+DT_FP16 = DataType.FP16
+DT_BF16 = DataType.BF16
+DT_INT8 = DataType.INT8
+DT_INT16 = DataType.INT16
+DT_INT32 = DataType.INT32
+DT_INT64 = DataType.INT64
+DT_UINT8 = DataType.UINT8
+DT_BOOL = DataType.BOOL
+
+_TO_NUMPY = {
+    DT_FP32: np.float32,
+    DT_FP16: np.float16,
+    DT_INT8: np.int8,
+    DT_INT16: np.int16,
+    DT_INT32: np.int32,
+    DT_INT64: np.int64,
+    DT_UINT8: np.uint8,
+    DT_BOOL: np.bool_,
+}
+
+
+def to_numpy_dtype(dt: DataType) -> Any:
+    if dt not in _TO_NUMPY:
+        raise TypeError(f"{dt} has no numpy dtype; pass torch tensors for bf16")
+    return _TO_NUMPY[dt]
+
+
+def as_dtype(x: Any) -> DataType:
+    """Accepts a pypto dtype or a numpy dtype."""
+    if isinstance(x, DataType):
+        return x
+    npdt = np.dtype(x)
+    for k, v in _TO_NUMPY.items():
+        if np.dtype(v) == npdt:
+            return k
+    raise TypeError(f"no pypto dtype for {x!r}")

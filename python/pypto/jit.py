@@ -1,0 +1,173 @@
+"""`@pypto.jit` / `@pypto.frontend.jit()`: trace a Python function into the tensor graph,
+compile it once per static signature, and run it on numpy arrays or torch tensors."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _core, options
+from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
+from .tensor import DYNAMIC, STATIC, Tensor
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+class CompiledFunction:
+    """One compiled specialization: the program of every IR level and its runtime."""
+
+    def __init__(self, program: Any, dump_dir: str) -> None:
+        self.program = program
+        self.dump_dir = dump_dir
+
+    @property
+    def dumps(self) -> List[Tuple[str, str]]:
+        return list(self.program.dumps)
+
+
+class JitFunction:
+    def __init__(self, fn: Callable[..., Any], debug_options: Optional[Dict[str, Any]] = None,
+                 pass_options: Optional[Dict[str, Any]] = None,
+                 runtime_options: Optional[Dict[str, Any]] = None) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.debug_options = dict(debug_options or {})
+        self.pass_options = dict(pass_options or {})
+        self.runtime_options = dict(runtime_options or {})
+        # Validate option names now, so a typo fails at the decorator.
+        options.merged("debug", self.debug_options)
+        options.merged("pass", self.pass_options)
+        options.merged("runtime", self.runtime_options)
+        self.sig = inspect.signature(fn)
+        self.params: List[Tuple[str, Tensor]] = []
+        for name, p in self.sig.parameters.items():
+            ann = p.annotation
+            if not isinstance(ann, Tensor) or ann.is_traced:
+                raise _core.UserError(
+                    f"@pypto.jit {fn.__name__}: parameter '{name}' needs an annotation pypto.Tensor(shape, dtype)")
+            self.params.append((name, ann))
+        self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
+        self.last: Optional[CompiledFunction] = None
+        self.last_stats: Dict[str, Any] = {}
+
+    # --- compilation ---------------------------------------------------------------------------
+    def _key(self, arrays: List[np.ndarray]) -> Tuple[Any, ...]:
+        key: List[Any] = []
+        for (name, ann), a in zip(self.params, arrays):
+            for i, d in enumerate(ann.shape):
+                if d is STATIC:
+                    key.append(a.shape[i] if i < a.ndim else None)
+        return tuple(key)
+
+    def compile(self, *args: Any) -> CompiledFunction:
+        """Trace and compile for these arguments (arrays or shapes); cached by STATIC dims."""
+        arrays = [self._as_array(a, name) for (name, _), a in zip(self.params, args)]
+        key = self._key(arrays)
+        if key not in self._cache:
+            self._cache[key] = self._compile(arrays)
+        return self._cache[key]
+
+    def _compile(self, arrays: List[np.ndarray]) -> CompiledFunction:
+        rec = _core.Recorder(self.fn.__name__)
+        args: List[Tensor] = []
+        for (name, ann), a in zip(self.params, arrays):
+            shape: List[Any] = []
+            for i, d in enumerate(ann.shape):
+                if d is DYNAMIC:
+                    var = f"{name}_dim{i}"
+                    rec.add_dynamic_var(var)
+                    shape.append(_core.SymbolicScalar.var(var))
+                elif d is STATIC:
+                    if i >= a.ndim:
+                        raise _core.UserError(f"@{self.fn.__name__}: parameter '{name}' expects rank "
+                                              f"{len(ann.shape)}, got an array of shape {a.shape}")
+                    shape.append(int(a.shape[i]))
+                elif isinstance(d, int) and not isinstance(d, bool):
+                    shape.append(d)
+                else:
+                    raise _core.UserError(f"@{self.fn.__name__}: parameter '{name}': shape entry {d!r} must be "
+                                          "an int, pypto.DYNAMIC or pypto.STATIC")
+            vid = rec.add_param(name, shape, ann.dtype, False, NO_LOC)
+            args.append(Tensor(_rec=rec, _id=vid))
+        with Tracing(rec):
+            result = self.fn(*args)
+            self._record_return(rec, result)
+        dbg = options.merged("debug", self.debug_options)
+        pas = options.merged("pass", self.pass_options)
+        dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
+        dump = dbg["dump_passes"]
+        only = list(dump) if isinstance(dump, (list, tuple)) else []
+        program = rec.compile(pas["machine"], dump_dir, bool(dump), only)
+        return CompiledFunction(program, dump_dir)
+
+    def _record_return(self, rec: Any, result: Any) -> None:
+        if result is None:
+            return
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        for o in outs:
+            if not isinstance(o, Tensor) or not o.is_traced:
+                raise _core.UserError(f"@{self.fn.__name__} returned {type(o).__name__}: return traced tensors")
+            if rec.value_kind(o._id) == "temp":
+                pass  # copied into a fresh output by the recorder
+        rec.set_return([o._id for o in outs], user_loc())
+        ann = self.sig.return_annotation
+        if ann is inspect.Signature.empty:
+            return
+        anns = list(ann) if isinstance(ann, (tuple, list)) else [ann]
+        if len(anns) != len(outs):
+            raise _core.UserError(f"@{self.fn.__name__} returns {len(outs)} tensors but its annotation declares "
+                                  f"{len(anns)}")
+        for i, (a, o) in enumerate(zip(anns, outs)):
+            if not isinstance(a, Tensor):
+                continue
+            if a.dtype != o.dtype:
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has dtype {o.dtype}, annotated {a.dtype}")
+            if len(a.shape) != len(o.shape):
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {o.shape}, annotated {a.shape}")
+            for da, do in zip(a.shape, o.shape):
+                if isinstance(da, int) and isinstance(do, int) and da != do:
+                    raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {o.shape}, annotated "
+                                          f"{a.shape}")
+
+    # --- calls ---------------------------------------------------------------------------------
+    def _as_array(self, a: Any, name: str) -> np.ndarray:
+        if isinstance(a, np.ndarray):
+            return a
+        if _is_torch(a):
+            return a.detach().cpu().numpy()
+        if isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a):
+            return np.empty(a, dtype=np.float32)  # a shape, for compile()
+        raise _core.UserError(f"@{self.fn.__name__}: argument '{name}' must be a numpy array or a torch tensor, got "
+                              f"{type(a).__name__}")
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self.params):
+            raise _core.UserError(f"@{self.fn.__name__} takes {len(self.params)} tensor arguments, got {len(args)}"
+                                  + _format_loc(user_loc()))
+        torch_in = any(_is_torch(a) for a in args)
+        arrays = [self._as_array(a, name) for (name, _), a in zip(self.params, args)]
+        compiled = self.compile(*arrays)
+        self.last = compiled
+        rt = options.merged("runtime", self.runtime_options)
+        outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"])
+        self.last_stats = stats
+        if torch_in:
+            import torch
+            outs = [torch.from_numpy(o) for o in outs]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,
+        pass_options: Optional[Dict[str, Any]] = None, runtime_options: Optional[Dict[str, Any]] = None) -> Any:
+    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(pass_options=...)``."""
+    def wrap(f: Callable[..., Any]) -> JitFunction:
+        return JitFunction(f, debug_options, pass_options, runtime_options)
+    return wrap(fn) if fn is not None else wrap

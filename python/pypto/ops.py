@@ -1,0 +1,197 @@
+"""Tensor-level operations. Each is a thin call into the C++ recorder, which checks shapes
+and dtypes and records the op with the caller's source line."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Sequence, Union
+
+from . import _core
+from ._core import DataType
+from ._tracing import current_recorder, user_loc
+from .tensor import Tensor
+
+Scalar = Union[int, float]
+
+
+def _t(x: Any, op: str) -> Tensor:
+    if isinstance(x, Tensor) and x.is_traced:
+        return x
+    raise _core.UserError(f"pypto.{op}: expected a traced pypto.Tensor, got {type(x).__name__}"
+                          + _suffix())
+
+
+def _suffix() -> str:
+    from ._tracing import _format_loc
+    return _format_loc(user_loc())
+
+
+def _unary(op: str, x: Any) -> Tensor:
+    rec = current_recorder(op)
+    x = _t(x, op)
+    return Tensor(_rec=rec, _id=rec.unary(op, x._id, user_loc()))
+
+
+def _binary(op: str, x: Any, y: Any) -> Tensor:
+    rec = current_recorder(op)
+    if isinstance(x, (int, float)) and isinstance(y, Tensor):
+        if op in ("add", "mul", "maximum", "minimum"):
+            x, y = y, x
+        elif op == "sub":
+            return add(neg(y), x)
+        elif op == "div":
+            return mul(reciprocal(y), x)
+    x = _t(x, op)
+    if isinstance(y, bool):
+        raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
+    if isinstance(y, (int, float)):
+        return Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, float(y), user_loc()))
+    if isinstance(y, _core.SymbolicScalar):
+        raise _core.UserError(f"pypto.{op}: a symbolic scalar operand is not supported yet" + _suffix())
+    y = _t(y, op)
+    return Tensor(_rec=rec, _id=rec.binary(op, x._id, y._id, user_loc()))
+
+
+def exp(x: Tensor) -> Tensor:
+    """e**x, elementwise."""
+    return _unary("exp", x)
+
+
+def log(x: Tensor) -> Tensor:
+    """Natural logarithm, elementwise."""
+    return _unary("log", x)
+
+
+def abs(x: Tensor) -> Tensor:  # noqa: A001 - the PyPTO name
+    """|x|, elementwise."""
+    return _unary("abs", x)
+
+
+def neg(x: Tensor) -> Tensor:
+    """-x, elementwise."""
+    return _unary("neg", x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Square root, elementwise."""
+    return _unary("sqrt", x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1 / sqrt(x), elementwise."""
+    return _unary("rsqrt", x)
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    """1 / x, elementwise."""
+    return _unary("reciprocal", x)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise."""
+    return _unary("relu", x)
+
+
+def add(x: Any, y: Any) -> Tensor:
+    """x + y with broadcasting; either may be a Python scalar."""
+    return _binary("add", x, y)
+
+
+def sub(x: Any, y: Any) -> Tensor:
+    """x - y with broadcasting; either may be a Python scalar."""
+    return _binary("sub", x, y)
+
+
+def mul(x: Any, y: Any) -> Tensor:
+    """x * y with broadcasting; either may be a Python scalar."""
+    return _binary("mul", x, y)
+
+
+def div(x: Any, y: Any) -> Tensor:
+    """x / y with broadcasting; either may be a Python scalar."""
+    return _binary("div", x, y)
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    """Elementwise maximum with broadcasting; either may be a Python scalar."""
+    return _binary("maximum", x, y)
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    """Elementwise minimum with broadcasting; either may be a Python scalar."""
+    return _binary("minimum", x, y)
+
+
+def _reduce(op: str, x: Any, dim: int, keepdim: bool) -> Tensor:
+    rec = current_recorder(op)
+    x = _t(x, op)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise _core.UserError(f"pypto.{op}: dim must be an int, got {dim!r}" + _suffix())
+    return Tensor(_rec=rec, _id=rec.reduce(op, x._id, dim, bool(keepdim), user_loc()))
+
+
+def amax(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """Maximum along `dim`."""
+    return _reduce("amax", x, dim, keepdim)
+
+
+def amin(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """Minimum along `dim`."""
+    return _reduce("amin", x, dim, keepdim)
+
+
+def sum(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # noqa: A001 - the PyPTO name
+    """Sum along `dim`."""
+    return _reduce("sum", x, dim, keepdim)
+
+
+def cast(x: Tensor, dtype: DataType) -> Tensor:
+    """Convert to `dtype` (round to nearest even; float -> int saturates)."""
+    rec = current_recorder("cast")
+    x = _t(x, "cast")
+    if not isinstance(dtype, DataType):
+        raise _core.UserError(f"pypto.cast: expected a pypto dtype such as pypto.DT_FP16, got {dtype!r}" + _suffix())
+    return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
+
+
+def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
+    """Write `src` into `dst` at `offsets` (one per dim)."""
+    rec = current_recorder("assemble")
+    src = _t(src, "assemble")
+    dst = _t(dst, "assemble")
+    rec.assemble(src._id, list(offsets), dst._id, user_loc())
+
+
+def set_vec_tile_shapes(*dims: int) -> None:
+    """Tile shape for the vector ops recorded after this call: one entry per tensor dim."""
+    rec = current_recorder("set_vec_tile_shapes")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    for d in dims:
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise _core.UserError(f"pypto.set_vec_tile_shapes: tile dims must be ints, got {d!r}" + _suffix())
+    rec.set_vec_tile_shapes(list(dims), user_loc())
+
+
+def get_vec_tile_shapes() -> List[int]:
+    """The vec tile shape in force."""
+    return list(current_recorder("get_vec_tile_shapes").vec_tile_shapes())
+
+
+def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.SymbolicScalar]:
+    """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
+
+    The body is traced once with ``i`` symbolic; bounds may be symbolic (dynamic shapes)."""
+    if len(args) == 1:
+        start, stop, step = 0, args[0], 1
+    elif len(args) == 2:
+        start, stop, step = args[0], args[1], 1
+    elif len(args) == 3:
+        start, stop, step = args
+    else:
+        raise _core.UserError(f"pypto.loop takes 1 to 3 bounds, got {len(args)}" + _suffix())
+    rec = current_recorder("loop")
+    idx = rec.begin_loop(idx_name or "i", name, start, stop, step, user_loc())
+    try:
+        yield idx
+    finally:
+        rec.end_loop()

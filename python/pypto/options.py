@@ -1,0 +1,75 @@
+"""Global compile, runtime and debug options; `jit(...)` takes the same as dicts."""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any, Dict
+
+from . import _core
+
+_PASS_DEFAULTS: Dict[str, Any] = {"machine": "a2a3"}
+_RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "interp"}
+_DEBUG_DEFAULTS: Dict[str, Any] = {"dump_dir": "", "dump_passes": False, "swimlane": False, "graph": False,
+                                   "verify_passes": False}
+
+_pass: Dict[str, Any] = dict(_PASS_DEFAULTS)
+_runtime: Dict[str, Any] = dict(_RUNTIME_DEFAULTS)
+_debug: Dict[str, Any] = dict(_DEBUG_DEFAULTS)
+
+_VALUES = {
+    "sched_mode": ("fifo", "lifo"),
+    "run_mode": ("interp", "cpu", "sim"),
+}
+
+
+def _update(kind: str, target: Dict[str, Any], defaults: Dict[str, Any], opts: Dict[str, Any]) -> None:
+    for k, v in opts.items():
+        if k not in defaults:
+            known = ", ".join(sorted(defaults))
+            raise _core.UserError(f"unknown {kind} option '{k}'\nhint: known {kind} options are: {known}")
+        if k in _VALUES and v not in _VALUES[k]:
+            raise _core.UserError(f"{kind} option {k}={v!r} is not one of {_VALUES[k]}")
+        if k == "machine" and v not in _core.machine_names():
+            raise _core.UserError(f"unknown machine {v!r}\nhint: use one of {_core.machine_names()}")
+        target[k] = v
+
+
+def set_pass_options(**opts: Any) -> None:
+    """Compiler options, e.g. ``machine="a2a3"`` (capacities the program must fit)."""
+    _update("pass", _pass, _PASS_DEFAULTS, opts)
+
+
+def set_runtime_options(**opts: Any) -> None:
+    """Runtime options: ``workers`` (0 = all cores), ``sched_mode`` ("fifo" | "lifo"),
+    ``run_mode`` ("interp"; "cpu" and "sim" come with their backends)."""
+    _update("runtime", _runtime, _RUNTIME_DEFAULTS, opts)
+
+
+def set_debug_options(**opts: Any) -> None:
+    """Debug outputs: ``dump_dir``, ``dump_passes`` (True or a list of pass names)."""
+    _update("debug", _debug, _DEBUG_DEFAULTS, opts)
+
+
+def get_pass_options() -> Dict[str, Any]:
+    return dict(_pass)
+
+
+def get_runtime_options() -> Dict[str, Any]:
+    return dict(_runtime)
+
+
+def get_debug_options() -> Dict[str, Any]:
+    return dict(_debug)
+
+
+def merged(kind: str, local: Dict[str, Any]) -> Dict[str, Any]:
+    """Global options of `kind` overridden by a function's own."""
+    base, defaults = {"pass": (_pass, _PASS_DEFAULTS), "runtime": (_runtime, _RUNTIME_DEFAULTS),
+                      "debug": (_debug, _DEBUG_DEFAULTS)}[kind]
+    out = copy.deepcopy(base)
+    if kind == "debug" and not out["dump_dir"] and os.environ.get("PYPTO_DUMP_DIR"):
+        out["dump_dir"] = os.environ["PYPTO_DUMP_DIR"]
+        out["dump_passes"] = True
+    _update(kind, out, defaults, local or {})
+    return out

@@ -1,0 +1,203 @@
+"""`pypto.Tensor`: a signature annotation, and the traced value inside a @pypto.jit function."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._core import DataType, SymbolicScalar
+from ._dtypes import DT_FP32
+from ._tracing import current_recorder, user_loc
+
+Dim = Union[int, SymbolicScalar]
+
+
+class _DimMarker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pypto.{self.name}"
+
+
+DYNAMIC = _DimMarker("DYNAMIC")  # any size at run time, compiled once
+DYN = DYNAMIC
+STATIC = _DimMarker("STATIC")  # size taken from the first call; a new size recompiles
+
+
+def _dim(d: SymbolicScalar) -> Dim:
+    return int(d) if d.is_const() else d
+
+
+class Tensor:
+    """A tensor of a PyPTO function.
+
+    As an annotation, ``pypto.Tensor(shape, dtype)`` declares a parameter or result: shape
+    entries are ints, ``pypto.DYNAMIC`` or ``pypto.STATIC``. While tracing, tensors are values
+    of the recorded graph and support arithmetic, slicing (views) and ``out[:] = expr``.
+    """
+
+    def __init__(self, shape: Sequence[Any] = (), dtype: DataType = DT_FP32, name: Optional[str] = None,
+                 *, _rec: Any = None, _id: int = -1) -> None:
+        self._rec = _rec
+        self._id = _id
+        if _rec is None:
+            self._spec = tuple(shape)
+            self._dtype = dtype
+            self._name = name
+
+    # --- annotation / metadata -----------------------------------------------------------
+    @property
+    def is_traced(self) -> bool:
+        return self._rec is not None
+
+    @property
+    def shape(self) -> Tuple[Any, ...]:
+        if self._rec is None:
+            return self._spec
+        return tuple(_dim(d) for d in self._rec.value_shape(self._id))
+
+    @property
+    def dtype(self) -> DataType:
+        return self._dtype if self._rec is None else self._rec.value_dtype(self._id)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._name if self._rec is None else self._rec.value_name(self._id)
+
+    def __repr__(self) -> str:
+        shape = ", ".join(str(d) for d in self.shape)
+        return f"pypto.Tensor(({shape}), {self.dtype})" + (f" %{self.name}" if self.is_traced else "")
+
+    # --- arithmetic ------------------------------------------------------------------------
+    def __add__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.add(self, o)
+
+    def __radd__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.add(self, o)
+
+    def __sub__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.sub(self, o)
+
+    def __rsub__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.add(ops.neg(self), o)
+
+    def __mul__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.mul(self, o)
+
+    def __rmul__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.mul(self, o)
+
+    def __truediv__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.div(self, o)
+
+    def __rtruediv__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.mul(ops.reciprocal(self), o)
+
+    def __neg__(self) -> "Tensor":
+        from . import ops
+        return ops.neg(self)
+
+    def __abs__(self) -> "Tensor":
+        from . import ops
+        return ops.abs(self)
+
+    def __bool__(self) -> bool:
+        raise _core.UserError(
+            "the truth value of a pypto.Tensor is only known when the kernel runs"
+            + _loc_suffix())
+
+    def __len__(self) -> int:
+        d = self.shape[0]
+        if isinstance(d, int):
+            return d
+        raise _core.UserError(f"len() of a tensor with a dynamic first dim ({d})" + _loc_suffix())
+
+    def __iter__(self) -> Any:
+        raise _core.UserError("iterating over a pypto.Tensor is not supported; use pypto.loop"
+                              + _loc_suffix())
+
+    # --- views ----------------------------------------------------------------------------------
+    def _window(self, key: Any) -> Tuple[List[Dim], List[Dim]]:
+        shape = self.shape
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(j for j, k in enumerate(key) if k is Ellipsis)
+            fill = len(shape) - (len(key) - 1)
+            key = key[:i] + (slice(None),) * fill + key[i + 1:]
+        if len(key) < len(shape):
+            key = key + (slice(None),) * (len(shape) - len(key))
+        if len(key) > len(shape):
+            raise _core.UserError(
+                f"too many indices ({len(key)}) for a tensor of rank {len(shape)} {self!r}" + _loc_suffix())
+        offsets: List[Dim] = []
+        extents: List[Dim] = []
+        for d, (k, n) in enumerate(zip(key, shape)):
+            if not isinstance(k, slice):
+                raise _core.UserError(
+                    f"index {k!r} in dim {d}: only slices are supported (an integer would drop the dim)"
+                    + _loc_suffix(), )
+            if k.step not in (None, 1):
+                raise _core.UserError(f"slice step {k.step} in dim {d}: only step 1 is supported" + _loc_suffix())
+            start = 0 if k.start is None else k.start
+            stop = n if k.stop is None else k.stop
+            if isinstance(start, int) and start < 0 and isinstance(n, int):
+                start += n
+            if isinstance(stop, int) and stop < 0 and isinstance(n, int):
+                stop += n
+            ext = _core.to_sym(stop) - start
+            offsets.append(start)
+            extents.append(_dim(ext))
+        return offsets, extents
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        rec = self._traced_rec("slicing")
+        offsets, extents = self._window(key)
+        return Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        rec = self._traced_rec("assignment")
+        offsets, extents = self._window(key)
+        if not isinstance(value, Tensor):
+            raise _core.UserError(
+                f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
+                + _loc_suffix(), )
+        vs = value.shape
+        if len(vs) != len(extents) or any(not _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(vs, extents)):
+            raise _core.UserError(
+                f"assigning a tensor of shape {tuple(vs)} to a window of shape {tuple(extents)}" + _loc_suffix(), )
+        rec.assemble(value._id, offsets, self._id, user_loc())
+
+    def _traced_rec(self, what: str) -> Any:
+        if self._rec is None:
+            raise _core.UserError(f"{what} of a pypto.Tensor annotation: only traced tensors support it"
+                                  + _loc_suffix())
+        current_recorder(what)
+        return self._rec
+
+
+def _loc_suffix() -> str:
+    from ._tracing import _format_loc
+    return _format_loc(user_loc())
+
+
+def tensor(shape: Sequence[Dim], dtype: DataType = DT_FP32, name: Optional[str] = None) -> Tensor:
+    """A new global-memory tensor of the function (an output when returned)."""
+    rec = current_recorder("tensor")
+    return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))

@@ -1,0 +1,270 @@
+// nanobind glue: the Python package is a thin layer over these bindings. Keep this file in
+// step with python/pypto/_core.pyi.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "frontend/recorder.h"
+#include "runtime/runtime.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto {
+namespace {
+
+DataType FromDlpack(nb::dlpack::dtype dt) {
+  using nb::dlpack::dtype_code;
+  auto code = static_cast<dtype_code>(dt.code);
+  if (code == dtype_code::Float && dt.bits == 32) return DataType::FP32;
+  if (code == dtype_code::Float && dt.bits == 16) return DataType::FP16;
+  if (code == dtype_code::Bfloat && dt.bits == 16) return DataType::BF16;
+  if (code == dtype_code::Int && dt.bits == 8) return DataType::INT8;
+  if (code == dtype_code::Int && dt.bits == 16) return DataType::INT16;
+  if (code == dtype_code::Int && dt.bits == 32) return DataType::INT32;
+  if (code == dtype_code::Int && dt.bits == 64) return DataType::INT64;
+  if (code == dtype_code::UInt && dt.bits == 8) return DataType::UINT8;
+  if (code == dtype_code::Bool) return DataType::BOOL;
+  throw UserError("unsupported array dtype (code " + std::to_string(dt.code) + ", " + std::to_string(dt.bits) +
+                  " bits)");
+}
+
+nb::dlpack::dtype ToDlpack(DataType t) {
+  using nb::dlpack::dtype_code;
+  switch (t) {
+    case DataType::FP32: return nb::dtype<float>();
+    case DataType::FP16: return {static_cast<uint8_t>(dtype_code::Float), 16, 1};
+    case DataType::BF16: return {static_cast<uint8_t>(dtype_code::Bfloat), 16, 1};
+    case DataType::INT8: return nb::dtype<int8_t>();
+    case DataType::INT16: return nb::dtype<int16_t>();
+    case DataType::INT32: return nb::dtype<int32_t>();
+    case DataType::INT64: return nb::dtype<int64_t>();
+    case DataType::UINT8: return nb::dtype<uint8_t>();
+    case DataType::BOOL: return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+using Array = nb::ndarray<nb::numpy, nb::device::cpu>;
+
+HostTensor ToHost(const Array& a) {
+  HostTensor t;
+  t.data = a.data();
+  t.dtype = FromDlpack(a.dtype());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    t.shape.push_back(static_cast<int64_t>(a.shape(i)));
+    t.strides.push_back(static_cast<int64_t>(a.stride(i)));
+  }
+  return t;
+}
+
+SourceLoc MakeLoc(const nb::handle& h) {
+  SourceLoc loc;
+  if (h.is_none()) return loc;
+  auto t = nb::cast<nb::tuple>(h);
+  loc.file = nb::cast<std::string>(t[0]);
+  loc.line = nb::cast<int>(t[1]);
+  loc.column = nb::cast<int>(t[2]);
+  loc.text = nb::cast<std::string>(t[3]);
+  return loc;
+}
+
+Expr ToExpr(const nb::handle& h) {
+  if (nb::isinstance<Expr>(h)) return nb::cast<Expr>(h);
+  if (nb::isinstance<nb::bool_>(h)) throw nb::type_error("a bool is not a shape or index value");
+  if (nb::isinstance<nb::int_>(h)) return Expr(nb::cast<int64_t>(h));
+  throw nb::type_error(("expected an int or a SymbolicScalar, got " +
+                        nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
+                           .c_str());
+}
+
+std::vector<Expr> ToExprs(const nb::handle& seq) {
+  std::vector<Expr> out;
+  for (auto h : seq) out.push_back(ToExpr(h));
+  return out;
+}
+
+struct Program {
+  std::shared_ptr<const CompiledProgram> compiled;
+  std::shared_ptr<Runtime> runtime;
+};
+
+}  // namespace
+}  // namespace pypto
+
+NB_MODULE(_core, m) {
+  using namespace pypto;
+  m.doc() = "PyPTO C++ core: IR, recorder, passes, runtime";
+
+  static nb::exception<UserError> user_error(m, "UserError", PyExc_ValueError);
+  nb::exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
+
+  nb::enum_<DataType>(m, "DataType")
+      .value("FP32", DataType::FP32).value("FP16", DataType::FP16).value("BF16", DataType::BF16)
+      .value("INT8", DataType::INT8).value("INT16", DataType::INT16).value("INT32", DataType::INT32)
+      .value("INT64", DataType::INT64).value("UINT8", DataType::UINT8).value("BOOL", DataType::BOOL);
+  m.def("dtype_name", &DataTypeName);
+  m.def("dtype_bytes", &DataTypeBytes);
+
+  auto sym_err = [](const char* what) {
+    return [what](const Expr& e) -> int64_t {
+      if (auto c = e.as_const()) return *c;
+      throw UserError(std::string(what) + " of the symbolic value '" + e.str() +
+                          "': its value is only known when the kernel runs",
+                      {}, "keep it symbolic: use it in pypto.loop bounds, slices and shapes, not in Python control flow");
+    };
+  };
+  nb::class_<Expr>(m, "SymbolicScalar")
+      .def(nb::init<int64_t>())
+      .def_static("var", &Expr::Var, "name"_a)
+      .def("__add__", [](const Expr& a, nb::handle b) { return a + ToExpr(b); }, nb::is_operator())
+      .def("__radd__", [](const Expr& a, nb::handle b) { return ToExpr(b) + a; }, nb::is_operator())
+      .def("__sub__", [](const Expr& a, nb::handle b) { return a - ToExpr(b); }, nb::is_operator())
+      .def("__rsub__", [](const Expr& a, nb::handle b) { return ToExpr(b) - a; }, nb::is_operator())
+      .def("__mul__", [](const Expr& a, nb::handle b) { return a * ToExpr(b); }, nb::is_operator())
+      .def("__rmul__", [](const Expr& a, nb::handle b) { return ToExpr(b) * a; }, nb::is_operator())
+      .def("__floordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(a, ToExpr(b)); }, nb::is_operator())
+      .def("__rfloordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(ToExpr(b), a); }, nb::is_operator())
+      .def("__mod__", [](const Expr& a, nb::handle b) { return Mod(a, ToExpr(b)); }, nb::is_operator())
+      .def("__neg__", [](const Expr& a) { return -a; })
+      .def("__int__", sym_err("int()"))
+      .def("__index__", sym_err("using as a Python int"))
+      .def("__bool__", [](const Expr& e) -> bool {
+        if (auto c = e.as_const()) return *c != 0;
+        throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs", {},
+                        "use pypto.cond(...) for a runtime branch, or compare Python ints at trace time");
+      })
+      .def("__str__", [](const Expr& e) { return e.str(); })
+      .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
+      .def("same_as", &Expr::same_as)
+      .def("is_const", &Expr::is_const)
+      .def("eval", [](const Expr& e, const std::map<std::string, int64_t>& env) {
+        SymEnv s(env.begin(), env.end());
+        return e.Eval(s);
+      })
+      .def("free_vars", &Expr::FreeVars);
+  m.def("sym_min", [](nb::handle a, nb::handle b) { return Min(ToExpr(a), ToExpr(b)); });
+  m.def("sym_max", [](nb::handle a, nb::handle b) { return Max(ToExpr(a), ToExpr(b)); });
+  m.def("to_sym", [](nb::handle a) { return ToExpr(a); });
+
+  nb::class_<Recorder>(m, "Recorder")
+      .def(nb::init<const std::string&>())
+      .def("add_param", [](Recorder& r, const std::string& name, nb::handle shape, DataType dt, bool out,
+                           nb::handle loc) { return r.AddParam(name, ToExprs(shape), dt, out, MakeLoc(loc)); })
+      .def("add_dynamic_var", &Recorder::AddDynamicVar)
+      .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name, nb::handle loc) {
+        return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc));
+      })
+      .def("unary", [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
+      .def("binary", [](Recorder& r, const std::string& op, int x, int y, nb::handle loc) {
+        return r.Binary(op, x, y, MakeLoc(loc));
+      })
+      .def("binary_scalar", [](Recorder& r, const std::string& op, int x, double s, nb::handle loc) {
+        return r.BinaryScalar(op, x, s, MakeLoc(loc));
+      })
+      .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim, nb::handle loc) {
+        return r.Reduce(op, x, dim, keepdim, MakeLoc(loc));
+      })
+      .def("cast", [](Recorder& r, int x, DataType dt, nb::handle loc) { return r.Cast(x, dt, MakeLoc(loc)); })
+      .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape, nb::handle loc) {
+        return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc));
+      })
+      .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst, nb::handle loc) {
+        r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc));
+      })
+      .def("begin_loop", [](Recorder& r, const std::string& idx, const std::string& name, nb::handle start,
+                            nb::handle stop, nb::handle step, nb::handle loc) {
+        return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
+      })
+      .def("end_loop", &Recorder::EndLoop)
+      .def("set_vec_tile_shapes", [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) {
+        r.SetVecTileShapes(d, MakeLoc(loc));
+      })
+      .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
+      .def("set_return", [](Recorder& r, const std::vector<int>& v, nb::handle loc) { r.Return(v, MakeLoc(loc)); })
+      .def("value_shape", [](const Recorder& r, int id) { return r.value(id).shape; })
+      .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })
+      .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
+      .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
+      .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
+      .def("compile", [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
+                         const std::vector<std::string>& dump_only) {
+        CompileOptions o;
+        o.machine = machine;
+        o.dump_dir = dump_dir;
+        o.dump_passes = dump_passes;
+        o.dump_only = dump_only;
+        Program p;
+        p.compiled = std::make_shared<const CompiledProgram>(Compile(r.Finish(), o));
+        p.runtime = std::make_shared<Runtime>(p.compiled);
+        return p;
+      });
+
+  nb::class_<Program>(m, "Program")
+      .def_prop_ro("dumps", [](const Program& p) { return p.compiled->dumps; })
+      .def_prop_ro("pass_ms", [](const Program& p) { return p.compiled->pass_ms; })
+      .def_prop_ro("num_kernels", [](const Program& p) { return p.compiled->block_graph.kernels.size(); })
+      .def("tensor_graph", [](const Program& p) { return PrintTensorGraph(p.compiled->tensor_graph); })
+      .def("tile_graph", [](const Program& p) { return PrintTileGraph(p.compiled->tile_graph); })
+      .def("block_graph", [](const Program& p) { return PrintBlockGraph(p.compiled->block_graph); })
+      .def("exec_graph", [](const Program& p) { return PrintExecGraph(p.compiled->exec_graph); })
+      .def("run",
+           [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode,
+              bool trace) {
+             std::vector<HostTensor> hp;
+             for (auto& a : params) hp.push_back(ToHost(a));
+             const Function& fn = p.compiled->tensor_graph;
+             std::vector<Array> outs;
+             std::vector<HostTensor> hr;
+             {
+               SymEnv env = p.runtime->BindShapes(hp);
+               auto shapes = p.runtime->ReturnShapes(env);
+               for (size_t i = 0; i < shapes.size(); ++i) {
+                 DataType dt = fn.value(fn.returns[i]).dtype;
+                 int64_t n = 1;
+                 for (auto d : shapes[i]) n *= d;
+                 char* data = new char[std::max<int64_t>(1, n * DataTypeBytes(dt))]();
+                 nb::capsule owner(data, [](void* q) noexcept { delete[] static_cast<char*>(q); });
+                 std::vector<size_t> shp(shapes[i].begin(), shapes[i].end());
+                 outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr, ToDlpack(dt));
+                 HostTensor h;
+                 h.data = data;
+                 h.dtype = dt;
+                 h.shape = shapes[i];
+                 hr.push_back(h);
+               }
+             }
+             RunOptions o;
+             o.workers = workers;
+             o.sched_mode = sched_mode;
+             o.trace = trace;
+             RunStats st;
+             {
+               nb::gil_scoped_release release;
+               st = p.runtime->Run(hp, hr, o);
+             }
+             nb::dict stats;
+             stats["tasks"] = st.tasks;
+             stats["launches"] = st.launches;
+             stats["build_ms"] = st.build_ms;
+             stats["exec_ms"] = st.exec_ms;
+             nb::list events;
+             for (auto& e : st.events)
+               events.append(nb::make_tuple(e.worker, e.launch, e.kernel, e.first_point, e.num_points, e.start_ns,
+                                            e.end_ns));
+             stats["events"] = events;
+             return nb::make_tuple(outs, stats);
+           },
+           "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false);
+
+  m.def("op_names", [] {
+    std::vector<std::string> n;
+    for (auto& d : AllOpDefs()) n.push_back(d.name);
+    return n;
+  });
+  m.def("machine_names", &MachineNames);
+}
