@@ -1,0 +1,60 @@
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "ir/symbolic.h"
+
+using namespace pypto;
+
+TEST(Symbolic, ConstantsFold) {
+  EXPECT_EQ((Expr(3) + Expr(4) * Expr(5)).as_const(), 23);
+  EXPECT_EQ(FloorDiv(Expr(-7), Expr(2)).as_const(), -4);
+  EXPECT_EQ(Mod(Expr(-7), Expr(2)).as_const(), 1);
+  EXPECT_EQ(CeilDiv(Expr(100), Expr(32)).as_const(), 4);
+  EXPECT_EQ(Min(Expr(3), Expr(9)).as_const(), 3);
+  EXPECT_EQ(Max(Expr(3), Expr(9)).as_const(), 9);
+}
+
+TEST(Symbolic, LinearFormsCancel) {
+  Expr i = Expr::Var("i");
+  // The seed's slice extent: (idx + 1) * tile - idx * tile == tile.
+  EXPECT_EQ(((i + 1) * Expr(1) - i * Expr(1)).as_const(), 1);
+  EXPECT_EQ(((i + 1) * Expr(4) - i * Expr(4)).as_const(), 4);
+  EXPECT_TRUE((i + i).same_as(Expr(2) * i));
+  EXPECT_TRUE((i + Expr::Var("j")).same_as(Expr::Var("j") + i));
+  EXPECT_EQ((i - i).as_const(), 0);
+  EXPECT_EQ((i * Expr(0)).as_const(), 0);
+  EXPECT_TRUE((i * Expr(1)).same_as(i));
+}
+
+TEST(Symbolic, DivisionAndModuloOfMultiples) {
+  Expr i = Expr::Var("i");
+  EXPECT_TRUE(FloorDiv(i * Expr(8) + Expr(16), Expr(8)).same_as(i + 2));
+  EXPECT_EQ(Mod(i * Expr(8) + Expr(3), Expr(8)).as_const(), 3);
+  EXPECT_FALSE(FloorDiv(i + 1, Expr(2)).is_const());
+  EXPECT_TRUE(FloorDiv(i, Expr(1)).same_as(i));
+}
+
+TEST(Symbolic, MinMaxWithConstantDifference) {
+  Expr i = Expr::Var("i");
+  EXPECT_TRUE(Min(i + 2, i + 5).same_as(i + 2));
+  EXPECT_TRUE(Max(i + 2, i + 5).same_as(i + 5));
+  EXPECT_TRUE(Min(i, Expr::Var("j")).same_as(Min(Expr::Var("j"), i)));
+}
+
+TEST(Symbolic, EvaluateAndSubstitute) {
+  Expr b = Expr::Var("b");
+  Expr e = Min(Expr(64), b * Expr(3) - Expr(64) * Expr::Var("$c0"));
+  SymEnv env{{"b", 30}, {"$c0", 1}};
+  EXPECT_EQ(e.Eval(env), 26);
+  EXPECT_EQ(e.Substitute({{"b", 30}}).Eval({{"$c0", 0}}), 64);
+  EXPECT_EQ(e.FreeVars(), (std::vector<std::string>{"$c0", "b"}));
+  EXPECT_THROW(e.Eval({{"b", 1}}), UserError);
+}
+
+TEST(Symbolic, PrintsCanonically) {
+  Expr i = Expr::Var("i");
+  EXPECT_EQ((i * Expr(2) + Expr(3)).str(), "(2*i + 3)");
+  EXPECT_EQ((Expr(5) - i).str(), "(-i + 5)");
+  EXPECT_EQ(FloorDiv(Expr::Var("n"), Expr(4)).str(), "(n // 4)");
+  EXPECT_THROW(FloorDiv(i, Expr(0)), UserError);
+}
