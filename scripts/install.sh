@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything PyPTO needs on a fresh Debian machine with Python 3.9+, then builds and
+# installs the package in editable mode. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+
+need_apt=()
+command -v g++ >/dev/null || need_apt+=(g++)
+dpkg -s libgtest-dev >/dev/null 2>&1 || need_apt+=(libgtest-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "[install] apt-get install ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+echo "[install] pip packages"
+python3 -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" cmake ninja
+
+echo "[install] building pypto (pip install -e .)"
+python3 -m pip install -q --no-build-isolation -e .
+python3 -c "import pypto; print('[install] pypto', pypto.__version__, 'ready')"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs PyPTO and runs every test: the C++ suites (GoogleTest via ctest) and the Python
+# suite (pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+
+echo "[test] C++ (GoogleTest via ctest)"
+cmake -S . -B build/cpp-tests -G Ninja -DPYPTO_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/cpp-tests -j 2
+ctest --test-dir build/cpp-tests --output-on-failure -j 2
+
+echo "[test] Python (pytest)"
+python3 -m pytest tests/python -q
