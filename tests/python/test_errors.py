@@ -1,0 +1,322 @@
+"""User errors: pypto.UserError naming the op, the shapes/dtypes, the user's file:line and a hint."""
+
+import os
+
+import numpy as np
+import pytest
+
+import pypto
+
+F32, F16, I32 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_INT32
+THIS_FILE = os.path.basename(__file__)
+
+
+def line_of(marker):
+    """Line number of the source line of this file carrying `# <marker>`."""
+    with open(__file__) as fh:
+        for n, text in enumerate(fh, 1):
+            if text.rstrip().endswith("# " + marker):
+                return n
+    raise AssertionError(marker)
+
+
+def raises_at(marker, fn, *args, match=()):
+    with pytest.raises(pypto.UserError) as ei:
+        fn(*args)
+    msg = str(ei.value)
+    assert isinstance(ei.value, ValueError)
+    assert f'{THIS_FILE}", line {line_of(marker)}' in msg, msg
+    for m in match:
+        assert m in msg, f"{m!r} not in:\n{msg}"
+    return msg
+
+
+def z(*shape, dtype=np.float32):
+    return np.zeros(shape, dtype)
+
+
+def test_operand_shape_mismatch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), y: pypto.Tensor((4, 9), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = x + y  # E:shape
+
+    msg = raises_at("E:shape", f, z(4, 8), z(4, 9), z(4, 8), match=["pypto.add", "(4, 8)", "(4, 9)"])
+    assert "hint:" in msg
+
+
+def test_operand_dtype_mismatch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), y: pypto.Tensor((4, 8), F16), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = pypto.maximum(x, y)  # E:dtype
+
+    msg = raises_at("E:dtype", f, z(4, 8), z(4, 8, dtype=np.float16), z(4, 8),
+                    match=["pypto.maximum", "fp32", "fp16"])
+    assert "pypto.cast" in msg
+
+
+def test_tile_rank_differs_from_tensor_rank():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8, 2)
+        o[:] = pypto.exp(x)  # E:rank
+
+    raises_at("E:rank", f, z(4, 8), z(4, 8), match=["exp", "(4, 8, 2)", "rank 3", "rank-2", "set_vec_tile_shapes"])
+
+
+def test_tile_too_large_for_ub():
+    @pypto.jit
+    def f(x: pypto.Tensor((1024, 1024), F32), o: pypto.Tensor((1024, 1024), F32)):
+        pypto.set_vec_tile_shapes(1024, 1024)
+        o[:] = pypto.exp(x)  # E:ub
+
+    raises_at("E:ub", f.compile, (1024, 1024), (1024, 1024),
+              match=["pypto.exp", "(1024, 1024)", "UB", "set_vec_tile_shapes"])
+
+
+@pypto.jit
+def _ok(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+    pypto.set_vec_tile_shapes(4, 8)
+    o[:] = x + 1.0
+
+
+def test_call_wrong_shape_names_parameter():
+    with pytest.raises(pypto.UserError) as ei:
+        _ok(z(4, 9), z(4, 8))
+    msg = str(ei.value)
+    assert "'x'" in msg and "(4, 8)" in msg and "(4, 9)" in msg
+
+
+def test_call_wrong_rank_names_parameter():
+    with pytest.raises(pypto.UserError) as ei:
+        _ok(z(4, 8), z(4, 8, 1))
+    msg = str(ei.value)
+    assert "'o'" in msg and "(4, 8)" in msg and "(4, 8, 1)" in msg
+
+
+def test_call_wrong_dtype_names_parameter():
+    with pytest.raises(pypto.UserError) as ei:
+        _ok(z(4, 8), z(4, 8, dtype=np.float16))
+    msg = str(ei.value)
+    assert "'o'" in msg and "fp32" in msg and "fp16" in msg
+
+
+def test_call_wrong_number_of_arguments():
+    with pytest.raises(pypto.UserError, match="takes 2 tensor arguments, got 1"):
+        _ok(z(4, 8))
+
+
+@pytest.mark.xfail(strict=True, reason="a numpy dtype PyPTO has no type for (float64, uint16...) gives "
+                                       "'unsupported array dtype (code 2, 64 bits)' without the parameter name")
+def test_call_unsupported_numpy_dtype_names_parameter():
+    with pytest.raises(pypto.UserError) as ei:
+        _ok(z(4, 8, dtype=np.float64), z(4, 8))
+    msg = str(ei.value)
+    assert "'x'" in msg and "fp32" in msg and "float64" in msg
+
+
+@pytest.mark.xfail(strict=True, reason="call-time shape/dtype errors carry no file:line of the call, unlike the "
+                                       "other user errors")
+def test_call_wrong_shape_points_at_call_line():
+    raises_at("E:call", lambda: _ok(z(4, 9), z(4, 8)))  # E:call
+
+
+def test_unknown_runtime_option():
+    before = pypto.get_runtime_options()
+    with pytest.raises(pypto.UserError) as ei:
+        pypto.set_runtime_options(wokers=2)
+    msg = str(ei.value)
+    assert "'wokers'" in msg and "workers" in msg and "hint" in msg
+    assert pypto.get_runtime_options() == before
+
+
+def test_unknown_option_in_jit_decorator():
+    with pytest.raises(pypto.UserError, match="unknown pass option 'machne'"):
+        @pypto.jit(pass_options={"machne": "a2a3"})
+        def f(x: pypto.Tensor((4, 8), F32)):
+            return x
+
+
+def test_bad_option_values():
+    with pytest.raises(pypto.UserError, match="unknown machine 'nope'"):
+        pypto.set_pass_options(machine="nope")
+    with pytest.raises(pypto.UserError, match="sched_mode"):
+        pypto.set_runtime_options(sched_mode="random")
+
+
+def _sym_fn(use):
+    @pypto.jit
+    def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32), o: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        use(x.shape[0])
+        o[:] = x[:, :] * 1.0
+    return f
+
+
+def test_int_of_symbolic_value():
+    f = _sym_fn(lambda n: int(n))
+    with pytest.raises(pypto.UserError) as ei:
+        f(z(4, 8), z(4, 8))
+    msg = str(ei.value)
+    assert "int()" in msg and "x_dim0" in msg and "hint" in msg
+
+
+def test_bool_of_symbolic_value():
+    f = _sym_fn(lambda n: bool(n))
+    with pytest.raises(pypto.UserError) as ei:
+        f(z(4, 8), z(4, 8))
+    msg = str(ei.value)
+    assert "truth value" in msg and "x_dim0" in msg and "pypto.cond" in msg
+
+
+@pytest.mark.xfail(strict=True, reason="int()/bool() of a symbolic scalar: the UserError has no file:line")
+def test_int_of_symbolic_value_points_at_line():
+    @pypto.jit
+    def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32), o: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n = int(x.shape[0])  # E:int
+        o[:] = x * float(n)
+
+    raises_at("E:int", f, z(4, 8), z(4, 8), match=["x_dim0"])
+
+
+def test_bool_of_tensor():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        if x:  # E:tbool
+            o[:] = x * 1.0
+
+    raises_at("E:tbool", f, z(4, 8), z(4, 8), match=["truth value"])
+
+
+def test_slice_out_of_bounds():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((5, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = x[0:5, :] * 1.0  # E:oob
+
+    raises_at("E:oob", f, z(4, 8), z(5, 8), match=["[0:5]", "out of bounds", "dim 0", "(4, 8)"])
+
+
+def test_integer_index_refused():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((1, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = x[1] * 1.0  # E:intidx
+
+    raises_at("E:intidx", f, z(4, 8), z(1, 8), match=["only slices"])
+
+
+def test_exp_on_int_tensor():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), I32), o: pypto.Tensor((4, 8), I32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = pypto.exp(x)  # E:iexp
+
+    raises_at("E:iexp", f, z(4, 8, dtype=np.int32), z(4, 8, dtype=np.int32),
+              match=["pypto.exp", "int32", "(4, 8)", "pypto.cast"])
+
+
+def test_reduction_dim_out_of_range():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 1), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = pypto.sum(x, dim=2, keepdim=True)  # E:dim
+
+    raises_at("E:dim", f, z(4, 8), z(4, 1), match=["pypto.sum", "dim 2", "rank 2"])
+
+
+def test_assign_shape_mismatch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = pypto.amax(x, dim=-1, keepdim=True)  # E:assign
+
+    raises_at("E:assign", f, z(4, 8), z(4, 8), match=["(4, 1)", "(4, 8)"])
+
+
+def test_assemble_dtype_mismatch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.assemble(pypto.cast(x, F16), [0, 0], o)  # E:asmdt
+
+    raises_at("E:asmdt", f, z(4, 8), z(4, 8), match=["pypto.assemble", "fp16", "fp32"])
+
+
+def test_assemble_does_not_fit():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.assemble(x * 1.0, [1, 0], o)  # E:fit
+
+    raises_at("E:fit", f, z(4, 8), z(4, 8), match=["pypto.assemble", "(1, 0)", "does not fit"])
+
+
+def test_loop_step_zero():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for _ in pypto.loop(0, 4, 0):  # E:step
+            o[:] = x * 1.0
+
+    raises_at("E:step", f, z(4, 8), z(4, 8), match=["step must be positive"])
+
+
+def test_bad_tile_dims():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(0, 8)  # E:tile0
+        o[:] = x * 1.0
+
+    raises_at("E:tile0", f, z(4, 8), z(4, 8), match=["set_vec_tile_shapes", "positive"])
+
+
+def test_op_outside_jit():
+    with pytest.raises(pypto.UserError, match="only be used inside a @pypto.jit"):
+        pypto.exp(z(4, 8))  # E:outside
+
+
+def test_missing_annotation():
+    with pytest.raises(pypto.UserError, match="parameter 'x' needs an annotation"):
+        @pypto.jit
+        def f(x):
+            return x
+
+
+def test_result_annotation_mismatch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)) -> pypto.Tensor((4, 9), F32):
+        pypto.set_vec_tile_shapes(4, 8)
+        o = pypto.tensor((4, 8), F32)
+        o[:] = x + 1.0
+        return o
+
+    with pytest.raises(pypto.UserError, match=r"result 0 has shape \(4, 8\), annotated \(4, 9\)"):
+        f(z(4, 8))
+
+
+def test_non_tensor_operand():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = x + "a"  # E:str
+
+    raises_at("E:str", f, z(4, 8), z(4, 8), match=["pypto.add", "str"])
+
+
+def test_error_does_not_poison_later_compiles():
+    """After a failed trace, the next function compiles and runs normally."""
+    @pypto.jit
+    def bad(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o[:] = pypto.exp(x[0:2, :])
+
+    with pytest.raises(pypto.UserError):
+        bad(z(4, 8), z(4, 8))
+    x = np.ones((4, 8), np.float32)
+    o = z(4, 8)
+    _ok(x, o)
+    np.testing.assert_array_equal(o, 2.0)
