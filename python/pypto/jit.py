@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core, options
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
+from ._dtypes import as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
 
 
@@ -67,7 +68,7 @@ class JitFunction:
 
     def compile(self, *args: Any) -> CompiledFunction:
         """Trace and compile for these arguments (arrays or shapes); cached by STATIC dims."""
-        arrays = [self._as_array(a, name) for (name, _), a in zip(self.params, args)]
+        arrays = [self._as_array(a, name, shapes_ok=True) for (name, _), a in zip(self.params, args)]
         key = self._key(arrays)
         if key not in self._cache:
             self._cache[key] = self._compile(arrays)
@@ -136,13 +137,22 @@ class JitFunction:
                                           f"{a.shape}")
 
     # --- calls ---------------------------------------------------------------------------------
-    def _as_array(self, a: Any, name: str) -> np.ndarray:
-        if isinstance(a, np.ndarray):
-            return a
+    def _as_array(self, a: Any, name: str, shapes_ok: bool = False) -> np.ndarray:
         if _is_torch(a):
-            return a.detach().cpu().numpy()
-        if isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a):
-            return np.empty(a, dtype=np.float32)  # a shape, for compile()
+            a = a.detach().cpu().numpy()
+        if isinstance(a, np.ndarray):
+            try:
+                as_dtype(a.dtype)
+            except TypeError:
+                ann = dict(self.params)[name]
+                raise _core.UserError(
+                    f"@{self.fn.__name__}: parameter '{name}' expects dtype {_core.dtype_name(ann.dtype)}, got an "
+                    f"array of numpy dtype {a.dtype} and shape {a.shape}"
+                    f"\nhint: convert it, e.g. x.astype(numpy.float32)") from None
+            return a
+        if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a):
+            ann = dict(self.params)[name]
+            return np.empty(a, dtype=to_numpy_dtype(ann.dtype))  # a shape, for compile()
         raise _core.UserError(f"@{self.fn.__name__}: argument '{name}' must be a numpy array or a torch tensor, got "
                               f"{type(a).__name__}")
 
@@ -155,7 +165,10 @@ class JitFunction:
         compiled = self.compile(*arrays)
         self.last = compiled
         rt = options.merged("runtime", self.runtime_options)
-        outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"])
+        try:
+            outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"])
+        except _core.UserError as e:  # name the caller's line too
+            raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
         if torch_in:
             import torch

@@ -88,6 +88,12 @@ std::vector<Expr> ToExprs(const nb::handle& seq) {
   return out;
 }
 
+UserError SymbolicCompare(const Expr& e, const char* op) {
+  return UserError(std::string("comparing the symbolic value '") + e.str() + "' with " + op +
+                       ": its value is only known when the kernel runs",
+                   {}, "compare at run time with pypto.cond(...), or use Python ints for trace-time decisions");
+}
+
 struct Program {
   std::shared_ptr<const CompiledProgram> compiled;
   std::shared_ptr<Runtime> runtime;
@@ -138,6 +144,10 @@ NB_MODULE(_core, m) {
         throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs", {},
                         "use pypto.cond(...) for a runtime branch, or compare Python ints at trace time");
       })
+      .def("__lt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<"); })
+      .def("__le__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<="); })
+      .def("__gt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, ">"); })
+      .def("__ge__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, ">="); })
       .def("__str__", [](const Expr& e) { return e.str(); })
       .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
       .def("same_as", &Expr::same_as)

@@ -99,6 +99,12 @@ int Recorder::Binary(const std::string& op, int x, int y, const SourceLoc& loc) 
 }
 
 int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc) {
+  CheckLive(x, op, loc);
+  const Value& xv = f_.value(x);
+  if (!IsFloat(xv.dtype) && scalar != static_cast<double>(static_cast<int64_t>(scalar)))
+    throw UserError("pypto." + op + ": the scalar " + std::to_string(scalar) + " is not an integer but the tensor " +
+                        DescribeValue(xv) + " is",
+                    loc, "cast the tensor to a float dtype first, or use an integer scalar");
   OpCall c;
   c.op = op + "_scalar";
   c.inputs = {x};
@@ -251,9 +257,12 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
     } else if (v.kind == ValueKind::Output) {
       f_.returns.push_back(id);
     } else {
-      // A computed (or input, or view) value: copy it into a fresh output tensor.
-      int out = CreateTensor(v.shape, v.dtype, "out", loc);
-      std::vector<Expr> zeros(v.shape.size(), Expr(0));
+      // A computed (or input, or view) value: copy it into a fresh output tensor. Copy the
+      // type first: CreateTensor grows the value table and invalidates `v`.
+      std::vector<Expr> shape = v.shape;
+      DataType dtype = v.dtype;
+      int out = CreateTensor(shape, dtype, "out", loc);
+      std::vector<Expr> zeros(shape.size(), Expr(0));
       Assemble(id, zeros, out, loc);
       f_.value(out).kind = ValueKind::Output;
       f_.outputs.push_back(out);

@@ -138,8 +138,6 @@ def test_int32_fp32_casts():
     np.testing.assert_array_equal(make(I32, F32, lambda t: pypto.cast(t, F32))(xi), xi.astype(np.float32))
 
 
-@pytest.mark.xfail(strict=True, reason="int32 tensor * 2.5 silently truncates the Python float scalar to 2 "
-                                       "(numpy/torch give x*2.5); it should promote or be refused")
 def test_int32_times_fractional_scalar_not_silently_truncated():
     x = np.arange(55, dtype=np.int32).reshape(SHAPE) - 20
     try:

@@ -107,8 +107,6 @@ def test_call_wrong_number_of_arguments():
         _ok(z(4, 8))
 
 
-@pytest.mark.xfail(strict=True, reason="a numpy dtype PyPTO has no type for (float64, uint16...) gives "
-                                       "'unsupported array dtype (code 2, 64 bits)' without the parameter name")
 def test_call_unsupported_numpy_dtype_names_parameter():
     with pytest.raises(pypto.UserError) as ei:
         _ok(z(4, 8, dtype=np.float64), z(4, 8))
@@ -116,8 +114,6 @@ def test_call_unsupported_numpy_dtype_names_parameter():
     assert "'x'" in msg and "fp32" in msg and "float64" in msg
 
 
-@pytest.mark.xfail(strict=True, reason="call-time shape/dtype errors carry no file:line of the call, unlike the "
-                                       "other user errors")
 def test_call_wrong_shape_points_at_call_line():
     raises_at("E:call", lambda: _ok(z(4, 9), z(4, 8)))  # E:call
 

@@ -165,7 +165,6 @@ RETURN_BUG = ("Recorder::Return keeps `Value& v = f_.value(id)` across CreateTen
               "('... and 0 offsets must have the same rank')")
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_BUG)
 def test_return_unary_result_directly():
     @pypto.jit
     def f(x: pypto.Tensor((4, 8), F32)) -> pypto.Tensor((4, 8), F32):
@@ -176,7 +175,6 @@ def test_return_unary_result_directly():
     assert_close(f(x), np.exp(x.astype(np.float64)))
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_BUG)
 def test_return_scalar_op_result_directly():
     @pypto.jit
     def f(x: pypto.Tensor((4, 8), F32)) -> pypto.Tensor((4, 8), F32):
@@ -187,7 +185,6 @@ def test_return_scalar_op_result_directly():
     assert_close(f(x), x * 2.0)
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_BUG)
 def test_return_input_parameter_is_copied():
     @pypto.jit
     def f(x: pypto.Tensor((4, 8), F32)):
