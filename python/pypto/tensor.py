@@ -201,3 +201,25 @@ def tensor(shape: Sequence[Dim], dtype: DataType = DT_FP32, name: Optional[str] 
     """A new global-memory tensor of the function (an output when returned)."""
     rec = current_recorder("tensor")
     return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))
+
+
+def _add_location_to_symbolic_errors() -> None:
+    """int(), bool() and comparisons of a symbolic value fail in C++; add the user's line."""
+    from ._tracing import _format_loc
+
+    def wrap(name: str) -> None:
+        orig = getattr(SymbolicScalar, name)
+
+        def method(self: SymbolicScalar, *args: Any) -> Any:
+            try:
+                return orig(self, *args)
+            except _core.UserError as e:
+                raise _core.UserError(str(e) + _format_loc(user_loc())) from None
+
+        setattr(SymbolicScalar, name, method)
+
+    for name in ("__int__", "__index__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__"):
+        wrap(name)
+
+
+_add_location_to_symbolic_errors()

@@ -166,7 +166,6 @@ def test_bool_of_symbolic_value():
     assert "truth value" in msg and "x_dim0" in msg and "pypto.cond" in msg
 
 
-@pytest.mark.xfail(strict=True, reason="int()/bool() of a symbolic scalar: the UserError has no file:line")
 def test_int_of_symbolic_value_points_at_line():
     @pypto.jit
     def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32), o: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
