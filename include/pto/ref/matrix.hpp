@@ -57,7 +57,7 @@ void TMATMUL_BIAS(TileRef<Acc> dst, TileRef<In> src0, TileRef<In> src1, TileRef<
 template <class Acc, class In>
 void TGEMV(TileRef<Acc> dst, TileRef<In> src0, TileRef<In> src1) {
   PTO_CHECK(dst.valid_rows == 1, "TGEMV dst must be one row");
-  TMATMUL(dst, src0, src1);
+  ref::TMATMUL(dst, src0, src1);
 }
 
 }  // namespace pto::ref

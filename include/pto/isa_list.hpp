@@ -1,0 +1,28 @@
+// The one list of PTO instruction names. X(NAME, FAST): FAST is 1 when pto::NAME has its own
+// fast implementation, 0 when pto::NAME is the reference one. Used to generate the Tile
+// overloads, and by bindings / the assembler to enumerate the ISA.
+#pragma once
+
+#define PTO_INSTRUCTIONS(X)                                                                   \
+  X(TLOAD, 1) X(TSTORE, 1) X(TPREFETCH, 1) X(MGATHER, 0) X(MSCATTER, 0)                       \
+  X(TADD, 1) X(TSUB, 1) X(TMUL, 1) X(TDIV, 1) X(TMAX, 1) X(TMIN, 1) X(TREM, 1)               \
+  X(TAND, 1) X(TOR, 1) X(TXOR, 1) X(TSHL, 1) X(TSHR, 1) X(TPRELU, 1)                          \
+  X(TABS, 1) X(TNEG, 1) X(TRELU, 1) X(TNOT, 1) X(TEXP, 1) X(TLOG, 1) X(TSQRT, 1)             \
+  X(TRSQRT, 1) X(TRECIP, 1)                                                                   \
+  X(TADDS, 1) X(TSUBS, 1) X(TMULS, 1) X(TDIVS, 1) X(TMAXS, 1) X(TMINS, 1) X(TREMS, 1)        \
+  X(TANDS, 1) X(TORS, 1) X(TXORS, 1) X(TSHLS, 1) X(TSHRS, 1) X(TLRELU, 1) X(TEXPANDS, 1)     \
+  X(TADDC, 1) X(TSUBC, 1) X(TFUSEDMULADD, 1) X(TAXPY, 1)                                      \
+  X(TCMP, 1) X(TCMPS, 1) X(TSEL, 1) X(TSELS, 1)                                               \
+  X(TCVT, 1)                                                                                  \
+  X(TROWSUM, 1) X(TROWPROD, 1) X(TROWMAX, 1) X(TROWMIN, 1)                                    \
+  X(TCOLSUM, 1) X(TCOLPROD, 1) X(TCOLMAX, 1) X(TCOLMIN, 1)                                    \
+  X(TROWARGMAX, 0) X(TROWARGMIN, 0) X(TROWEXPAND, 1) X(TCOLEXPAND, 1)                         \
+  X(TROWEXPANDADD, 1) X(TROWEXPANDSUB, 1) X(TROWEXPANDMUL, 1) X(TROWEXPANDDIV, 1)             \
+  X(TROWEXPANDMAX, 1) X(TROWEXPANDMIN, 1) X(TROWEXPANDEXPDIF, 1)                              \
+  X(TCOLEXPANDADD, 1) X(TCOLEXPANDSUB, 1) X(TCOLEXPANDMUL, 1) X(TCOLEXPANDDIV, 1)             \
+  X(TCOLEXPANDMAX, 1) X(TCOLEXPANDMIN, 1) X(TCOLEXPANDEXPDIF, 1)                              \
+  X(TMATMUL, 1) X(TMATMUL_ACC, 1) X(TMATMUL_BIAS, 1) X(TGEMV, 1)                              \
+  X(TMOV, 1) X(TEXTRACT, 0) X(TINSERT, 0) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 0)          \
+  X(TCONCAT, 0)                                                                               \
+  X(TGATHER, 0) X(TSCATTER, 0) X(TCI, 0) X(TTRI, 0) X(TSORT32, 0) X(TMRGSORT, 0)              \
+  X(TQUANT, 0) X(TDEQUANT, 0)
