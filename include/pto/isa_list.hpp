@@ -1,6 +1,6 @@
-// The one list of PTO instruction names. X(NAME, FAST): FAST is 1 when pto::NAME has its own
-// fast implementation, 0 when pto::NAME is the reference one. Used to generate the Tile
-// overloads, and by bindings / the assembler to enumerate the ISA.
+// The one list of PTO tile instruction names. X(NAME, FAST): FAST is 1 when pto::NAME has its
+// own implementation in namespace pto, 0 when pto::NAME is the reference one. Used to generate
+// the Tile overloads, and by bindings / the assembler to enumerate the ISA.
 #pragma once
 
 #define PTO_INSTRUCTIONS(X)                                                                   \
@@ -25,4 +25,4 @@
   X(TMOV, 1) X(TEXTRACT, 0) X(TINSERT, 0) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 0)          \
   X(TCONCAT, 0)                                                                               \
   X(TGATHER, 0) X(TSCATTER, 0) X(TCI, 0) X(TTRI, 0) X(TSORT32, 0) X(TMRGSORT, 0)              \
-  X(TQUANT, 0) X(TDEQUANT, 0)
+  X(TQUANT, 0) X(TDEQUANT, 0) X(TPUSH, 1) X(TPOP, 1)

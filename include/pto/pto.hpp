@@ -10,6 +10,7 @@
 #include "pto/types.hpp"
 #include "pto/elem.hpp"
 #include "pto/isa_list.hpp"
+#include "pto/sync.hpp"
 #include "pto/tile.hpp"
 
 #include "pto/ref/common.hpp"

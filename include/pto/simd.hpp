@@ -45,18 +45,42 @@ inline constexpr bool is16_v = std::is_same_v<T, half> || std::is_same_v<T, bflo
 template <class T>
 using calc_t = std::conditional_t<is16_v<T>, float, T>;
 
+#ifdef PTO_SIMD_AVX2
+// 8 x 16-bit float -> 8 x float (exact).
+template <class T>
+inline __m256 cvt8_to_float(__m128i h) {
+  if constexpr (std::is_same_v<T, half>) return _mm256_cvtph_ps(h);
+  else return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+// 8 x float -> 8 x 16-bit float, round to nearest even, NaN stays NaN.
+template <class T>
+inline __m128i cvt8_from_float(__m256 f) {
+  if constexpr (std::is_same_v<T, half>) {
+    return _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    const __m256i x = _mm256_castps_si256(f);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q));
+    const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
+    // Pack the low 16 bits of the 8 lanes (they fit, so unsigned saturation is a no-op), then
+    // undo the per-128-bit-half order of packus.
+    const __m256i packed = _mm256_packus_epi32(r, r);
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
+  }
+}
+#endif
+
 // Widens n 16-bit floats to float (exact).
 template <class T>
 inline void to_float(const T* src, float* dst, int n) {
   int i = 0;
 #ifdef PTO_SIMD_AVX2
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    __m256 f;
-    if constexpr (std::is_same_v<T, half>) f = _mm256_cvtph_ps(h);
-    else f = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    _mm256_storeu_ps(dst + i, f);
-  }
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i,
+                     cvt8_to_float<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
 #endif
   for (; i < n; ++i) dst[i] = float(src[i]);
 }
@@ -66,28 +90,85 @@ template <class T>
 inline void from_float(const float* src, T* dst, int n) {
   int i = 0;
 #ifdef PTO_SIMD_AVX2
-  for (; i + 8 <= n; i += 8) {
-    const __m256 f = _mm256_loadu_ps(src + i);
-    __m128i h;
-    if constexpr (std::is_same_v<T, half>) {
-      h = _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    } else {
-      const __m256i x = _mm256_castps_si256(f);
-      const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
-      const __m256i rounded = _mm256_srli_epi32(
-          _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
-      const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
-      const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q));
-      const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
-      // Pack the low 16 bits of the 8 lanes (values fit in 16 bits, so unsigned saturation is
-      // a no-op), then fix the lane order that packus does per 128-bit half.
-      const __m256i packed = _mm256_packus_epi32(r, r);
-      h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
-    }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
-  }
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     cvt8_from_float<T>(_mm256_loadu_ps(src + i)));
 #endif
   for (; i < n; ++i) dst[i] = T(src[i]);
+}
+
+// ---- native float vectors (GCC vector extensions): 8 lanes (AVX) or 4 (SSE2) ------------------
+
+#ifdef PTO_SIMD_AVX2
+inline constexpr int kW = 8;
+#else
+inline constexpr int kW = 4;
+#endif
+using vf = float __attribute__((vector_size(4 * kW)));
+using vi = int32_t __attribute__((vector_size(4 * kW)));
+
+inline vf splat(float s) {
+  vf v;
+  for (int j = 0; j < kW; ++j) v[j] = s;
+  return v;
+}
+
+// Loads kW elements of T widened to float.
+template <class T>
+inline vf vload(const T* p) {
+  vf v;
+  if constexpr (std::is_same_v<T, float>) {
+    std::memcpy(&v, p, sizeof v);
+#ifdef PTO_SIMD_AVX2
+  } else if constexpr (is16_v<T>) {
+    v = vf(cvt8_to_float<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#endif
+  } else {
+    for (int j = 0; j < kW; ++j) v[j] = float(p[j]);
+  }
+  return v;
+}
+
+// Stores kW floats narrowed to T (round to nearest even).
+template <class T>
+inline void vstore(T* p, vf v) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::memcpy(p, &v, sizeof v);
+  } else {
+#ifdef PTO_SIMD_AVX2
+    if constexpr (is16_v<T>) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), cvt8_from_float<T>(__m256(v)));
+      return;
+    }
+#endif
+    for (int j = 0; j < kW; ++j) p[j] = T(v[j]);
+  }
+}
+
+// memcpy for non-overlapping tile rows. glibc switches to `rep movsb` above a few KiB, which
+// runs at ~5 GB/s on some virtual machines (20x slower than vector moves), so large copies use
+// vector moves.
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+#ifdef PTO_SIMD_AVX2
+  if (n >= 2048) {
+    auto* d = static_cast<char*>(dst);
+    auto* s = static_cast<const char*>(src);
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
+      const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), a);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 64), c);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 96), e);
+    }
+    std::memcpy(d + i, s + i, n - i);
+    return;
+  }
+#endif
+  std::memmove(dst, src, n);
 }
 
 // ---- exp ---------------------------------------------------------------------------------------
@@ -104,7 +185,8 @@ constexpr float kHi = 89.0f, kLo = -104.0f;  // beyond these the result is inf /
 #ifdef PTO_SIMD_AVX2
 inline __m256 exp8(__m256 x) {
   using namespace exp_detail;
-  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kLo)), _mm256_set1_ps(kHi));
+  // max/min return their second operand when either is NaN: NaN flows through into p.
+  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(kHi), _mm256_max_ps(_mm256_set1_ps(kLo), x));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), xc);
@@ -124,8 +206,7 @@ inline __m256 exp8(__m256 x) {
   const __m256i bias = _mm256_set1_epi32(127);
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));  // NaN in, NaN out
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 #endif
 

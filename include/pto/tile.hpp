@@ -49,7 +49,8 @@ struct Tile {
   static constexpr PadValue kPad = Pad;
   static constexpr bool kStaticValid = ValidRows != DYNAMIC && ValidCols != DYNAMIC;
   // Fractal block of the NZ layout: 16 rows x 32 bytes.
-  static constexpr int kFracRows = 16, kFracCols = 32 / int(sizeof(T)) > 0 ? 32 / int(sizeof(T)) : 1;
+  static constexpr int kFracRows = 16;
+  static constexpr int kFracCols = sizeof(T) <= 32 ? 32 / int(sizeof(T)) : 1;
   static_assert(Lay != Layout::NZ || (Rows % kFracRows == 0 && Cols % kFracCols == 0),
                 "NZ tiles must be whole fractals");
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "pto/fast/matmul.hpp"
+#include "pto/sync.hpp"
 #include "pto/isa_list.hpp"
 #include "pto/tile.hpp"
 
@@ -22,8 +23,8 @@ PTO_INSTRUCTIONS(PTO_USE_REF)
 #define PTO_TILE_FORWARD(NAME, FAST)                              \
   template <class... A>                                           \
     requires(is_tile_v<A> || ...)                                 \
-  void NAME(A&&... a) {                                           \
-    NAME(as_ref(std::forward<A>(a))...);                          \
+  decltype(auto) NAME(A&&... a) {                                 \
+    return NAME(as_ref(std::forward<A>(a))...);                   \
   }
 PTO_INSTRUCTIONS(PTO_TILE_FORWARD)
 #undef PTO_TILE_FORWARD

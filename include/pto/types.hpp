@@ -132,7 +132,8 @@ struct GlobalRef {
   // Address of element (row r, col c) of the flattened 2-D view.
   T* addr(int64_t r, int64_t c) const {
     const int64_t i3 = r % shape[3], i2 = r / shape[3] % shape[2];
-    const int64_t i1 = r / (shape[3] * shape[2]) % shape[1], i0 = r / (shape[3] * shape[2] * shape[1]);
+    const int64_t i1 = r / (shape[3] * shape[2]) % shape[1];
+    const int64_t i0 = r / (shape[3] * shape[2] * shape[1]);
     return data + i0 * stride[0] + i1 * stride[1] + i2 * stride[2] + i3 * stride[3] + c * stride[4];
   }
 };

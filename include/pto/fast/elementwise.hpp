@@ -11,47 +11,88 @@ namespace fast {
 // Elementwise operations on compute types (float for every floating type; integers wrap as in
 // pto::elem). Written branch-free so the loops vectorize.
 template <class V>
-constexpr bool fp = std::is_floating_point_v<V>;
+constexpr bool fp = std::is_floating_point_v<V> || std::is_same_v<V, simd::vf>;
 
-struct Add { template <class V> V operator()(V a, V b) const { if constexpr (fp<V>) return a + b; else return elem::add(a, b); } };
-struct Sub { template <class V> V operator()(V a, V b) const { if constexpr (fp<V>) return a - b; else return elem::sub(a, b); } };
-struct Mul { template <class V> V operator()(V a, V b) const { if constexpr (fp<V>) return a * b; else return elem::mul(a, b); } };
-struct Div { template <class V> V operator()(V a, V b) const { if constexpr (fp<V>) return a / b; else return elem::div(a, b); } };
+// Bitwise ops reject floating types, as the reference does.
+template <class V>
+V int_only(V a) {
+  static_assert(!sizeof(V*), "this instruction needs an integer or bool type");
+  return a;
+}
+
+// OP(NAME, KVEC, FLOAT_EXPR, INT_EXPR): a functor on compute types; KVEC says it also works on
+// simd::vf (for the 16-bit in-register path).
+#define PTO_FAST_OP2(NAME, KVEC, FEXPR, IEXPR)                   \
+  struct NAME {                                                  \
+    static constexpr bool kVec = KVEC;                           \
+    template <class V>                                           \
+    V operator()(V a, V b) const {                               \
+      if constexpr (fp<V>) return FEXPR;                         \
+      else return IEXPR;                                         \
+    }                                                            \
+  };
+#define PTO_FAST_OP1(NAME, KVEC, FEXPR, IEXPR)                   \
+  struct NAME {                                                  \
+    static constexpr bool kVec = KVEC;                           \
+    template <class V>                                           \
+    V operator()(V a) const {                                    \
+      if constexpr (fp<V>) return FEXPR;                         \
+      else return IEXPR;                                         \
+    }                                                            \
+  };
+PTO_FAST_OP2(Add, true, a + b, elem::add(a, b))
+PTO_FAST_OP2(Sub, true, a - b, elem::sub(a, b))
+PTO_FAST_OP2(Mul, true, a * b, elem::mul(a, b))
+PTO_FAST_OP2(Div, true, a / b, elem::div(a, b))
+PTO_FAST_OP2(Rem, false, std::fmod(a, b), elem::rem(a, b))
+PTO_FAST_OP2(And, false, int_only(a), elem::bit_and(a, b))
+PTO_FAST_OP2(Or, false, int_only(a), elem::bit_or(a, b))
+PTO_FAST_OP2(Xor, false, int_only(a), elem::bit_xor(a, b))
+PTO_FAST_OP2(Shl, false, int_only(a), elem::shl(a, b))
+PTO_FAST_OP2(Shr, false, int_only(a), elem::shr(a, b))
+PTO_FAST_OP2(Lrelu, true, a < V{} ? a * b : a, a < V{} ? elem::mul(a, b) : a)  // b: slope
+PTO_FAST_OP1(Abs, false, std::fabs(a), elem::abs(a))
+PTO_FAST_OP1(Neg, true, -a, elem::neg(a))
+PTO_FAST_OP1(Relu, true, a < V{} ? V{} : a, a < V{} ? V{} : a)
+PTO_FAST_OP1(Not, false, int_only(a), elem::bit_not(a))
+PTO_FAST_OP1(Identity, true, a, a)
+#undef PTO_FAST_OP1
+#undef PTO_FAST_OP2
+
 // NaN-propagating max/min with the reference's choice between equal operands (the first).
 struct Max {
-  template <class V> V operator()(V a, V b) const {
+  static constexpr bool kVec = true;
+  template <class V>
+  V operator()(V a, V b) const {
     V r = a < b ? b : a;
-    if constexpr (fp<V>) { r = b != b ? b : r; r = a != a ? a : r; }
+    if constexpr (fp<V>) r = b != b ? b : r, r = a != a ? a : r;
     return r;
   }
 };
 struct Min {
-  template <class V> V operator()(V a, V b) const {
+  static constexpr bool kVec = true;
+  template <class V>
+  V operator()(V a, V b) const {
     V r = b < a ? b : a;
-    if constexpr (fp<V>) { r = b != b ? b : r; r = a != a ? a : r; }
+    if constexpr (fp<V>) r = b != b ? b : r, r = a != a ? a : r;
     return r;
   }
 };
-struct Rem { template <class V> V operator()(V a, V b) const { if constexpr (fp<V>) return std::fmod(a, b); else return elem::rem(a, b); } };
-struct And { template <class V> V operator()(V a, V b) const { return elem::bit_and(a, b); } };
-struct Or { template <class V> V operator()(V a, V b) const { return elem::bit_or(a, b); } };
-struct Xor { template <class V> V operator()(V a, V b) const { return elem::bit_xor(a, b); } };
-struct Shl { template <class V> V operator()(V a, V b) const { return elem::shl(a, b); } };
-struct Shr { template <class V> V operator()(V a, V b) const { return elem::shr(a, b); } };
-struct Lrelu { template <class V> V operator()(V a, V s) const { return a < V(0) ? Mul{}(a, s) : a; } };
-struct Abs { template <class V> V operator()(V a) const { if constexpr (fp<V>) return std::fabs(a); else return elem::abs(a); } };
-struct Neg { template <class V> V operator()(V a) const { if constexpr (fp<V>) return -a; else return elem::neg(a); } };
-struct Relu { template <class V> V operator()(V a) const { return a < V(0) ? V(0) : a; } };
-struct Not { template <class V> V operator()(V a) const { return elem::bit_not(a); } };
 struct Recip { float operator()(float a) const { return 1.0f / a; } };
 struct Log { float operator()(float a) const { return std::log(a); } };
 
 // Binds a scalar as the second operand.
 template <class Op, class V>
 struct WithScalar {
+  static constexpr bool kVec = Op::kVec && std::is_same_v<V, float>;
   Op op;
   V s;
   V operator()(V a) const { return op(a, s); }
+  simd::vf operator()(simd::vf a) const
+    requires kVec
+  {
+    return op(a, simd::splat(s));
+  }
 };
 
 // Chunk functors with explicit SIMD (GCC does not vectorize sqrt under -fmath-errno).

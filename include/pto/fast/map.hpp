@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <tuple>
 
 #include "pto/ref/common.hpp"
@@ -36,7 +37,7 @@ struct Src {
 
 // Runs f(out, n, in...) over chunks of one row; out/in are compute-type arrays.
 template <class D, class F, class... S>
-inline void run_row(D* d, int n, F& f, const S*... s) {
+inline void run_row_chunks(D* d, int n, F& f, const S*... s) {
   if constexpr (!is16_v<D> && !(is16_v<S> || ...)) {
     f(d, n, s...);
   } else {
@@ -59,6 +60,28 @@ inline void run_row(D* d, int n, F& f, const S*... s) {
   }
 }
 
+template <class X>
+inline constexpr bool is_fl_v = std::is_same_v<X, float> || is16_v<X>;
+// A functor with a vector form (f.vec) runs kW elements at a time straight from and to the tile,
+// 16-bit types converted in registers; the rest go through run_row_chunks.
+template <class F, class... S>
+concept VecFunctor = requires(const F& f, S... s) {
+  { f.vec((void(s), simd::vf{})...) } -> std::same_as<simd::vf>;
+};
+
+template <class D, class F, class... S>
+inline void run_row(D* d, int n, F& f, const S*... s) {
+  int i = 0;
+  // Float-only rows vectorize fine as plain loops; the vector form pays when 16-bit types are
+  // involved (it avoids the widening round trip through a buffer).
+  if constexpr (is_fl_v<D> && (is_fl_v<S> && ...) && (is16_v<D> || (is16_v<S> || ...)) &&
+                VecFunctor<F, S...>) {
+    for (; i + simd::kW <= n; i += simd::kW) simd::vstore(d + i, f.vec(simd::vload(s + i)...));
+    if (i == n) return;
+  }
+  run_row_chunks(d + i, n - i, f, (s + i)...);
+}
+
 // dst = f(src...) over dst's valid region, f being a chunk functor.
 template <class D, class F, class... S>
 inline void map_chunks(TileRef<D> dst, F f, TileRef<S>... src) {
@@ -74,13 +97,19 @@ inline void map_chunks(TileRef<D> dst, F f, TileRef<S>... src) {
   for (int r = 0; r < rows; ++r) run_row(dst.row(r), cols, f, static_cast<const S*>(src.row(r))...);
 }
 
-// Lifts an elementwise functor on compute types to a chunk functor.
+// Lifts an elementwise functor on compute types to a chunk functor; functors that declare
+// kVec also work on simd::vf.
 template <class Op>
 struct Each {
   Op op;
   template <class O, class... I>
   void operator()(O* out, int n, const I*... in) const {
     for (int i = 0; i < n; ++i) out[i] = O(op(in[i]...));
+  }
+  template <class... V>
+    requires(Op::kVec && (std::is_same_v<V, simd::vf> && ...))
+  simd::vf vec(V... v) const {
+    return op(v...);
   }
 };
 template <class D, class Op, class... S>

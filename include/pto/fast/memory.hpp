@@ -1,9 +1,10 @@
-// Fast TLOAD / TSTORE: one contiguous copy per tile row when the GM rows are dense.
+// Fast TLOAD / TSTORE: one vector copy per tile row when the GM rows are dense.
 #pragma once
 
 #include <cstring>
 
 #include "pto/ref/memory.hpp"
+#include "pto/simd.hpp"
 
 namespace pto {
 inline namespace PTO_ISA_NS {
@@ -14,7 +15,7 @@ void TLOAD(TileRef<T> dst, GlobalRef<T> src) {
   ref::detail::check_global_matches(src, dst);
   if (src.stride[4] != 1) return ref::TLOAD(dst, src);
   for (int r = 0; r < dst.valid_rows; ++r)
-    std::memcpy(dst.row(r), src.addr(r, 0), sizeof(T) * size_t(dst.valid_cols));
+    simd::copy_bytes(dst.row(r), src.addr(r, 0), sizeof(T) * size_t(dst.valid_cols));
 }
 
 template <class T>
@@ -23,7 +24,7 @@ void TSTORE(GlobalRef<T> dst, TileRef<T> src, AtomicMode atomic = AtomicMode::NO
   ref::detail::check_global_matches(dst, src);
   if (atomic != AtomicMode::NONE || dst.stride[4] != 1) return ref::TSTORE(dst, src, atomic);
   for (int r = 0; r < src.valid_rows; ++r)
-    std::memcpy(dst.addr(r, 0), src.row(r), sizeof(T) * size_t(src.valid_cols));
+    simd::copy_bytes(dst.addr(r, 0), src.row(r), sizeof(T) * size_t(src.valid_cols));
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pto/ref/movement.hpp"
+#include "pto/simd.hpp"
 
 namespace pto {
 inline namespace PTO_ISA_NS {
@@ -13,7 +14,8 @@ void TMOV(TileRef<T> dst, TileRef<T> src) {
   ref::detail::check_tile(dst, "dst");
   ref::detail::check_covers(src, dst.valid_rows, dst.valid_cols, "src");
   for (int r = 0; r < dst.valid_rows; ++r)
-    if (dst.row(r) != src.row(r)) std::copy_n(src.row(r), dst.valid_cols, dst.row(r));
+    if (dst.row(r) != src.row(r))
+      simd::copy_bytes(dst.row(r), src.row(r), sizeof(T) * size_t(dst.valid_cols));
 }
 
 template <class T>

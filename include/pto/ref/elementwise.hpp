@@ -44,7 +44,7 @@ PTO_REF_UNARY(TRELU, relu)
 PTO_REF_UNARY(TNOT, bit_not)
 #undef PTO_REF_UNARY
 
-// dst = src op scalar. The scalar is not used for deduction, so TADDS(t, t, 1.0f) works for T=float.
+// dst = src op scalar. The scalar takes no part in deduction: TADDS(t, t, 1) works for T = float.
 #define PTO_REF_SCALAR(NAME, FN)                                                   \
   template <class T>                                                               \
   void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {      \

@@ -26,12 +26,12 @@ struct SumAcc {
 
 template <class T>
 T lowest() {
-  if constexpr (is_float_v<T>) return elem::from_double<T>(-std::numeric_limits<double>::infinity());
+  if constexpr (is_float_v<T>) return elem::from_double<T>(-HUGE_VAL);
   else return std::numeric_limits<T>::lowest();
 }
 template <class T>
 T highest() {
-  if constexpr (is_float_v<T>) return elem::from_double<T>(std::numeric_limits<double>::infinity());
+  if constexpr (is_float_v<T>) return elem::from_double<T>(HUGE_VAL);
   else return std::numeric_limits<T>::max();
 }
 
@@ -109,14 +109,20 @@ void expand_binary(TileRef<T> dst, TileRef<T> a, TileRef<T> b, F f) {
 
 }  // namespace detail
 
-template <class T> void TROWSUM(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::SUM>(dst, src); }
-template <class T> void TROWMAX(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::MAX>(dst, src); }
-template <class T> void TROWPROD(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::PROD>(dst, src); }
-template <class T> void TCOLPROD(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::PROD>(dst, src); }
-template <class T> void TROWMIN(TileRef<T> dst, TileRef<T> src) { detail::row_reduce<detail::Red::MIN>(dst, src); }
-template <class T> void TCOLSUM(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::SUM>(dst, src); }
-template <class T> void TCOLMAX(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::MAX>(dst, src); }
-template <class T> void TCOLMIN(TileRef<T> dst, TileRef<T> src) { detail::col_reduce<detail::Red::MIN>(dst, src); }
+#define PTO_REF_REDUCE(NAME, KIND, RED)                    \
+  template <class T>                                       \
+  void NAME(TileRef<T> dst, TileRef<T> src) {              \
+    detail::KIND##_reduce<detail::Red::RED>(dst, src);     \
+  }
+PTO_REF_REDUCE(TROWSUM, row, SUM)
+PTO_REF_REDUCE(TROWPROD, row, PROD)
+PTO_REF_REDUCE(TROWMAX, row, MAX)
+PTO_REF_REDUCE(TROWMIN, row, MIN)
+PTO_REF_REDUCE(TCOLSUM, col, SUM)
+PTO_REF_REDUCE(TCOLPROD, col, PROD)
+PTO_REF_REDUCE(TCOLMAX, col, MAX)
+PTO_REF_REDUCE(TCOLMIN, col, MIN)
+#undef PTO_REF_REDUCE
 
 // dst(r, c) = src(r, 0)
 template <class T>
@@ -152,11 +158,13 @@ PTO_REF_EXPAND_BINARY(MIN, min)
 // to T first, so the fused form equals TROWEXPANDSUB followed by TEXP bit for bit.
 template <class T>
 void TROWEXPANDEXPDIF(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
-  detail::expand_binary<true>(dst, src0, src1, [](T x, T y) { return elem::exp(elem::sub(x, y)); });
+  detail::expand_binary<true>(dst, src0, src1,
+                               [](T x, T y) { return elem::exp(elem::sub(x, y)); });
 }
 template <class T>
 void TCOLEXPANDEXPDIF(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
-  detail::expand_binary<false>(dst, src0, src1, [](T x, T y) { return elem::exp(elem::sub(x, y)); });
+  detail::expand_binary<false>(dst, src0, src1,
+                               [](T x, T y) { return elem::exp(elem::sub(x, y)); });
 }
 
 // TROWARGMAX / TROWARGMIN: dst(r, 0) = column index of the first max / min of row r (a NaN counts

@@ -168,7 +168,9 @@ TYPED_TEST(PtoRefBinaryTyped, RandomWithTails) {
     for (int r = 0; r < vr; ++r)
       for (int c = 0; c < vc; ++c) {
         const double want = std::exp(dbl(b(r, c))), got = dbl(d(r, c));
-        const double ulp = std::is_same_v<T, float> ? 0x1p-23 : std::is_same_v<T, half> ? 0x1p-10 : 0x1p-7;
+        const double ulp = std::is_same_v<T, float>  ? 0x1p-23
+                           : std::is_same_v<T, half> ? 0x1p-10
+                                                     : 0x1p-7;
         if (std::isinf(got)) continue;
         ASSERT_LE(std::fabs(got - want), ulp * std::fabs(want));
       }

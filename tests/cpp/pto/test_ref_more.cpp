@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "test_util.hpp"
 
@@ -365,6 +366,52 @@ TEST(PtoRefMore, MemoryExtras) {
   one(0, 0) = half(1.0f);
   ref::TSTORE(pto::make_global_2d(h.data(), 1, 1, 1), one.ref(), pto::AtomicMode::ADD);
   EXPECT_EQ(float(h[0]), 2048.0f);  // 2049 ties to even
+}
+
+}  // namespace
+
+namespace {
+using namespace pto_test;
+
+TEST(PtoSync, FlagsAreChecked) {
+  using pto::Pipe;
+  pto::core_flags().reset();
+  pto::set_flag(Pipe::MTE2, Pipe::V, 0);
+  pto::set_flag(Pipe::MTE2, Pipe::V, 0);
+  pto::wait_flag(Pipe::MTE2, Pipe::V, 0);
+  EXPECT_EQ(pto::core_flags().pending(), 1);
+  pto::wait_flag(Pipe::MTE2, Pipe::V, 0);
+  EXPECT_THROW(pto::wait_flag(Pipe::MTE2, Pipe::V, 0), pto::Error);  // would deadlock
+  EXPECT_THROW(pto::wait_flag(Pipe::V, Pipe::MTE3, 1), pto::Error);
+  EXPECT_THROW(pto::set_flag(Pipe::V, Pipe::MTE3, pto::kNumEvents), pto::Error);
+  pto::pipe_barrier(Pipe::ALL);
+  EXPECT_EQ(pto::core_flags().pending(), 0);
+}
+
+TEST(PtoSync, TileFifoBetweenThreads) {
+  // A "cube" thread pushes 50 tiles of varying valid shape through a depth-2 FIFO; the
+  // "vector" thread pops them in order.
+  pto::TileFifo<float> fifo(2, 8, 16);
+  std::thread producer([&] {
+    for (int i = 0; i < 50; ++i) {
+      pto::VecTile<float, 8, 16, pto::DYNAMIC, pto::DYNAMIC> t(1 + i % 8, 1 + i % 16);
+      pto::TEXPANDS(t, float(i));
+      pto::TPUSH(fifo, t);
+    }
+    fifo.close();
+  });
+  for (int i = 0; i < 50; ++i) {
+    Buf<float> t(8, 16, 1 + i % 8, 1 + i % 16);
+    ASSERT_TRUE(pto::TPOP(t.ref(), fifo));
+    EXPECT_EQ(t(t.vr - 1, t.vc - 1), float(i));
+    EXPECT_TRUE(t.padding_untouched());
+  }
+  Buf<float> t(8, 16);
+  EXPECT_FALSE(pto::TPOP(t.ref(), fifo));  // closed and drained
+  producer.join();
+  pto::TileFifo<int8_t> small(1, 2, 2);
+  Buf<int8_t> big(3, 3);
+  EXPECT_THROW(pto::TPUSH(small, big.ref()), pto::Error);
 }
 
 }  // namespace
