@@ -16,13 +16,13 @@
   X(TCVT, 1)                                                                                  \
   X(TROWSUM, 1) X(TROWPROD, 1) X(TROWMAX, 1) X(TROWMIN, 1)                                    \
   X(TCOLSUM, 1) X(TCOLPROD, 1) X(TCOLMAX, 1) X(TCOLMIN, 1)                                    \
-  X(TROWARGMAX, 0) X(TROWARGMIN, 0) X(TROWEXPAND, 1) X(TCOLEXPAND, 1)                         \
+  X(TROWARGMAX, 1) X(TROWARGMIN, 1) X(TROWEXPAND, 1) X(TCOLEXPAND, 1)                         \
   X(TROWEXPANDADD, 1) X(TROWEXPANDSUB, 1) X(TROWEXPANDMUL, 1) X(TROWEXPANDDIV, 1)             \
   X(TROWEXPANDMAX, 1) X(TROWEXPANDMIN, 1) X(TROWEXPANDEXPDIF, 1)                              \
   X(TCOLEXPANDADD, 1) X(TCOLEXPANDSUB, 1) X(TCOLEXPANDMUL, 1) X(TCOLEXPANDDIV, 1)             \
   X(TCOLEXPANDMAX, 1) X(TCOLEXPANDMIN, 1) X(TCOLEXPANDEXPDIF, 1)                              \
   X(TMATMUL, 1) X(TMATMUL_ACC, 1) X(TMATMUL_BIAS, 1) X(TGEMV, 1)                              \
-  X(TMOV, 1) X(TEXTRACT, 0) X(TINSERT, 0) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 0)          \
-  X(TCONCAT, 0)                                                                               \
+  X(TMOV, 1) X(TEXTRACT, 1) X(TINSERT, 1) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 1)          \
+  X(TCONCAT, 1)                                                                               \
   X(TGATHER, 0) X(TSCATTER, 0) X(TCI, 0) X(TTRI, 0) X(TSORT32, 0) X(TMRGSORT, 0)              \
   X(TQUANT, 0) X(TDEQUANT, 0) X(TPUSH, 1) X(TPOP, 1)

@@ -1,4 +1,4 @@
-// Fast movement: TMOV as row copies, TTRANS blocked so both sides stay in cache lines.
+// Fast movement: row copies (TMOV TEXTRACT TINSERT TFILLPAD TCONCAT) and a blocked TTRANS.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +29,55 @@ void TTRANS(TileRef<T> dst, TileRef<T> src) {
       for (int r = r0; r < r1; ++r)
         for (int c = c0; c < c1; ++c) dst.at(r, c) = src.at(c, r);
     }
+}
+
+template <class T>
+void TEXTRACT(TileRef<T> dst, TileRef<T> src, int row, int col) {
+  ref::detail::check_tile(dst, "dst");
+  PTO_CHECK(row >= 0 && col >= 0, "negative offset");
+  ref::detail::check_covers(src, row + dst.valid_rows, col + dst.valid_cols, "src");
+  for (int r = 0; r < dst.valid_rows; ++r)
+    std::copy_n(src.row(row + r) + col, dst.valid_cols, dst.row(r));
+}
+
+template <class T>
+void TINSERT(TileRef<T> dst, TileRef<T> src, int row, int col) {
+  ref::detail::check_tile(src, "src");
+  PTO_CHECK(row >= 0 && col >= 0, "negative offset");
+  ref::detail::check_covers(dst, row + src.valid_rows, col + src.valid_cols, "dst");
+  for (int r = 0; r < src.valid_rows; ++r)
+    std::copy_n(src.row(r), src.valid_cols, dst.row(row + r) + col);
+}
+
+template <class T>
+void TFILLPAD(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> pad) {
+  ref::detail::check_tile(dst, "dst");
+  ref::detail::check_tile(src, "src");
+  const int rows = std::min(src.valid_rows, dst.valid_rows);
+  const int cols = std::min(src.valid_cols, dst.valid_cols);
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    T* d = dst.row(r);
+    int c = 0;
+    if (r < rows) {
+      if (d != src.row(r)) std::copy_n(src.row(r), cols, d);
+      c = cols;
+    }
+    std::fill(d + c, d + dst.valid_cols, pad);
+  }
+}
+
+template <class T>
+void TCONCAT(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
+  ref::detail::check_tile(dst, "dst");
+  const int c0 = src0.valid_cols, c1 = src1.valid_cols;
+  PTO_CHECK(dst.valid_cols == c0 + c1, "dst cols != src0 cols + src1 cols");
+  ref::detail::check_covers(src0, dst.valid_rows, c0, "src0");
+  ref::detail::check_covers(src1, dst.valid_rows, c1, "src1");
+  if (src1.data == dst.data) return ref::TCONCAT(dst, src0, src1);  // would overwrite src1
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    if (dst.row(r) != src0.row(r)) std::copy_n(src0.row(r), c0, dst.row(r));
+    std::copy_n(src1.row(r), c1, dst.row(r) + c0);
+  }
 }
 
 }  // namespace PTO_ISA_NS

@@ -298,5 +298,46 @@ void TCOLEXPANDEXPDIF(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {
                   static_cast<const T*>(brow.data()));
 }
 
+// TROWARGMAX / TROWARGMIN: the vectorized max/min, then the first column holding it (first NaN
+// if any), which is the reference's answer.
+namespace fast {
+template <bool MAX, class I, class T>
+void row_arg(TileRef<I> dst, TileRef<T> src) {
+  static_assert(!std::is_same_v<T, bool>, "arg-reductions need a numeric type");
+  ref::detail::check_tile(dst, "dst");
+  PTO_CHECK(dst.valid_cols >= 1, "dst must have a valid column");
+  ref::detail::check_covers(src, dst.valid_rows, 1, "src");
+  constexpr Red R = MAX ? Red::MAX : Red::MIN;
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    const T* x = src.row(r);
+    const int n = src.valid_cols;
+    int best = 0;
+    if constexpr (is_float_v<T>) {
+      const float m = row_reduce_float<R>(x, n);
+      if (m != m) {
+        while (float(x[best]) == float(x[best])) ++best;
+      } else {
+        while (float(x[best]) != m) ++best;
+      }
+    } else {
+      LaneAcc<R, T> acc;
+      acc.add(x, n);
+      const T m = acc.get();
+      while (x[best] != m) ++best;
+    }
+    dst.at(r, 0) = I(best);
+  }
+}
+}  // namespace fast
+
+template <class I, class T>
+void TROWARGMAX(TileRef<I> dst, TileRef<T> src) {
+  fast::row_arg<true>(dst, src);
+}
+template <class I, class T>
+void TROWARGMIN(TileRef<I> dst, TileRef<T> src) {
+  fast::row_arg<false>(dst, src);
+}
+
 }  // namespace PTO_ISA_NS
 }  // namespace pto
