@@ -1,7 +1,15 @@
 """PyPTO: tile-based kernel programming with a multi-level IR, the PTO tile ISA and an MPMD
 runtime. See README.md and docs/ARCHITECTURE.md."""
 
-from . import frontend
+import os as _os
+
+# An installed wheel ships the headers generated kernels include; an editable build uses the
+# source tree's (compiled into the core).
+_inc = _os.path.join(_os.path.dirname(__file__), "include")
+if _os.path.isdir(_os.path.join(_inc, "pto")):
+    _os.environ.setdefault("PYPTO_INCLUDE_DIR", _inc)
+
+from . import frontend  # noqa: E402
 from ._core import DataType, InternalError, SymbolicScalar, UserError
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
                       as_dtype, to_numpy_dtype)

@@ -166,7 +166,8 @@ class JitFunction:
         self.last = compiled
         rt = options.merged("runtime", self.runtime_options)
         try:
-            outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"])
+            outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"],
+                                               run_mode=rt["run_mode"])
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats

@@ -9,7 +9,7 @@ from typing import Any, Dict
 from . import _core
 
 _PASS_DEFAULTS: Dict[str, Any] = {"machine": "a2a3"}
-_RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "interp"}
+_RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "cpu"}
 _DEBUG_DEFAULTS: Dict[str, Any] = {"dump_dir": "", "dump_passes": False, "swimlane": False, "graph": False,
                                    "verify_passes": False}
 
@@ -19,7 +19,7 @@ _debug: Dict[str, Any] = dict(_DEBUG_DEFAULTS)
 
 _VALUES = {
     "sched_mode": ("fifo", "lifo"),
-    "run_mode": ("interp", "cpu", "sim"),
+    "run_mode": ("cpu", "interp"),
 }
 
 
@@ -42,7 +42,8 @@ def set_pass_options(**opts: Any) -> None:
 
 def set_runtime_options(**opts: Any) -> None:
     """Runtime options: ``workers`` (0 = all cores), ``sched_mode`` ("fifo" | "lifo"),
-    ``run_mode`` ("interp"; "cpu" and "sim" come with their backends)."""
+    ``run_mode`` ("cpu": native generated kernels, the default; "interp": the reference
+    interpreter, which needs no compiler)."""
     _update("runtime", _runtime, _RUNTIME_DEFAULTS, opts)
 
 

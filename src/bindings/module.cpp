@@ -224,7 +224,7 @@ NB_MODULE(_core, m) {
       .def("exec_graph", [](const Program& p) { return PrintExecGraph(p.compiled->exec_graph); })
       .def("run",
            [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode,
-              bool trace) {
+              bool trace, const std::string& run_mode) {
              std::vector<HostTensor> hp;
              for (auto& a : params) hp.push_back(ToHost(a));
              const Function& fn = p.compiled->tensor_graph;
@@ -252,6 +252,7 @@ NB_MODULE(_core, m) {
              o.workers = workers;
              o.sched_mode = sched_mode;
              o.trace = trace;
+             o.run_mode = run_mode;
              RunStats st;
              {
                nb::gil_scoped_release release;
@@ -262,6 +263,7 @@ NB_MODULE(_core, m) {
              stats["launches"] = st.launches;
              stats["build_ms"] = st.build_ms;
              stats["exec_ms"] = st.exec_ms;
+             stats["compile_ms"] = st.compile_ms;
              nb::list events;
              for (auto& e : st.events)
                events.append(nb::make_tuple(e.worker, e.launch, e.kernel, e.first_point, e.num_points, e.start_ns,
@@ -269,7 +271,8 @@ NB_MODULE(_core, m) {
              stats["events"] = events;
              return nb::make_tuple(outs, stats);
            },
-           "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false);
+           "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")
+      .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); });
 
   m.def("op_names", [] {
     std::vector<std::string> n;

@@ -45,7 +45,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
       first = false;
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
-    if (in.opcode.size() > 1 && in.opcode.back() == 'S' && in.opcode != "TLOADS") os << ", " << in.scalar;
+    if (in.has_scalar) os << ", " << in.scalar;
     if (in.opcode == "TCVT") os << ", " << DataTypeName(in.dtype);
     if (in.axis >= 0 && in.opcode.rfind("TCOL", 0) == 0) os << ", axis=" << in.axis;
     os << ")\n";

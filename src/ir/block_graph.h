@@ -45,7 +45,8 @@ struct Instr {
   std::vector<int> srcs;
   int param = -1;              // TLOAD/TSTORE: index into Kernel::params
   std::vector<Expr> coord;     // TLOAD/TSTORE: element offset of the tile in the param, per dim
-  double scalar = 0;           // tile-scalar instructions, TEXPANDS
+  bool has_scalar = false;     // tile-scalar instructions (TADDS, ...) take `scalar`
+  double scalar = 0;
   DataType dtype = DataType::FP32;  // TCVT destination
   int axis = -1;               // column reductions and broadcasts: the tile axis
   // LOOP: `body` runs for kReduceVar in [0, trip).

@@ -293,7 +293,10 @@ class Partitioner {
       case OpKind::Cast: {
         int x = Input(b, t, 0, coord, out);
         ins.opcode = def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto;
-        if (def.kind == OpKind::BinaryScalar) ins.scalar = t.attrs.get<double>("scalar");
+        if (def.kind == OpKind::BinaryScalar) {
+          ins.has_scalar = true;
+          ins.scalar = t.attrs.get<double>("scalar");
+        }
         if (def.kind == OpKind::Cast) ins.dtype = t.attrs.get<DataType>("dtype");
         ins.srcs = {x};
         ins.dst = result_buf(t.tile, b.k.bufs[x].valid);

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "codegen/cpp_codegen.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/kernel_interpreter.h"
 
 namespace pypto {
@@ -57,6 +59,9 @@ struct Instance {
   int64_t chunk = 1;
   int64_t num_tasks = 0;
   std::vector<int> successors;
+  // Native mode: the symbol values and parameter windows the generated kernel reads.
+  std::vector<int64_t> sym;
+  std::vector<PyptoParamView> views;
   std::atomic<int> pending{0};
   std::atomic<int64_t> remaining{0};
 };
@@ -75,7 +80,9 @@ bool Covers(const Access& a, const Access& b) {
 
 class CallState {
  public:
-  CallState(const CompiledProgram& p, const RunOptions& opts, SymEnv env) : p_(p), opts_(opts), env_(std::move(env)) {}
+  CallState(const CompiledProgram& p, const RunOptions& opts, SymEnv env,
+            const std::vector<std::vector<std::string>>* symbols, const std::vector<PyptoKernelFn>* entries)
+      : p_(p), opts_(opts), env_(std::move(env)), symbols_(symbols), entries_(entries) {}
 
   void BindParam(int value, const HostTensor& t) {
     Storage s;
@@ -209,6 +216,23 @@ class CallState {
       if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
       if (kp.write) accesses.push_back(a);
     }
+    if (symbols_) {
+      for (auto& name : (*symbols_)[k.id]) {
+        auto it = env.find(name);
+        PYPTO_CHECK(it != env.end(), "symbol ", name, " unbound at launch of ", k.name);
+        inst->sym.push_back(it->second);
+      }
+      for (auto& bp : inst->params) {
+        PyptoParamView v{};
+        v.data = bp.data;
+        if (bp.shape.size() > PYPTO_MAX_RANK) throw UserError("tensors of rank > 8 are not supported");
+        for (size_t d = 0; d < bp.shape.size(); ++d) {
+          v.shape[d] = bp.shape[d];
+          v.stride[d] = bp.strides[d];
+        }
+        inst->views.push_back(v);
+      }
+    }
     if (inst->points == 0) return;
     // Dependencies: earlier instances whose accesses overlap, one of the two writing.
     std::vector<int> deps;
@@ -238,6 +262,8 @@ class CallState {
   const CompiledProgram& p_;
   const RunOptions& opts_;
   SymEnv env_;
+  const std::vector<std::vector<std::string>>* symbols_;  // native mode only
+  const std::vector<PyptoKernelFn>* entries_;
   std::map<int, Storage> storage_;
   std::map<int, std::vector<int64_t>> view_origin_;
   std::map<int, std::vector<std::pair<int, Access>>> live_;
@@ -304,6 +330,10 @@ RunStats CallState::Execute() {
       Instance& in = *instances_[t.inst];
       auto ts = std::chrono::steady_clock::now();
       try {
+        if (entries_) {
+          PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), t.first, t.count, ub};
+          (*entries_)[in.kernel->id](&call);
+        } else {
         SymEnv env = in.env;
         std::vector<int64_t> coord(in.grid.size());
         for (int64_t p = t.first; p < t.first + t.count; ++p) {
@@ -313,6 +343,7 @@ RunStats CallState::Execute() {
             rest /= in.grid[d];
           }
           InterpretKernel(*in.kernel, in.params, coord, env, ub);
+        }
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
@@ -347,7 +378,33 @@ RunStats CallState::Execute() {
 
 }  // namespace
 
+struct Runtime::Native {
+  GeneratedModule module;
+  KernelLibrary library;
+};
+
 Runtime::Runtime(std::shared_ptr<const CompiledProgram> program) : program_(std::move(program)) {}
+
+const Runtime::Native& Runtime::GetNative(double* compile_ms) const {
+  std::lock_guard<std::mutex> lock(native_mu_);
+  if (!native_ || native_->library.entries.empty()) {
+    auto n = native_ ? native_ : std::make_shared<Native>();
+    if (n->module.source.empty()) n->module = GenerateCpp(program_->exec_graph.fn, program_->exec_graph.kernels);
+    native_ = n;
+    n->library = LoadKernelLibrary(n->module.source, n->module.entry_points);
+    if (compile_ms) *compile_ms = n->library.compile_ms;
+  }
+  return *native_;
+}
+
+const std::string& Runtime::NativeSource() const {
+  std::lock_guard<std::mutex> lock(native_mu_);
+  if (!native_) {
+    native_ = std::make_shared<Native>();
+    native_->module = GenerateCpp(program_->exec_graph.fn, program_->exec_graph.kernels);
+  }
+  return native_->module.source;
+}
 
 SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
   const Function& fn = program_->tensor_graph;
@@ -405,7 +462,12 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
   const Function& fn = program_->tensor_graph;
   auto shapes = ReturnShapes(env);
   if (returns.size() != fn.returns.size()) throw InternalError("wrong number of return buffers");
-  CallState call(*program_, opts, env);
+  if (opts.run_mode != "cpu" && opts.run_mode != "interp")
+    throw UserError("unknown run_mode '" + opts.run_mode + "'", {}, "use \"cpu\" (native kernels) or \"interp\"");
+  double compile_ms = 0;
+  const Native* native = opts.run_mode == "cpu" ? &GetNative(&compile_ms) : nullptr;
+  CallState call(*program_, opts, env, native ? &native->module.symbols : nullptr,
+                 native ? &native->library.entries : nullptr);
   for (size_t i = 0; i < params.size(); ++i) call.BindParam(fn.param_values[i], params[i]);
   for (size_t i = 0; i < returns.size(); ++i) {
     if (returns[i].shape != shapes[i] || returns[i].dtype != fn.value(fn.returns[i]).dtype)
@@ -416,6 +478,7 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
   double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   RunStats s = call.Execute();
   s.build_ms = build_ms;
+  s.compile_ms = compile_ms;
   return s;
 }
 

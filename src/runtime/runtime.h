@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct RunOptions {
   int workers = 0;                 // 0: one per hardware thread
   std::string sched_mode = "fifo"; // ready-queue policy: "fifo" or "lifo"
   bool trace = false;              // record a TaskEvent per task
+  std::string run_mode = "cpu";    // "cpu": generated native kernels; "interp": the interpreter
 };
 
 /// One executed task, for swimlanes.
@@ -36,6 +38,7 @@ struct TaskEvent {
 };
 
 struct RunStats {
+  double compile_ms = 0;  // kernel compilation in this call (0 when cached)
   int64_t tasks = 0;
   int64_t launches = 0;
   double build_ms = 0, exec_ms = 0;
@@ -56,9 +59,16 @@ class Runtime {
                const RunOptions& opts = {}) const;
 
   const CompiledProgram& program() const { return *program_; }
+  /// The generated C++ of every kernel (generates it on first use).
+  const std::string& NativeSource() const;
 
  private:
+  struct Native;
+  const Native& GetNative(double* compile_ms) const;
+
   std::shared_ptr<const CompiledProgram> program_;
+  mutable std::mutex native_mu_;
+  mutable std::shared_ptr<Native> native_;
 };
 
 }  // namespace pypto

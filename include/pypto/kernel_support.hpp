@@ -1,0 +1,120 @@
+// Helpers that generated kernels call: N-D tile loads and stores (slab by slab, so tails land
+// at their N-D positions), N-D broadcasts, column reductions over any tile axis, and the
+// integer helpers of symbolic expressions. Compiled into every generated kernel.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+
+#include <pto/pto.hpp>
+
+#include "pypto/kernel_abi.h"
+
+namespace pypto_kernel {
+
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+/// The 2-D instruction view of an N-D tile: all rows (padding rows hold zeros or stale
+/// values that nothing reads), valid columns.
+template <class T>
+inline pto::TileRef<T> Ref(char* p, int rows, int cols, int64_t valid_cols) {
+  return pto::TileRef<T>{reinterpret_cast<T*>(p), rows, cols, cols, rows, static_cast<int>(valid_cols)};
+}
+
+// Calls f(tile_row, param_offset) for each valid 2-D slab of an R-dim tile.
+template <int R, class F>
+inline void ForEachSlab(const int64_t* shape, const int64_t* valid, const int64_t* start, const int64_t* stride,
+                        F&& f) {
+  int64_t base = 0;
+  for (int d = 0; d < R; ++d) base += start[d] * stride[d];
+  if constexpr (R <= 2) {
+    f(int64_t(0), base);
+  } else {
+    int64_t idx[R] = {};
+    for (;;) {
+      int64_t row = 0, off = base;
+      for (int d = 0; d < R - 2; ++d) {
+        row = row * shape[d] + idx[d];
+        off += idx[d] * stride[d];
+      }
+      f(row * shape[R - 2], off);
+      int d = R - 3;
+      while (d >= 0 && ++idx[d] == valid[d]) idx[d--] = 0;
+      if (d < 0) return;
+    }
+  }
+}
+
+template <class T, int R>
+inline void LoadND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                   const PyptoParamView& p) {
+  bool tail = false;
+  int64_t elems = 1;
+  for (int d = 0; d < R; ++d) {
+    tail = tail || valid[d] < shape[d];
+    elems *= shape[d];
+  }
+  if (tail) std::memset(tile, 0, elems * sizeof(T));
+  const int cols = static_cast<int>(shape[R - 1]);
+  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
+  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
+  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
+    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
+                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
+    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
+                        {0, 0, 0, srow, p.stride[R - 1]}};
+    pto::TLOAD(t, g);
+  });
+}
+
+template <class T, int R>
+inline void StoreND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                    const PyptoParamView& p) {
+  const int cols = static_cast<int>(shape[R - 1]);
+  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
+  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
+  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
+    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
+                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
+    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
+                        {0, 0, 0, srow, p.stride[R - 1]}};
+    pto::TSTORE(g, t);
+  });
+}
+
+// dst (full shape) = src repeated along its size-1 dims.
+template <class T, int R>
+inline void BroadcastND(char* dst, const int64_t (&dshape)[R], const char* src, const int64_t (&sshape)[R]) {
+  int64_t sstride[R];
+  int64_t acc = 1, n = 1;
+  for (int k = R - 1; k >= 0; --k) {
+    sstride[k] = sshape[k] == 1 ? 0 : acc;
+    acc *= sshape[k];
+    n *= dshape[k];
+  }
+  int64_t idx[R] = {};
+  T* d = reinterpret_cast<T*>(dst);
+  const T* s = reinterpret_cast<const T*>(src);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t so = 0;
+    for (int k = 0; k < R; ++k) so += idx[k] * sstride[k];
+    d[i] = s[so];
+    for (int k = R - 1; k >= 0 && ++idx[k] == dshape[k]; --k) idx[k] = 0;
+  }
+}
+
+// Reduction over tile axis k: for each index of the dims before it, reduce the K x B slab.
+template <class T, class Op>
+inline void ColReduce(char* dst, char* src, int64_t A, int K, int B, int64_t valid_k, Op op) {
+  for (int64_t a = 0; a < A; ++a) {
+    pto::TileRef<T> s{reinterpret_cast<T*>(src) + a * K * B, K, B, B, static_cast<int>(valid_k), B};
+    pto::TileRef<T> d{reinterpret_cast<T*>(dst) + a * B, 1, B, B, 1, B};
+    op(d, s);
+  }
+}
+
+}  // namespace pypto_kernel

@@ -1,0 +1,194 @@
+#include "codegen/cpp_codegen.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace pypto {
+
+const char* CppType(DataType t) {
+  switch (t) {
+    case DataType::FP32: return "float";
+    case DataType::FP16: return "pto::half";
+    case DataType::BF16: return "pto::bfloat16";
+    case DataType::INT8: return "int8_t";
+    case DataType::INT16: return "int16_t";
+    case DataType::INT32: return "int32_t";
+    case DataType::INT64: return "int64_t";
+    case DataType::UINT8: return "uint8_t";
+    case DataType::BOOL: return "bool";
+  }
+  return "float";
+}
+
+namespace {
+
+class KernelWriter {
+ public:
+  KernelWriter(const Function& fn, const Kernel& k, const std::string& entry) : fn_(fn), k_(k), entry_(entry) {}
+
+  std::string Write(std::vector<std::string>& symbols) {
+    CollectSymbols();
+    symbols = symbols_;
+    int G = static_cast<int>(k_.grid.size());
+    os_ << "extern \"C\" void " << entry_ << "(const PyptoKernelCall* call) {\n";
+    os_ << "  const int64_t* S = call->sym;\n  (void)S;\n";
+    os_ << "  const PyptoParamView* P = call->params;\n  (void)P;\n";
+    os_ << "  char* ub = call->ub;\n";
+    os_ << "  for (int64_t p = call->first; p < call->first + call->count; ++p) {\n";
+    os_ << "    int64_t rest = p;\n";
+    for (int d = G - 1; d >= 0; --d)
+      os_ << "    const int64_t c" << d << " = rest % call->grid[" << d << "]; rest /= call->grid[" << d << "];\n";
+    for (int d = 0; d < G; ++d) os_ << "    (void)c" << d << ";\n";
+    Body(k_.body, 2);
+    os_ << "  }\n}\n\n";
+    return os_.str();
+  }
+
+ private:
+  void Collect(const Expr& e, std::set<std::string>& out) {
+    for (auto& v : e.FreeVars())
+      if (v.rfind("$", 0) != 0) out.insert(v);
+  }
+  void CollectInstrs(const std::vector<Instr>& body, std::set<std::string>& out) {
+    for (auto& in : body) {
+      for (auto& c : in.coord) Collect(c, out);
+      if (in.trip.defined()) Collect(in.trip, out);
+      CollectInstrs(in.body, out);
+    }
+  }
+  void CollectSymbols() {
+    std::set<std::string> s;
+    for (auto& b : k_.bufs)
+      for (auto& v : b.valid) Collect(v, s);
+    CollectInstrs(k_.body, s);
+    symbols_.assign(s.begin(), s.end());
+    for (size_t i = 0; i < symbols_.size(); ++i) slot_[symbols_[i]] = static_cast<int>(i);
+  }
+
+  std::string E(const Expr& e) {
+    const ExprNode* n = e.node();
+    switch (n->kind) {
+      case ExprKind::Const: return "int64_t(" + std::to_string(n->value) + ")";
+      case ExprKind::Var:
+        if (n->name == kReduceVar) return "r";
+        if (n->name.rfind("$c", 0) == 0) return "c" + n->name.substr(2);
+        return "S[" + std::to_string(slot_.at(n->name)) + "]";
+      case ExprKind::Sum: {
+        std::string s = "(int64_t(" + std::to_string(n->value) + ")";
+        for (size_t i = 0; i < n->operands.size(); ++i)
+          s += " + int64_t(" + std::to_string(n->coefs[i]) + ") * " + E(n->operands[i]);
+        return s + ")";
+      }
+      case ExprKind::Mul: return "(" + E(n->operands[0]) + " * " + E(n->operands[1]) + ")";
+      case ExprKind::FloorDiv: return "FloorDiv(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Mod: return "FloorMod(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Min: return "std::min<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Max: return "std::max<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+    }
+    return "0";
+  }
+
+  std::string Array(const std::vector<int64_t>& v) {
+    std::string s = "{";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "}";
+  }
+  std::string Array(const std::vector<Expr>& v) {
+    std::string s = "{";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + E(v[i]);
+    return s + "}";
+  }
+
+  std::string Ptr(int buf) { return "(ub + " + std::to_string(k_.bufs[buf].offset) + ")"; }
+  std::string Ref(int buf) {
+    const TileBuf& b = k_.bufs[buf];
+    return std::string("Ref<") + CppType(b.dtype) + ">(" + Ptr(buf) + ", " + std::to_string(b.rows()) + ", " +
+           std::to_string(b.cols()) + ", " + E(b.valid.back()) + ")";
+  }
+
+  void Body(const std::vector<Instr>& body, int indent) {
+    std::string pad(indent * 2, ' ');
+    for (auto& in : body) {
+      if (in.opcode == "LOOP") {
+        os_ << pad << "for (int64_t r = 0; r < " << E(in.trip) << "; ++r) {\n";
+        Body(in.body, indent + 1);
+        os_ << pad << "}\n";
+        continue;
+      }
+      os_ << pad << Instruction(in) << ";\n";
+    }
+  }
+
+  std::string Instruction(const Instr& in) {
+    const std::string& op = in.opcode;
+    if (op == "TLOAD" || op == "TSTORE") {
+      int buf = op == "TLOAD" ? in.dst : in.srcs[0];
+      const TileBuf& b = k_.bufs[buf];
+      std::string R = std::to_string(b.shape.size());
+      return std::string(op == "TLOAD" ? "LoadND<" : "StoreND<") + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) +
+             ", " + Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" +
+             std::to_string(in.param) + "])";
+    }
+    const TileBuf& d = k_.bufs[in.dst];
+    std::string T = CppType(d.dtype);
+    if (op == "TBROADCAST") {
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      return "BroadcastND<" + T + ", " + std::to_string(d.shape.size()) + ">(" + Ptr(in.dst) + ", " + Array(d.shape) +
+             ", " + Ptr(in.srcs[0]) + ", " + Array(s.shape) + ")";
+    }
+    if (op.rfind("TCOL", 0) == 0 && in.srcs.size() == 1) {  // column reduction over tile axis
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      int64_t A = 1, B = 1;
+      for (int i = 0; i < in.axis; ++i) A *= s.shape[i];
+      for (size_t i = in.axis + 1; i < s.shape.size(); ++i) B *= s.shape[i];
+      return "ColReduce<" + T + ">(" + Ptr(in.dst) + ", " + Ptr(in.srcs[0]) + ", " + std::to_string(A) + ", " +
+             std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
+             ", [](auto dd, auto ss) { pto::" + op + "(dd, ss); })";
+    }
+    if (op == "TCVT") {
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      (void)s;
+      return "pto::TCVT(" + Ref(in.dst) + ", " + Ref(in.srcs[0]) + ")";
+    }
+    std::string args = Ref(in.dst);
+    for (int s : in.srcs) args += ", " + Ref(s);
+    if (in.has_scalar) {
+      std::ostringstream sc;
+      sc.precision(17);
+      sc << in.scalar;
+      std::string lit = sc.str();
+      if (IsFloat(d.dtype)) args += ", " + T + "(static_cast<float>(" + lit + "))";
+      else args += ", static_cast<" + T + ">(" + lit + ")";
+    }
+    return "pto::" + op + "(" + args + ")";
+  }
+
+  const Function& fn_;
+  const Kernel& k_;
+  std::string entry_;
+  std::vector<std::string> symbols_;
+  std::map<std::string, int> slot_;
+  std::ostringstream os_;
+};
+
+}  // namespace
+
+GeneratedModule GenerateCpp(const Function& fn, const std::vector<Kernel>& kernels) {
+  GeneratedModule m;
+  std::ostringstream os;
+  os << "// Generated by PyPTO for @" << fn.name << ". Do not edit.\n";
+  os << "#include <pypto/kernel_support.hpp>\n\nusing namespace pypto_kernel;\n\n";
+  for (auto& k : kernels) {
+    std::string entry = "pypto_" + k.name;
+    std::vector<std::string> syms;
+    os << "// " << k.reason << "\n";
+    os << KernelWriter(fn, k, entry).Write(syms);
+    m.entry_points.push_back(entry);
+    m.symbols.push_back(syms);
+  }
+  m.source = os.str();
+  return m;
+}
+
+}  // namespace pypto

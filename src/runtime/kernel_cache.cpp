@@ -1,0 +1,214 @@
+#include "runtime/kernel_cache.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "ir/error.h"
+
+#ifndef PYPTO_INCLUDE_DIR
+#define PYPTO_INCLUDE_DIR ""
+#endif
+
+namespace pypto {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string IncludeDir() {
+  std::string d = Env("PYPTO_INCLUDE_DIR");
+  return d.empty() ? PYPTO_INCLUDE_DIR : d;
+}
+
+std::string Compiler() {
+  std::string c = Env("PYPTO_CXX");
+  if (c.empty()) c = Env("CXX");
+  return c.empty() ? "c++" : c;
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string RunCapture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) {
+    status = -1;
+    return "cannot run: " + cmd;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  status = pclose(p);
+  return out;
+}
+
+// The compiler's identity, once per process: part of the cache key.
+const std::string& CompilerVersion() {
+  static const std::string v = [] {
+    int st = 0;
+    std::string out = RunCapture(Quote(Compiler()) + " --version", st);
+    return out.substr(0, out.find('\n'));
+  }();
+  return v;
+}
+
+// A hash of every header generated kernels can include: part of the cache key, so editing
+// include/ recompiles the kernels.
+const std::string& HeadersHash() {
+  static const std::string h = [] {
+    std::string all;
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (auto it = fs::recursive_directory_iterator(IncludeDir(), ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file()) files.push_back(it->path());
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      all += f.string() + "\n" + ss.str();
+    }
+    char key[32];
+    std::snprintf(key, sizeof(key), "%016llx", static_cast<unsigned long long>(Fnv1a(all)));
+    return std::string(key);
+  }();
+  return h;
+}
+
+// A precompiled kernel_support.hpp (most of a kernel's compile time is parsing it). Returns the
+// directory to put first on the include path, or "" when the compiler cannot make one.
+std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
+  static std::string dir_cached;
+  static bool tried = false;
+  if (tried) return dir_cached;
+  tried = true;
+  char key[32];
+  std::snprintf(key, sizeof(key), "%016llx",
+                static_cast<unsigned long long>(Fnv1a(cmd_no_shared + CompilerVersion() + HeadersHash())));
+  fs::path dir = fs::path(KernelCacheDir()) / (std::string("pch-") + key);
+  fs::path gch = dir / "pypto" / "kernel_support.hpp.gch";
+  if (fs::exists(gch)) return dir_cached = dir.string();
+  std::error_code ec;
+  fs::create_directories(gch.parent_path(), ec);
+  if (ec) return "";
+  fs::path tmp = gch.string() + "." + std::to_string(getpid());
+  int status = 0;
+  RunCapture(cmd_no_shared + " -x c++-header " + Quote(IncludeDir() + "/pypto/kernel_support.hpp") + " -o " +
+                 Quote(tmp.string()),
+             status);
+  if (status != 0) {
+    fs::remove(tmp, ec);
+    return "";
+  }
+  fs::rename(tmp, gch, ec);
+  return ec ? "" : dir_cached = dir.string();
+}
+
+std::mutex g_mu;
+std::map<std::string, void*> g_loaded;  // .so path -> dlopen handle
+
+}  // namespace
+
+std::string KernelCacheDir() {
+  std::string d = Env("PYPTO_CACHE_DIR");
+  if (!d.empty()) return d;
+  std::string xdg = Env("XDG_CACHE_HOME");
+  if (!xdg.empty()) return xdg + "/pypto";
+  std::string home = Env("HOME");
+  return (home.empty() ? std::string("/tmp") : home + "/.cache") + "/pypto";
+}
+
+static std::string BaseFlags() {
+  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -fPIC -Wno-pragma-once-outside-header";
+}
+
+std::string KernelCompileCommand() { return BaseFlags() + " -shared -I" + Quote(IncludeDir()); }
+
+KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std::string>& entry_points) {
+  KernelLibrary lib;
+  std::string cmd = KernelCompileCommand();
+  char key[32];
+  std::snprintf(key, sizeof(key), "%016llx",
+                static_cast<unsigned long long>(Fnv1a(source + "\n" + cmd + "\n" + CompilerVersion() + HeadersHash())));
+  fs::path dir = fs::path(KernelCacheDir()) / "kernels";
+  fs::path so = dir / (std::string(key) + ".so");
+  lib.path = so.string();
+
+  std::lock_guard<std::mutex> lock(g_mu);
+  void* handle = nullptr;
+  if (auto it = g_loaded.find(lib.path); it != g_loaded.end()) handle = it->second;
+  if (!handle && !fs::exists(so)) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw UserError("cannot create the kernel cache '" + dir.string() + "': " + ec.message(), {},
+                            "set PYPTO_CACHE_DIR to a writable directory");
+    // Private temporaries, then an atomic rename: concurrent processes never see half a file.
+    std::string tag = std::to_string(getpid()) + "." +
+                      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    fs::path src = dir / (std::string(key) + "." + tag + ".cpp");
+    fs::path tmp = dir / (std::string(key) + "." + tag + ".so");
+    {
+      std::ofstream f(src);
+      f << source;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::string pch = PrecompiledHeaderDir(BaseFlags() + " -I" + Quote(IncludeDir()));
+    std::string full = pch.empty() ? cmd : BaseFlags() + " -shared -I" + Quote(pch) + " -I" + Quote(IncludeDir());
+    int status = 0;
+    std::string out = RunCapture(full + " " + Quote(src.string()) + " -o " + Quote(tmp.string()), status);
+    lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (status != 0) {
+      fs::remove(tmp, ec);
+      throw UserError("compiling the generated kernels failed (" + cmd + " " + src.string() + "):\n" +
+                          out.substr(0, 4000),
+                      {}, "the source is kept at " + src.string() + "; run_mode=\"interp\" needs no compiler");
+    }
+    fs::rename(tmp, so, ec);
+    if (ec) throw UserError("cannot publish " + so.string() + ": " + ec.message());
+    fs::path kept = dir / (std::string(key) + ".cpp");
+    fs::rename(src, kept, ec);
+    lib.compiled = true;
+  }
+  if (!handle) {
+    handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) throw UserError(std::string("cannot load ") + so.string() + ": " + dlerror());
+    g_loaded[lib.path] = handle;
+  }
+  for (auto& e : entry_points) {
+    void* f = dlsym(handle, e.c_str());
+    if (!f) throw InternalError("kernel " + e + " missing from " + so.string());
+    lib.entries.push_back(reinterpret_cast<PyptoKernelFn>(f));
+  }
+  return lib;
+}
+
+}  // namespace pypto
