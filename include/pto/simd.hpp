@@ -107,11 +107,7 @@ inline constexpr int kW = 4;
 using vf = float __attribute__((vector_size(4 * kW)));
 using vi = int32_t __attribute__((vector_size(4 * kW)));
 
-inline vf splat(float s) {
-  vf v;
-  for (int j = 0; j < kW; ++j) v[j] = s;
-  return v;
-}
+inline vf splat(float s) { return vf{} + s; }  // scalar operands broadcast
 
 // Loads kW elements of T widened to float.
 template <class T>

@@ -6,7 +6,9 @@
 // throws. TPUSH / TPOP really move tiles between threads.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -62,7 +64,7 @@ class TileFifo {
  public:
   TileFifo(int depth, int max_rows, int max_cols)
       : depth_(depth), max_rows_(max_rows), max_cols_(max_cols),
-        data_(size_t(depth) * max_rows * max_cols), dims_(depth) {
+        data_(new T[size_t(depth) * max_rows * max_cols]), dims_(depth) {
     PTO_CHECK(depth > 0 && max_rows > 0 && max_cols > 0, "bad TileFifo shape");
   }
 
@@ -75,7 +77,7 @@ class TileFifo {
     not_full_.wait(lock, [&] { return size_ < depth_ || closed_; });
     PTO_CHECK(!closed_, "TPUSH on a closed FIFO");
     const int slot = (head_ + size_) % depth_;
-    T* out = data_.data() + size_t(slot) * max_rows_ * max_cols_;
+    T* out = data_.get() + size_t(slot) * max_rows_ * max_cols_;
     for (int r = 0; r < src.valid_rows; ++r)
       std::copy_n(src.row(r), src.valid_cols, out + size_t(r) * max_cols_);
     dims_[slot] = {src.valid_rows, src.valid_cols};
@@ -95,7 +97,7 @@ class TileFifo {
               "TPOP dst valid region " + std::to_string(dst.valid_rows) + "x" +
                   std::to_string(dst.valid_cols) + " != pushed " + std::to_string(rows) + "x" +
                   std::to_string(cols));
-    const T* in = data_.data() + size_t(head_) * max_rows_ * max_cols_;
+    const T* in = data_.get() + size_t(head_) * max_rows_ * max_cols_;
     for (int r = 0; r < rows; ++r) std::copy_n(in + size_t(r) * max_cols_, cols, dst.row(r));
     head_ = (head_ + 1) % depth_;
     --size_;
@@ -116,7 +118,7 @@ class TileFifo {
     int rows = 0, cols = 0;
   };
   const int depth_, max_rows_, max_cols_;
-  std::vector<T> data_;
+  std::unique_ptr<T[]> data_;  // not std::vector: vector<bool> has no data()
   std::vector<Dims> dims_;
   int head_ = 0, size_ = 0;
   bool closed_ = false;

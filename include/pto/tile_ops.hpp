@@ -4,7 +4,16 @@
 
 #include <utility>
 
+#include "pto/fast/convert.hpp"
+#include "pto/fast/elementwise.hpp"
 #include "pto/fast/matmul.hpp"
+#include "pto/fast/memory.hpp"
+#include "pto/fast/movement.hpp"
+#include "pto/fast/reduce.hpp"
+#include "pto/ref/compare.hpp"
+#include "pto/ref/complex.hpp"
+#include "pto/ref/memory.hpp"
+#include "pto/ref/movement.hpp"
 #include "pto/sync.hpp"
 #include "pto/isa_list.hpp"
 #include "pto/tile.hpp"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "pto/fast/map.hpp"
+#include "pto/ref/elementwise.hpp"
 
 namespace pto {
 inline namespace PTO_ISA_NS {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "pto/fast/elementwise.hpp"
+#include "pto/ref/reduce.hpp"
 
 namespace pto {
 inline namespace PTO_ISA_NS {
@@ -62,7 +63,8 @@ struct LaneAcc {
 // vectors as non-AVX under #pragma GCC target and warns about the ABI).
 template <Red R>
 struct VecRed {
-  simd::vf operator()(simd::vf a, simd::vf v) const {
+  template <class V>  // simd::vf or float
+  V operator()(V a, V v) const {
     if constexpr (R == Red::SUM) return a + v;
     else if constexpr (R == Red::PROD) return a * v;
     else if constexpr (R == Red::MAX) return v > a ? v : a;
@@ -103,9 +105,11 @@ float row_reduce_float(const T* x, int n) {
     a1 = op(a1, t);
     if constexpr (kTrackNan) nan |= t != t;
   }
-  vf acc = op(op(a0, a1), op(a2, a3));
-  float r = acc[0];
-  for (int j = 1; j < kW; ++j) r = op(simd::splat(r), simd::splat(acc[j]))[0];
+  const vf acc = op(op(a0, a1), op(a2, a3));
+  float lanes[kW];
+  std::memcpy(lanes, &acc, sizeof acc);
+  float r = lanes[0];
+  for (int j = 1; j < kW; ++j) r = op(r, lanes[j]);
   if constexpr (kTrackNan) {
     int any = 0;
     for (int j = 0; j < kW; ++j) any |= nan[j];
