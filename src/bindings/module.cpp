@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "frontend/recorder.h"
+#include "runtime/host_memory.h"
 #include "runtime/runtime.h"
 
 namespace nb = nanobind;
@@ -237,8 +238,15 @@ NB_MODULE(_core, m) {
                  DataType dt = fn.value(fn.returns[i]).dtype;
                  int64_t n = 1;
                  for (auto d : shapes[i]) n *= d;
-                 char* data = new char[std::max<int64_t>(1, n * DataTypeBytes(dt))]();
-                 nb::capsule owner(data, [](void* q) noexcept { delete[] static_cast<char*>(q); });
+                 // Outputs start zeroed (a program need not write all of them).
+                 size_t bytes = static_cast<size_t>(std::max<int64_t>(1, n * DataTypeBytes(dt)));
+                 char* data = static_cast<char*>(AllocHostZeroed(bytes));
+                 auto* block = new std::pair<void*, size_t>(data, bytes);
+                 nb::capsule owner(block, [](void* q) noexcept {
+                   auto* b = static_cast<std::pair<void*, size_t>*>(q);
+                   FreeHost(b->first, b->second);
+                   delete b;
+                 });
                  std::vector<size_t> shp(shapes[i].begin(), shapes[i].end());
                  outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr, ToDlpack(dt));
                  HostTensor h;

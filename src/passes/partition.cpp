@@ -94,11 +94,59 @@ class Partitioner {
     }
     int root_out = Root(t.output);
     if (root_out >= 0 && g.read_roots.count(root_out)) return "it writes a tensor the kernel reads";
-    int64_t need = g.bytes + OpBytes(t, &g);
+    int64_t need = PeakBytes(g, t);
     if (need > ctx_.machine().ub_bytes)
       return "the tiles would need " + std::to_string(need / 1024) + " KiB > UB " +
              std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB";
     return "";
+  }
+
+  // Peak UB bytes of the group's tiles if `t` joins: a tile is live from the op that makes (or
+  // first loads) it to its last reader in the region, or to the end when read later.
+  int64_t PeakBytes(const Group& g, const TileOp& t) const {
+    std::vector<const TileOp*> ops = g.ops;
+    ops.push_back(&t);
+    int n = static_cast<int>(ops.size());
+    struct Live {
+      int64_t bytes;
+      int from, to;
+    };
+    std::vector<Live> tiles;
+    std::map<int, size_t> loaded;  // value -> index in tiles
+    std::set<int> made;
+    for (int i = 0; i < n; ++i) {
+      const TileOp& o = *ops[i];
+      for (size_t k = 0; k < o.inputs.size(); ++k) {
+        int v = o.inputs[k].value;
+        if (made.count(v)) continue;
+        auto it = loaded.find(v);
+        if (it == loaded.end()) {
+          loaded[v] = tiles.size();
+          tiles.push_back({TileBytes(o.input_tile(k), g_.fn.value(v).dtype), i, i});
+        } else {
+          tiles[it->second].to = i;
+        }
+      }
+      int64_t out_bytes = TileBytes(o.tile, g_.fn.value(o.output).dtype);
+      int last = n - 1;  // read after the group: live to its end
+      auto lu = last_use_.find(o.output);
+      if (lu == last_use_.end() || lu->second <= pos_.at(ops[n - 1]->id)) {
+        last = i;
+        for (int j = i + 1; j < n; ++j)
+          for (auto& in : ops[j]->inputs)
+            if (in.value == o.output) last = j;
+      }
+      tiles.push_back({out_bytes, i, last});
+      made.insert(o.output);
+    }
+    int64_t peak = 0;
+    for (int i = 0; i < n; ++i) {
+      int64_t live = 0;
+      for (auto& l : tiles)
+        if (l.from <= i && i <= l.to) live += l.bytes;
+      peak = std::max(peak, live);
+    }
+    return peak;
   }
 
   void Add(Group& g, const TileOp& t) {
@@ -122,6 +170,14 @@ class Partitioner {
   }
 
   void GroupRegion(const Region<TileOp>& in, Region<Launch>& out) {
+    // Positions of this region's ops and the last position reading each value.
+    int position = 0;
+    for (auto& e : in.entries) {
+      if (!e.item) continue;
+      pos_[e.item->id] = position;
+      for (auto& inp : e.item->inputs) last_use_[inp.value] = std::max(last_use_[inp.value], position);
+      ++position;
+    }
     int open = -1;  // index of the open group, or -1
     auto close = [&]() { open = -1; };
     for (auto& e : in.entries) {
@@ -436,6 +492,8 @@ class Partitioner {
   BlockGraph g_;
   std::vector<Group> groups_;
   std::map<int, const TileOp*> producer_;
+  std::map<int, int> pos_;       // tile op id -> position in its region
+  std::map<int, int> last_use_;  // value -> last position reading it (in its region)
   int next_launch_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "codegen/cpp_codegen.h"
+#include "runtime/host_memory.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernel_interpreter.h"
 
@@ -102,9 +103,12 @@ class CallState {
   }
 
   RunStats Execute();
+  ~CallState() {
+    for (auto& [p, n] : owned_) FreeHost(p, n);
+  }
 
  private:
-  Storage Allocate(const Value& v, const SymEnv& env) {
+  Storage Allocate(const Value& v, const SymEnv& env, bool zero = true) {
     Storage s;
     s.alloc = next_alloc_++;
     s.dtype = v.dtype;
@@ -114,8 +118,11 @@ class CallState {
       n *= s.shape.back();
     }
     s.strides = DenseStrides(s.shape);
-    owned_.emplace_back(new char[std::max<int64_t>(1, n * DataTypeBytes(v.dtype))]());
-    s.data = owned_.back().get();
+    // Created tensors start zeroed; workspaces are always written before they are read.
+    size_t bytes = std::max<int64_t>(1, n * DataTypeBytes(v.dtype));
+    char* p = static_cast<char*>(zero ? AllocHostZeroed(bytes) : AllocHost(bytes));
+    owned_.push_back({p, bytes});
+    s.data = p;
     return s;
   }
 
@@ -144,7 +151,7 @@ class CallState {
       return s;
     }
     if (v.kind == ValueKind::Temp) {  // a workspace: fresh for each writing launch
-      if (writer) storage_[value] = Allocate(v, env);
+      if (writer) storage_[value] = Allocate(v, env, /*zero=*/false);
       return storage_.at(value);
     }
     return storage_.at(value);
@@ -267,7 +274,7 @@ class CallState {
   std::map<int, Storage> storage_;
   std::map<int, std::vector<int64_t>> view_origin_;
   std::map<int, std::vector<std::pair<int, Access>>> live_;
-  std::vector<std::unique_ptr<char[]>> owned_;
+  std::vector<std::pair<char*, size_t>> owned_;  // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;
   int next_alloc_ = 0;
 };
