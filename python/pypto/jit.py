@@ -16,6 +16,18 @@ from ._dtypes import as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
 
 
+def _defining_scope() -> Dict[str, Any]:
+    """Locals of the scope the decorated function is defined in (string annotations may use
+    them, and with ``from __future__ import annotations`` they are not in the closure)."""
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
+        f = f.f_back
+    return dict(f.f_locals) if f is not None and f.f_locals is not f.f_globals else {}
+
+
 def _is_torch(x: Any) -> bool:
     return type(x).__module__.startswith("torch")
 
@@ -38,6 +50,7 @@ class JitFunction:
                  runtime_options: Optional[Dict[str, Any]] = None) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self._def_locals = _defining_scope()
         self.debug_options = dict(debug_options or {})
         self.pass_options = dict(pass_options or {})
         self.runtime_options = dict(runtime_options or {})
@@ -48,14 +61,34 @@ class JitFunction:
         self.sig = inspect.signature(fn)
         self.params: List[Tuple[str, Tensor]] = []
         for name, p in self.sig.parameters.items():
-            ann = p.annotation
+            ann = self._resolve(p.annotation)
             if not isinstance(ann, Tensor) or ann.is_traced:
                 raise _core.UserError(
                     f"@pypto.jit {fn.__name__}: parameter '{name}' needs an annotation pypto.Tensor(shape, dtype)")
             self.params.append((name, ann))
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
+        self._has_static = any(d is STATIC for _, ann in self.params for d in ann.shape)
+        self._rt_cache: Tuple[int, Dict[str, Any]] = (-1, {})
         self.last: Optional[CompiledFunction] = None
         self.last_stats: Dict[str, Any] = {}
+
+    def _resolve(self, ann: Any) -> Any:
+        """Evaluates a string annotation (``from __future__ import annotations``) in the
+        function's globals and closure."""
+        if not isinstance(ann, str):
+            return ann
+        scope = dict(self.fn.__globals__)
+        scope.update(self._def_locals)
+        for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        try:
+            return eval(ann, scope)  # noqa: S307 - the user's own annotation
+        except Exception as e:  # noqa: BLE001
+            raise _core.UserError(f"@pypto.jit {self.fn.__name__}: cannot evaluate the annotation {ann!r}: {e}") \
+                from None
 
     # --- compilation ---------------------------------------------------------------------------
     def _key(self, arrays: List[np.ndarray]) -> Tuple[Any, ...]:
@@ -117,7 +150,7 @@ class JitFunction:
             if rec.value_kind(o._id) == "temp":
                 pass  # copied into a fresh output by the recorder
         rec.set_return([o._id for o in outs], user_loc())
-        ann = self.sig.return_annotation
+        ann = self._resolve(self.sig.return_annotation)
         if ann is inspect.Signature.empty:
             return
         anns = list(ann) if isinstance(ann, (tuple, list)) else [ann]
@@ -160,14 +193,23 @@ class JitFunction:
         if len(args) != len(self.params):
             raise _core.UserError(f"@{self.fn.__name__} takes {len(self.params)} tensor arguments, got {len(args)}"
                                   + _format_loc(user_loc()))
-        torch_in = any(_is_torch(a) for a in args)
-        arrays = [self._as_array(a, name) for (name, _), a in zip(self.params, args)]
-        compiled = self.compile(*arrays)
+        torch_in = False
+        arrays = []
+        for (name, _), a in zip(self.params, args):
+            if type(a) is not np.ndarray or a.dtype not in _NUMPY_OK:
+                torch_in = torch_in or _is_torch(a)
+                a = self._as_array(a, name)
+            arrays.append(a)
+        compiled = self._cache.get(self._key(arrays) if self._has_static else ())
+        if compiled is None:
+            compiled = self.compile(*arrays)
         self.last = compiled
-        rt = options.merged("runtime", self.runtime_options)
+        version, rt = self._rt_cache
+        if version != options.version():
+            rt = options.merged("runtime", self.runtime_options)
+            self._rt_cache = (options.version(), rt)
         try:
-            outs, stats = compiled.program.run(arrays, workers=int(rt["workers"]), sched_mode=rt["sched_mode"],
-                                               run_mode=rt["run_mode"])
+            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], False, rt["run_mode"])
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
@@ -177,6 +219,10 @@ class JitFunction:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_NUMPY_OK = {np.dtype(t) for t in (np.float32, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                   np.bool_)}
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,

@@ -13,6 +13,7 @@ _RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mo
 _DEBUG_DEFAULTS: Dict[str, Any] = {"dump_dir": "", "dump_passes": False, "swimlane": False, "graph": False,
                                    "verify_passes": False}
 
+_version = 0  # bumped on every change, so callers can cache merged options
 _pass: Dict[str, Any] = dict(_PASS_DEFAULTS)
 _runtime: Dict[str, Any] = dict(_RUNTIME_DEFAULTS)
 _debug: Dict[str, Any] = dict(_DEBUG_DEFAULTS)
@@ -23,7 +24,13 @@ _VALUES = {
 }
 
 
+def version() -> int:
+    return _version
+
+
 def _update(kind: str, target: Dict[str, Any], defaults: Dict[str, Any], opts: Dict[str, Any]) -> None:
+    global _version
+    _version += 1
     for k, v in opts.items():
         if k not in defaults:
             known = ", ".join(sorted(defaults))

@@ -14,6 +14,7 @@
 #include "runtime/host_memory.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernel_interpreter.h"
+#include "runtime/worker_pool.h"
 
 namespace pypto {
 
@@ -103,6 +104,7 @@ class CallState {
   }
 
   RunStats Execute();
+  void RunTask(Instance& in, int64_t first, int64_t count, char* ub);
   ~CallState() {
     for (auto& [p, n] : owned_) FreeHost(p, n);
   }
@@ -284,6 +286,8 @@ class CallState {
 RunStats CallState::Execute() {
   RunStats stats;
   int workers = opts_.workers > 0 ? opts_.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
+    throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
   struct Task {
     int inst;
     int64_t first, count;
@@ -291,35 +295,34 @@ RunStats CallState::Execute() {
   std::deque<Task> queue;
   std::mutex mu;
   std::condition_variable cv;
-  int64_t outstanding = 0;  // instances not yet finished
+  int64_t outstanding = static_cast<int64_t>(instances_.size());  // instances not yet finished
   std::exception_ptr error;
-  bool lifo = opts_.sched_mode == "lifo";
-  if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
-    throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
+  const bool lifo = opts_.sched_mode == "lifo";
 
+  // Chunk every instance up front: about 4 tasks per worker, each a run of grid points.
+  int64_t total_tasks = 0;
+  for (auto& in : instances_) {
+    int64_t target = std::max<int64_t>(1, std::min<int64_t>(in->points, workers * 4));
+    in->chunk = (in->points + target - 1) / target;
+    in->num_tasks = (in->points + in->chunk - 1) / in->chunk;
+    in->remaining = in->num_tasks;
+    total_tasks += in->num_tasks;
+  }
+  stats.tasks = total_tasks;
+  stats.launches = static_cast<int64_t>(instances_.size());
   auto push_instance = [&](Instance& in) {  // caller holds mu
-    int64_t target = std::max<int64_t>(1, std::min<int64_t>(in.points, workers * 4));
-    in.chunk = (in.points + target - 1) / target;
-    in.num_tasks = (in.points + in.chunk - 1) / in.chunk;
-    in.remaining = in.num_tasks;
-    stats.tasks += in.num_tasks;
     for (int64_t f = 0; f < in.points; f += in.chunk) queue.push_back({in.id, f, std::min(in.chunk, in.points - f)});
   };
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    outstanding = static_cast<int64_t>(instances_.size());
-    for (auto& in : instances_)
-      if (in->pending == 0) push_instance(*in);
-  }
-  stats.launches = static_cast<int64_t>(instances_.size());
-  int64_t max_ub = 0;
+  for (auto& in : instances_)
+    if (in->pending == 0) push_instance(*in);
+  int64_t max_ub = 64;
   for (auto& k : p_.exec_graph.kernels) max_ub = std::max(max_ub, k.ub_bytes);
+  workers = static_cast<int>(std::min<int64_t>(workers, total_tasks));
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::vector<TaskEvent>> events(workers);
+  std::vector<std::vector<TaskEvent>> events(std::max(workers, 1));
 
-  auto worker = [&](int wid) {
-    std::vector<char> ub_store(max_ub + 64);
-    char* ub = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(ub_store.data()) + 63) & ~uintptr_t(63));
+  auto work = [&](int wid) {
+    char* ub = WorkerScratch(max_ub);
     for (;;) {
       Task t;
       {
@@ -337,50 +340,56 @@ RunStats CallState::Execute() {
       Instance& in = *instances_[t.inst];
       auto ts = std::chrono::steady_clock::now();
       try {
-        if (entries_) {
-          PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), t.first, t.count, ub};
-          (*entries_)[in.kernel->id](&call);
-        } else {
-        SymEnv env = in.env;
-        std::vector<int64_t> coord(in.grid.size());
-        for (int64_t p = t.first; p < t.first + t.count; ++p) {
-          int64_t rest = p;
-          for (int d = static_cast<int>(in.grid.size()) - 1; d >= 0; --d) {
-            coord[d] = rest % in.grid[d];
-            rest /= in.grid[d];
-          }
-          InterpretKernel(*in.kernel, in.params, coord, env, ub);
-        }
-        }
+        RunTask(in, t.first, t.count, ub);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!error) error = std::current_exception();
         cv.notify_all();
         return;
       }
-      auto te = std::chrono::steady_clock::now();
-      if (opts_.trace)
+      if (opts_.trace) {
+        auto te = std::chrono::steady_clock::now();
         events[wid].push_back({wid, in.id, in.kernel->id, t.first, t.count,
                                std::chrono::duration_cast<std::chrono::nanoseconds>(ts - t0).count(),
                                std::chrono::duration_cast<std::chrono::nanoseconds>(te - t0).count()});
+      }
       if (--in.remaining == 0) {
         std::lock_guard<std::mutex> lock(mu);
         --outstanding;
+        bool more = false;
         for (int s : in.successors)
-          if (--instances_[s]->pending == 0) push_instance(*instances_[s]);
-        cv.notify_all();
-      } else {
-        cv.notify_one();
+          if (--instances_[s]->pending == 0) {
+            push_instance(*instances_[s]);
+            more = true;
+          }
+        if (more || outstanding == 0) cv.notify_all();
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) threads.emplace_back(worker, w);
-  for (auto& th : threads) th.join();
+  if (total_tasks > 0) WorkerPool::Get().Run(workers, work);
   if (error) std::rethrow_exception(error);
   stats.exec_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
   return stats;
+}
+
+// One task: grid points [first, first + count) of an instance, native or interpreted.
+void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
+  if (entries_) {
+    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub};
+    (*entries_)[in.kernel->id](&call);
+    return;
+  }
+  SymEnv env = in.env;
+  std::vector<int64_t> coord(in.grid.size());
+  for (int64_t p = first; p < first + count; ++p) {
+    int64_t rest = p;
+    for (int d = static_cast<int>(in.grid.size()) - 1; d >= 0; --d) {
+      coord[d] = rest % in.grid[d];
+      rest /= in.grid[d];
+    }
+    InterpretKernel(*in.kernel, in.params, coord, env, ub);
+  }
 }
 
 }  // namespace
@@ -422,28 +431,29 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
   for (size_t i = 0; i < params.size(); ++i) {
     const Value& v = fn.value(fn.param_values[i]);
     const HostTensor& t = params[i];
-    std::string expected = std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape);
-    std::string given = std::string(DataTypeName(t.dtype)) + Dims(t.shape);
+    // Messages are built only on failure: this runs on every call.
+    auto expected_str = [&] { return std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape); };
+    auto given_str = [&] { return std::string(DataTypeName(t.dtype)) + Dims(t.shape); };
     if (t.dtype != v.dtype)
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects dtype " + DataTypeName(v.dtype) +
-                          ", got " + DataTypeName(t.dtype) + " (expected " + expected + ", given " + given + ")",
+                          ", got " + DataTypeName(t.dtype) + " (expected " + expected_str() + ", given " + given_str() + ")",
                       v.loc, "convert the array, e.g. x.astype(numpy.float32)");
     if (t.shape.size() != v.shape.size())
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects rank " +
-                          std::to_string(v.shape.size()) + " " + expected + ", got " + given,
+                          std::to_string(v.shape.size()) + " " + expected_str() + ", got " + given_str(),
                       v.loc);
     for (size_t d = 0; d < t.shape.size(); ++d) {
       const Expr& e = v.shape[d];
       if (e.kind() == ExprKind::Var && !env.count(e.var_name())) {
         if (t.shape[d] <= 0)
           throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' has an empty dim " + std::to_string(d) +
-                          ": " + given);
+                          ": " + given_str());
         env[e.var_name()] = t.shape[d];
         continue;
       }
       int64_t want = e.Eval(env);
       if (want != t.shape[d])
-        throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected + ", got " +
+        throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected_str() + ", got " +
                             Dims(t.shape) + " (dim " + std::to_string(d) + " should be " + std::to_string(want) + ")",
                         v.loc, "pass an array of the annotated shape, or mark the dim pypto.DYNAMIC");
     }
