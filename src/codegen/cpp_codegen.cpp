@@ -126,7 +126,12 @@ class KernelWriter {
       int buf = op == "TLOAD" ? in.dst : in.srcs[0];
       const TileBuf& b = k_.bufs[buf];
       std::string R = std::to_string(b.shape.size());
-      return std::string(op == "TLOAD" ? "LoadND<" : "StoreND<") + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) +
+      // Stores to the function's own tensors stream past the cache; workspaces, which the
+      // next kernel reads back, are stored normally.
+      const Value& v = fn_.value(k_.params[in.param].value);
+      bool stream = op == "TSTORE" && v.kind != ValueKind::Temp && !k_.params[in.param].read;
+      std::string fn = op == "TLOAD" ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
+      return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) +
              ", " + Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" +
              std::to_string(in.param) + "])";
     }

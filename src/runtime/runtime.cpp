@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "codegen/cpp_codegen.h"
+#include "runtime/access_index.h"
 #include "runtime/host_memory.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernel_interpreter.h"
@@ -44,13 +45,6 @@ struct Storage {
   std::vector<int64_t> shape, strides;
 };
 
-// One access of a launch instance: allocation, box [lo, hi) in the allocation's coordinates.
-struct Access {
-  int alloc;
-  std::vector<int64_t> lo, hi;
-  bool write;
-};
-
 struct Instance {
   int id;
   const Kernel* kernel;
@@ -67,18 +61,6 @@ struct Instance {
   std::atomic<int> pending{0};
   std::atomic<int64_t> remaining{0};
 };
-
-bool Overlap(const Access& a, const Access& b) {
-  if (a.alloc != b.alloc) return false;
-  for (size_t d = 0; d < a.lo.size(); ++d)
-    if (a.hi[d] <= b.lo[d] || b.hi[d] <= a.lo[d]) return false;
-  return true;
-}
-bool Covers(const Access& a, const Access& b) {
-  for (size_t d = 0; d < a.lo.size(); ++d)
-    if (a.lo[d] > b.lo[d] || a.hi[d] < b.hi[d]) return false;
-  return true;
-}
 
 class CallState {
  public:
@@ -245,17 +227,8 @@ class CallState {
     if (inst->points == 0) return;
     // Dependencies: earlier instances whose accesses overlap, one of the two writing.
     std::vector<int> deps;
-    for (auto& a : accesses) {
-      auto& list = live_[a.alloc];
-      for (auto& [prev, acc] : list)
-        if ((a.write || acc.write) && Overlap(a, acc)) deps.push_back(prev);
-    }
-    for (auto& a : accesses) {
-      auto& list = live_[a.alloc];
-      if (a.write)  // a covering write makes older entries redundant for later accesses
-        list.erase(std::remove_if(list.begin(), list.end(), [&](auto& e) { return Covers(a, e.second); }), list.end());
-      list.emplace_back(inst->id, a);
-    }
+    for (auto& a : accesses) index_.Conflicts(a, deps);
+    for (auto& a : accesses) index_.Add(a, inst->id);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     int ready_deps = 0;
@@ -275,7 +248,7 @@ class CallState {
   const std::vector<PyptoKernelFn>* entries_;
   std::map<int, Storage> storage_;
   std::map<int, std::vector<int64_t>> view_origin_;
-  std::map<int, std::vector<std::pair<int, Access>>> live_;
+  AccessIndex index_;
   std::vector<std::pair<char*, size_t>> owned_;  // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;
   int next_alloc_ = 0;

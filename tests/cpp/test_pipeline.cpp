@@ -31,7 +31,8 @@ Function RecordSoftmax(int64_t n1, int64_t dim, std::vector<int64_t> tile, bool 
   return r.Finish();
 }
 
-std::vector<float> RunProgram(const CompiledProgram& p, std::vector<float>& x, std::vector<int64_t> shape, int workers) {
+std::vector<float> RunProgram(const CompiledProgram& p, std::vector<float>& x, std::vector<int64_t> shape, int workers,
+                              const std::string& mode = "interp") {
   auto prog = std::make_shared<CompiledProgram>(p);
   Runtime rt(prog);
   HostTensor in{x.data(), DataType::FP32, shape, {}};
@@ -39,6 +40,7 @@ std::vector<float> RunProgram(const CompiledProgram& p, std::vector<float>& x, s
   HostTensor out{y.data(), DataType::FP32, shape, {}};
   RunOptions o;
   o.workers = workers;
+  o.run_mode = mode;
   rt.Run({in}, {out}, o);
   return y;
 }
@@ -67,7 +69,10 @@ TEST(Pipeline, SoftmaxFusesAndRuns) {
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0.f, 3.f);
   for (auto& v : x) v = nd(rng);
-  for (int workers : {1, 2, 3}) CheckSoftmax(x, RunProgram(p, x, {2, 6, 64}, workers), 12, 64);
+  for (int workers : {1, 2, 3}) {
+    CheckSoftmax(x, RunProgram(p, x, {2, 6, 64}, workers, "interp"), 12, 64);
+    CheckSoftmax(x, RunProgram(p, x, {2, 6, 64}, workers, "cpu"), 12, 64);
+  }
 }
 
 TEST(Pipeline, DynamicBatchAndSplitReduction) {
@@ -77,7 +82,8 @@ TEST(Pipeline, DynamicBatchAndSplitReduction) {
   for (int64_t b : {1, 3, 7}) {
     std::vector<float> x(b * 5 * 100);
     for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.37f * k) * 5;
-    CheckSoftmax(x, RunProgram(p, x, {b, 5, 100}, 2), b * 5, 100);
+    CheckSoftmax(x, RunProgram(p, x, {b, 5, 100}, 2, "interp"), b * 5, 100);
+    CheckSoftmax(x, RunProgram(p, x, {b, 5, 100}, 2, "cpu"), b * 5, 100);
   }
 }
 

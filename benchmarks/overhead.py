@@ -1,0 +1,67 @@
+"""Runtime overheads: the warm call of a tiny function from Python, and the cost per task of
+the runtime (building, dependency tracking and dispatch), measured with a runtime loop of
+tiny launches.
+
+    python benchmarks/overhead.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable, List
+
+import numpy as np
+
+import pypto
+
+
+def per_call_us(fn: Callable[..., Any], args: List[Any], n: int) -> List[float]:
+    for _ in range(50):
+        fn(*args)
+    samples = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn(*args)
+        samples.append((time.perf_counter() - t0) / n * 1e6)
+    return samples
+
+
+def main() -> None:
+    @pypto.jit
+    def tiny(x: pypto.Tensor((8, 64), pypto.DT_FP32)) -> pypto.Tensor((8, 64), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(8, 64)
+        return x + 1.0
+
+    x = np.ones((8, 64), np.float32)
+    warm = per_call_us(tiny, [x], 2000)
+    run = per_call_us(lambda a: tiny.last.program.run([a], 0, "fifo", False, "cpu"), [x], 2000)
+    print(f"warm call from Python (8x64 add, 1 task): median {statistics.median(warm):.1f} us "
+          f"(min {min(warm):.1f}, max {max(warm):.1f})")
+    print(f"  of which the C++ run (bind, allocate, build, execute): median {statistics.median(run):.1f} us")
+
+    n = 4096
+
+    @pypto.jit
+    def many(x: pypto.Tensor((n, 8), pypto.DT_FP32)) -> pypto.Tensor((n, 8), pypto.DT_FP32):
+        out = pypto.tensor((n, 8), pypto.DT_FP32)
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, n, 1, name="L", idx_name="i"):
+            out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+        return out
+
+    xs = np.ones((n, 8), np.float32)
+    for workers in (1, 2):
+        pypto.set_runtime_options(workers=workers)
+        samples = per_call_us(many, [xs], 20)
+        st = many.last_stats
+        per_task = [s / st["tasks"] for s in samples]
+        print(f"{st['tasks']} launches of one tiny task, {workers} worker(s): median {statistics.median(per_task):.2f} "
+              f"us per task (min {min(per_task):.2f}, max {max(per_task):.2f}); build {st['build_ms']:.2f} ms, "
+              f"execute {st['exec_ms']:.2f} ms")
+    pypto.set_runtime_options(workers=0)
+
+
+if __name__ == "__main__":
+    main()

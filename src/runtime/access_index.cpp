@@ -1,0 +1,52 @@
+#include "runtime/access_index.h"
+
+namespace pypto {
+
+namespace {
+bool Overlap(const std::vector<int64_t>& alo, const std::vector<int64_t>& ahi, const std::vector<int64_t>& blo,
+             const std::vector<int64_t>& bhi) {
+  for (size_t d = 0; d < alo.size(); ++d)
+    if (ahi[d] <= blo[d] || bhi[d] <= alo[d]) return false;
+  return true;
+}
+bool Covers(const Access& a, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+  for (size_t d = 0; d < lo.size(); ++d)
+    if (a.lo[d] > lo[d] || a.hi[d] < hi[d]) return false;
+  return true;
+}
+}  // namespace
+
+void AccessIndex::Scan(const Side& s, const Access& a, std::vector<int>& deps) {
+  // Entries starting before a.lo[0] - max_extent cannot reach a.
+  auto it = s.by_lo.lower_bound(a.lo[0] - s.max_extent + 1);
+  for (; it != s.by_lo.end() && it->first < a.hi[0]; ++it)
+    if (Overlap(a.lo, a.hi, it->second.lo, it->second.hi)) deps.push_back(it->second.owner);
+}
+
+void AccessIndex::Retire(Side& s, const Access& a) {
+  auto it = s.by_lo.lower_bound(a.lo[0]);
+  while (it != s.by_lo.end() && it->first < a.hi[0]) {
+    if (Covers(a, it->second.lo, it->second.hi)) it = s.by_lo.erase(it);
+    else ++it;
+  }
+}
+
+void AccessIndex::Conflicts(const Access& a, std::vector<int>& deps) const {
+  auto it = allocs_.find(a.alloc);
+  if (it == allocs_.end()) return;
+  Scan(it->second.writes, a, deps);
+  if (a.write) Scan(it->second.reads, a, deps);
+}
+
+void AccessIndex::Add(const Access& a, int owner) {
+  PerAlloc& p = allocs_[a.alloc];
+  if (a.write) {
+    Retire(p.reads, a);
+    Retire(p.writes, a);
+  }
+  Side& s = a.write ? p.writes : p.reads;
+  s.by_lo.emplace(a.lo[0], Entry{a.lo, a.hi, owner});
+  s.max_extent = std::max(s.max_extent, a.hi[0] - a.lo[0]);
+}
+
+}  // namespace pypto
