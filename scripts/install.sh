@@ -18,6 +18,11 @@ fi
 
 echo "[install] pip packages"
 python3 -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" cmake ninja
+# PyTorch (CPU build) is the baseline of the demo and benchmarks and is used by the interop
+# tests. Pin the version: an unpinned `torch` pulls a multi-GB CUDA build.
+if ! python3 -c "import torch" >/dev/null 2>&1; then
+  python3 -m pip install -q "torch==2.13.0" || echo "[install] torch unavailable: torch comparisons will be skipped"
+fi
 
 echo "[install] building pypto (pip install -e .)"
 python3 -m pip install -q --no-build-isolation -e .
