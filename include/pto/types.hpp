@@ -14,7 +14,7 @@
 #ifndef PTO_NO_CHECKS
 #define PTO_CHECK(cond, msg)                                                            \
   do {                                                                                  \
-    if (!(cond)) throw ::pto::Error(std::string(__func__) + ": " + (msg) + " [" #cond "]"); \
+    if (!(cond)) throw ::pto::Error(std::string(__func__) + ": " + (msg)); \
   } while (0)
 #else
 #define PTO_CHECK(cond, msg) \

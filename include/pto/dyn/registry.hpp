@@ -201,12 +201,14 @@ inline std::map<std::string, OpInfo> build() {
   r["TEXTRACT"] = {"dst, src, row, col", "A", [](const Call& c) {
                      c.arity(4);
                      PTO_ON(A, c.dt(0),
-                            pto::TEXTRACT(c.t<T>(0), c.t<T>(1), int(c.integer(2)), int(c.integer(3))));
+                            pto::TEXTRACT(c.t<T>(0), c.t<T>(1), int(c.integer(2)),
+                                          int(c.integer(3))));
                    }};
   r["TINSERT"] = {"dst, src, row, col", "A", [](const Call& c) {
                     c.arity(4);
                     PTO_ON(A, c.dt(0),
-                           pto::TINSERT(c.t<T>(0), c.t<T>(1), int(c.integer(2)), int(c.integer(3))));
+                           pto::TINSERT(c.t<T>(0), c.t<T>(1), int(c.integer(2)),
+                                        int(c.integer(3))));
                   }};
   r["TGATHER"] = {"dst, src, index", "A, index: I", [](const Call& c) {
                     c.arity(3);
@@ -254,7 +256,8 @@ inline std::map<std::string, OpInfo> build() {
                    on<I>(c, c.dt(0), [&](auto dtag) {
                      using D = typename decltype(dtag)::type;
                      PTO_ON(F, c.dt(1),
-                            pto::TQUANT(c.t<D>(0), c.t<T>(1), c.t<float>(2), c.scalar<float>(3), m));
+                            pto::TQUANT(c.t<D>(0), c.t<T>(1), c.t<float>(2),
+                                        c.scalar<float>(3), m));
                    });
                  }};
   r["TDEQUANT"] = {"dst, src, scale, offset", "I -> F, scale: f32", [](const Call& c) {

@@ -1,0 +1,262 @@
+// PTO assembly: printer/parser round trips, running kernels (softmax with tails, a cube kernel
+// feeding a vector kernel through a FIFO), error reporting; and the run-time instruction table.
+#include <cmath>
+#include <random>
+#include <set>
+
+#include <pto/asm/exec.hpp>
+
+#include "test_util.hpp"
+
+namespace {
+using namespace pto_test;
+namespace as = pto::as;
+
+const char* kAllConstructs = R"(
+# every construct of the format
+.fifo %q : !pto.fifo<f32, 16x16, depth=2>
+.kernel producer core=aic
+  .arg %a : !pto.gm<f16, 16x?>
+  .arg %k : index
+  .arg %alpha : f32
+  .tile %l : !pto.tile<left, f16, 16x32, valid=16x?>
+  .tile %nz : !pto.tile<right, f16, 32x16, layout=nz, pad=zero>
+  .tile %c : !pto.tile<acc, f32, 16x16>
+  .const %one = 1 : index
+  .const %eps = -1.5e-3 : f32
+  for %i = 0 to %k step 32 {
+    %w = sub %k, %i;   // trailing semicolons are fine
+    %w = min %w, 32
+    set_valid %l, 16, %w
+    tload %l, %a[0, %i]
+    for %j = %one to 3 {
+      tmatmul_acc %c, %l, %l
+    }
+  }
+  set_flag m, v, 0
+  wait_flag m, v, 0
+  pipe_barrier all
+  tcmps %c, %c, 0.5 {cmp = gt}
+  tcvt %c, %c {round = floor}
+  tstore %a[0, 0], %c {atomic = add}
+  tpush %q, %c
+.end
+
+.kernel consumer core=aiv
+  .tile %c : !pto.tile<vec, f32, 16x16>
+  tpop %c, %q
+  tadds %c, %c, -2
+.end
+)";
+
+TEST(PtoAsm, RoundTrip) {
+  const as::Module m = as::parse(kAllConstructs);
+  ASSERT_EQ(m.kernels.size(), 2u);
+  ASSERT_EQ(m.fifos.size(), 1u);
+  const std::string text = as::print(m);
+  EXPECT_EQ(as::parse(text), m);
+  EXPECT_EQ(as::print(as::parse(text)), text);  // canonical form is a fixed point
+  EXPECT_NE(text.find("tload %l, %a[0, %i]"), std::string::npos) << text;
+  EXPECT_NE(text.find("tcmps %c, %c, 0.5 {cmp = gt}"), std::string::npos);
+  EXPECT_NE(text.find(".const %eps = -1.5e-3 : f32"), std::string::npos);
+  EXPECT_NE(text.find("!pto.tile<right, f16, 32x16, layout=nz, pad=zero>"), std::string::npos);
+  const as::Stmt& loop = m.kernels[0].body[0];
+  ASSERT_EQ(loop.kind, as::Stmt::FOR);
+  EXPECT_EQ(loop.body.size(), 5u);
+  EXPECT_EQ(loop.body[4].body[0].op, "tmatmul_acc");
+}
+
+TEST(PtoAsm, ParseErrorsNameTheLine) {
+  auto msg = [](const char* src) {
+    try {
+      as::parse(src);
+    } catch (const pto::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg(".kernel k\n  tadd %a, %b, %c\n").find("missing .end"), std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  .tile %t : !pto.tile<vec, f99, 8x8>\n.end").find("line 2"),
+            std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  for %i = 0 to 4 {\n.end").find("line 3"), std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  }\n.end").find("unmatched"), std::string::npos);
+  EXPECT_NE(msg("tadd %a\n").find("outside"), std::string::npos);
+  EXPECT_NE(msg(".kernel k\n .arg %a : index\n .arg %a : index\n.end").find("twice"),
+            std::string::npos);
+}
+
+const char* kSoftmax = R"(
+.kernel softmax core=aiv
+  .arg %x : !pto.gm<f32, ?x?>
+  .arg %y : !pto.gm<f32, ?x?>
+  .arg %n : index
+  .arg %d : index
+  .tile %t : !pto.tile<vec, f32, 8x64, valid=?x?>
+  .tile %m : !pto.tile<vec, f32, 8x1, valid=?x1>
+  for %i = 0 to %n step 8 {
+    %r = sub %n, %i
+    %r = min %r, 8
+    set_valid %t, %r, %d
+    set_valid %m, %r, 1
+    tload %t, %x[%i, 0]
+    trowmax %m, %t
+    trowexpandexpdif %t, %t, %m
+    trowsum %m, %t
+    trowexpanddiv %t, %t, %m
+    tstore %y[%i, 0], %t
+  }
+.end
+)";
+
+TEST(PtoAsm, RunsSoftmaxWithTails) {
+  const int n = 21, d = 45;  // row tail (21 = 2 * 8 + 5) and column tail (45 of 64)
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-5, 5);
+  std::vector<float> x(n * d), y(n * d, -1.0f);
+  for (float& v : x) v = dist(rng);
+  as::Bindings b;
+  b.tensors["%x"] = {pto::DType::FP32, x.data(), {n, d}, {}};
+  b.tensors["%y"] = {pto::DType::FP32, y.data(), {n, d}, {}};
+  b.scalars["%n"] = pto::dyn::Scalar::of_int(n);
+  b.scalars["%d"] = pto::dyn::Scalar::of_int(d);
+  as::run(kSoftmax, b);
+  for (int r = 0; r < n; ++r) {
+    double mx = -1e30, sum = 0;
+    for (int c = 0; c < d; ++c) mx = std::max(mx, double(x[r * d + c]));
+    for (int c = 0; c < d; ++c) sum += std::exp(double(x[r * d + c]) - mx);
+    for (int c = 0; c < d; ++c)
+      ASSERT_NEAR(y[r * d + c], std::exp(double(x[r * d + c]) - mx) / sum, 1e-6) << r << "," << c;
+  }
+}
+
+const char* kCubeVector = R"(
+.fifo %acc : !pto.fifo<f32, 16x32, depth=2>
+
+// Cube: C[i] = A[i] x B for each 16-row block of A, pushed to the vector core.
+.kernel matmul core=aic
+  .arg %a : !pto.gm<f16, ?x24>
+  .arg %b : !pto.gm<f16, 24x32>
+  .arg %m : index
+  .tile %l : !pto.tile<left, f16, 16x24>
+  .tile %r : !pto.tile<right, f16, 24x32>
+  .tile %c : !pto.tile<acc, f32, 16x32>
+  tload %r, %b[0, 0]
+  for %i = 0 to %m step 16 {
+    tload %l, %a[%i, 0]
+    tmatmul %c, %l, %r
+    tpush %acc, %c
+  }
+.end
+
+// Vector: relu(C + bias), converted to fp16 and stored.
+.kernel epilogue core=aiv
+  .arg %bias : !pto.gm<f32, 1x32>
+  .arg %out : !pto.gm<f16, ?x32>
+  .arg %m : index
+  .tile %c : !pto.tile<vec, f32, 16x32>
+  .tile %bv : !pto.tile<vec, f32, 1x32>
+  .tile %h : !pto.tile<vec, f16, 16x32>
+  tload %bv, %bias[0, 0]
+  for %i = 0 to %m step 16 {
+    tpop %c, %acc
+    tcolexpandadd %c, %c, %bv
+    trelu %c, %c
+    tcvt %h, %c
+    tstore %out[%i, 0], %h
+  }
+.end
+)";
+
+TEST(PtoAsm, CubeKernelFeedsVectorKernel) {
+  const int m = 64;
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<half> a(m * 24), b(24 * 32), out(m * 32);
+  std::vector<float> bias(32);
+  for (auto& v : a) v = half(dist(rng));
+  for (auto& v : b) v = half(dist(rng));
+  for (auto& v : bias) v = dist(rng);
+  as::Bindings bind;
+  bind.tensors["%a"] = {pto::DType::FP16, a.data(), {m, 24}, {}};
+  bind.tensors["%b"] = {pto::DType::FP16, b.data(), {24, 32}, {}};
+  bind.tensors["%bias"] = {pto::DType::FP32, bias.data(), {1, 32}, {}};
+  bind.tensors["%out"] = {pto::DType::FP16, out.data(), {m, 32}, {}};
+  bind.scalars["%m"] = pto::dyn::Scalar::of_int(m);
+  as::run(kCubeVector, bind);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < 32; ++j) {
+      double acc = bias[j];
+      for (int k = 0; k < 24; ++k) acc += double(float(a[i * 24 + k])) * float(b[k * 32 + j]);
+      ASSERT_NEAR(float(out[i * 32 + j]), std::max(acc, 0.0), 2e-3 * (1 + std::fabs(acc)));
+    }
+}
+
+TEST(PtoAsm, RunErrorsNameKernelAndLine) {
+  auto msg = [](const char* src, as::Bindings b = {}) {
+    try {
+      as::run(src, b);
+    } catch (const pto::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string unknown =
+      msg(".kernel k\n  .tile %t : !pto.tile<vec, f32, 8x8>\n  tfoo %t, %t\n.end");
+  EXPECT_EQ(unknown.rfind("k:3: ", 0), 0u) << unknown;
+  EXPECT_NE(unknown.find("unknown instruction TFOO"), std::string::npos) << unknown;
+  EXPECT_NE(msg(".kernel k\n  .tile %t : !pto.tile<vec, i8, 8x8>\n  texp %t, %t\n.end")
+                .find("does not support dtype int8"),
+            std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  wait_flag mte2, v, 1\n.end").find("k:2:"), std::string::npos);
+  std::vector<float> x(4 * 8);
+  as::Bindings b;
+  b.tensors["%x"] = {pto::DType::FP32, x.data(), {4, 8}, {}};
+  EXPECT_NE(msg(".kernel k\n  .arg %x : !pto.gm<f32, 4x8>\n  .tile %t : !pto.tile<vec, f32, 8x8>\n"
+                "  tload %t, %x[0, 0]\n.end",
+                b)
+                .find("exceeds dim 0"),
+            std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  .arg %x : !pto.gm<f32, 5x8>\n.end", b).find("dim 0 is 4"),
+            std::string::npos);
+  EXPECT_NE(msg(".kernel k\n  .arg %x : !pto.gm<f32, 4x8>\n.end").find("no tensor bound"),
+            std::string::npos);
+  // A failing consumer must not leave the producer blocked on a full FIFO.
+  EXPECT_NE(msg(".fifo %q : !pto.fifo<f32, 8x8, depth=1>\n"
+                ".kernel p\n  .tile %t : !pto.tile<vec, f32, 8x8>\n"
+                "  for %i = 0 to 10 {\n    tpush %q, %t\n  }\n.end\n"
+                ".kernel c\n  .tile %t : !pto.tile<vec, i8, 8x8>\n  tpop %t, %q\n.end")
+                .find("fifo dtype mismatch"),
+            std::string::npos);
+}
+
+// The run-time table and the instruction list agree, so every instruction is reachable from
+// the assembler and the bindings.
+TEST(PtoDyn, RegistryCoversTheIsa) {
+  std::set<std::string> listed;
+#define PTO_NAME(NAME, FAST) listed.insert(#NAME);
+  PTO_INSTRUCTIONS(PTO_NAME)
+#undef PTO_NAME
+  std::set<std::string> registered;
+  for (const auto& [name, info] : pto::dyn::registry()) registered.insert(name);
+  EXPECT_EQ(listed, registered);
+}
+
+TEST(PtoDyn, CallsByName) {
+  Buf<int16_t> a(3, 5), d(3, 5);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 5; ++c) a(r, c) = int16_t(r * 5 + c);
+  pto::dyn::Call call{"TMULS", {pto::dyn::any(d.ref()), pto::dyn::any(a.ref()),
+                                pto::dyn::Scalar::of_int(3)}, {}};
+  pto::dyn::call(call);
+  EXPECT_EQ(d(2, 4), 42);
+  Buf<float> f(3, 5);
+  call = {"TCVT", {pto::dyn::any(f.ref()), pto::dyn::any(a.ref())}, {}};
+  pto::dyn::call(call);
+  EXPECT_EQ(f(1, 1), 6.0f);
+  call = {"TADD", {pto::dyn::any(f.ref()), pto::dyn::any(a.ref()), pto::dyn::any(a.ref())}, {}};
+  EXPECT_THROW(pto::dyn::call(call), pto::Error);  // mixed dtypes
+  call.args.pop_back();
+  EXPECT_THROW(pto::dyn::call(call), pto::Error);  // arity
+}
+
+}  // namespace
