@@ -203,8 +203,9 @@ NB_MODULE(_core, m) {
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
       .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
       .def("compile", [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
-                         const std::vector<std::string>& dump_only) {
+                         const std::vector<std::string>& dump_only, bool reciprocal_division) {
         CompileOptions o;
+        o.reciprocal_division = reciprocal_division;
         o.machine = machine;
         o.dump_dir = dump_dir;
         o.dump_passes = dump_passes;

@@ -43,31 +43,36 @@ void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
     for (size_t i = 0; i < live.size(); ++i) live[i].buf = static_cast<int>(i);
     int pos = 0;
     Scan(k.body, live, pos, -1);
+    // Greedy by size (as TFLite's arena planner): place the largest buffers first, each at the
+    // lowest offset free over its whole live range. Small buffers then fill the gaps between
+    // big ones instead of splitting the holes big ones need.
     std::vector<Interval> order;
     for (auto& iv : live)
       if (iv.start >= 0) order.push_back(iv);
-    std::sort(order.begin(), order.end(), [](const Interval& a, const Interval& b) {
+    std::sort(order.begin(), order.end(), [&](const Interval& a, const Interval& b) {
+      int64_t sa = k.bufs[a.buf].bytes(), sb = k.bufs[b.buf].bytes();
+      if (sa != sb) return sa > sb;
       return a.start != b.start ? a.start < b.start : a.buf < b.buf;
     });
-    // Active placements: (offset, size, end).
     struct Placed {
       int64_t off, size;
-      int end;
+      int start, end;
     };
-    std::vector<Placed> active;
+    std::vector<Placed> placed;
     int64_t high = 0;
     for (auto& iv : order) {
-      active.erase(std::remove_if(active.begin(), active.end(), [&](const Placed& p) { return p.end < iv.start; }),
-                   active.end());
-      std::sort(active.begin(), active.end(), [](const Placed& a, const Placed& b) { return a.off < b.off; });
       int64_t size = AlignUp(k.bufs[iv.buf].bytes(), align);
+      std::vector<std::pair<int64_t, int64_t>> busy;  // [off, off + size) of time-overlapping buffers
+      for (auto& p : placed)
+        if (p.start <= iv.end && iv.start <= p.end) busy.push_back({p.off, p.off + p.size});
+      std::sort(busy.begin(), busy.end());
       int64_t off = 0;
-      for (auto& p : active) {
-        if (off + size <= p.off) break;
-        off = std::max(off, AlignUp(p.off + p.size, align));
+      for (auto& [lo, hi] : busy) {
+        if (off + size <= lo) break;
+        off = std::max(off, hi);
       }
       k.bufs[iv.buf].offset = off;
-      active.push_back({off, size, iv.end});
+      placed.push_back({off, size, iv.start, iv.end});
       high = std::max(high, off + size);
     }
     k.ub_bytes = high;

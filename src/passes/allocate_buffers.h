@@ -6,7 +6,8 @@
 namespace pypto {
 
 /// Gives every tile buffer of every kernel an offset in UB. Buffers whose live ranges do not
-/// overlap share space (first fit over live intervals, aligned to the machine's UB alignment).
+/// overlap share space (largest first, each at the lowest offset free over its live range; aligned to the
+/// machine's UB alignment).
 /// Requires: kernels (Partition). Produces: TileBuf::offset, Kernel::ub_bytes <= UB capacity.
 void AllocateBuffers(BlockGraph& g, PassContext& ctx);
 

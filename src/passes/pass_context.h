@@ -15,6 +15,7 @@ struct CompileOptions {
   std::string dump_dir;          // write per-pass dumps here when set
   bool dump_passes = false;
   std::vector<std::string> dump_only;  // pass names to dump (all if empty)
+  bool reciprocal_division = true;     // FuseInstructions: x / row_value as x * (1 / row_value)
 };
 
 class PassContext {

@@ -7,6 +7,7 @@
 #include "passes/allocate_buffers.h"
 #include "passes/build_exec_graph.h"
 #include "passes/expand_tiles.h"
+#include "passes/fuse_instructions.h"
 #include "passes/infer_shapes.h"
 #include "passes/partition.h"
 
@@ -40,6 +41,11 @@ CompiledProgram Compile(Function fn, const CompileOptions& opts) {
   // Tile ops -> kernels; decides which values stay in UB and which go to global memory.
   ms = Timed([&] { p.block_graph = Partition(p.tile_graph, ctx); });
   ctx.Dump("partition", PrintBlockGraph(p.block_graph), ms);
+
+  // Cheaper instruction sequences inside kernels; before AllocateBuffers, as it adds and
+  // removes tile buffers.
+  ms = Timed([&] { FuseInstructions(p.block_graph, ctx); });
+  ctx.Dump("fuse_instructions", PrintBlockGraph(p.block_graph), ms);
 
   // UB offsets: must follow Partition, which fixes the buffers each kernel needs.
   ms = Timed([&] { AllocateBuffers(p.block_graph, ctx); });

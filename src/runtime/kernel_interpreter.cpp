@@ -167,6 +167,15 @@ using Handler = std::function<void(Ctx&, const Instr&)>;
        else throw UserError(#NAME " is not defined on bool tiles");                      \
      });                                                                                 \
    }}
+#define PYPTO_FLOAT_BINARY(NAME)                                                         \
+  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
+     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
+       using T = typename decltype(tag)::type;                                           \
+       if constexpr (kIsFloat<T>)                                                        \
+         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), Ref2D<T>(c.bufs[in.srcs[1]])); \
+       else throw UserError(#NAME " needs a floating-point tile");                       \
+     });                                                                                 \
+   }}
 #define PYPTO_NUM_SCALAR(NAME)                                                           \
   {#NAME, [](Ctx& c, const Instr& in) {                                                  \
      pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
@@ -199,6 +208,7 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       PYPTO_NUM_BINARY(TROWEXPANDDIV), PYPTO_NUM_BINARY(TROWEXPANDMAX), PYPTO_NUM_BINARY(TROWEXPANDMIN),
       PYPTO_NUM_BINARY(TCOLEXPANDADD), PYPTO_NUM_BINARY(TCOLEXPANDSUB), PYPTO_NUM_BINARY(TCOLEXPANDMUL),
       PYPTO_NUM_BINARY(TCOLEXPANDDIV), PYPTO_NUM_BINARY(TCOLEXPANDMAX), PYPTO_NUM_BINARY(TCOLEXPANDMIN),
+      PYPTO_FLOAT_BINARY(TROWEXPANDEXPDIF), PYPTO_FLOAT_BINARY(TCOLEXPANDEXPDIF),
       PYPTO_NUM_SCALAR(TADDS), PYPTO_NUM_SCALAR(TSUBS), PYPTO_NUM_SCALAR(TMULS), PYPTO_NUM_SCALAR(TDIVS),
       PYPTO_NUM_SCALAR(TMAXS), PYPTO_NUM_SCALAR(TMINS),
       PYPTO_NUM_UNARY(TROWSUM), PYPTO_NUM_UNARY(TROWMAX), PYPTO_NUM_UNARY(TROWMIN),

@@ -10,7 +10,8 @@ import pypto
 
 F32 = pypto.DT_FP32
 THIS_FILE = os.path.basename(__file__)
-PASSES = ["tensor_graph", "infer_shapes", "expand_tiles", "partition", "allocate_buffers", "build_exec_graph"]
+PASSES = ["tensor_graph", "infer_shapes", "expand_tiles", "partition", "fuse_instructions", "allocate_buffers",
+          "build_exec_graph"]
 
 
 @pytest.fixture

@@ -1,0 +1,67 @@
+#include "passes/fuse_instructions.h"
+
+#include <map>
+
+namespace pypto {
+
+namespace {
+
+// Readers of each buffer in a body (loops included).
+void CountReads(const std::vector<Instr>& body, std::map<int, int>& reads) {
+  for (auto& in : body) {
+    for (int s : in.srcs) ++reads[s];
+    CountReads(in.body, reads);
+  }
+}
+
+void FuseExpDif(std::vector<Instr>& body, const std::map<int, int>& reads) {
+  for (size_t i = 0; i + 1 < body.size(); ++i) {
+    Instr& sub = body[i];
+    Instr& ex = body[i + 1];
+    bool row = sub.opcode == "TROWEXPANDSUB", col = sub.opcode == "TCOLEXPANDSUB";
+    if (!(row || col) || ex.opcode != "TEXP" || ex.srcs.size() != 1 || ex.srcs[0] != sub.dst) continue;
+    auto it = reads.find(sub.dst);
+    if (it == reads.end() || it->second != 1) continue;
+    ex.opcode = row ? "TROWEXPANDEXPDIF" : "TCOLEXPANDEXPDIF";
+    ex.srcs = sub.srcs;
+    body.erase(body.begin() + i);
+  }
+  for (auto& in : body) FuseExpDif(in.body, reads);
+}
+
+void ReciprocalDivision(Kernel& k, std::vector<Instr>& body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (!body[i].body.empty()) ReciprocalDivision(k, body[i].body);
+    bool row = body[i].opcode == "TROWEXPANDDIV", col = body[i].opcode == "TCOLEXPANDDIV";
+    if (!(row || col)) continue;
+    const TileBuf& b = k.bufs[body[i].srcs[1]];
+    if (!IsFloat(b.dtype)) continue;
+    TileBuf r = b;
+    r.id = static_cast<int>(k.bufs.size());
+    r.name = b.name + "_recip";
+    r.value = -1;
+    k.bufs.push_back(r);
+    Instr recip;
+    recip.opcode = "TRECIP";
+    recip.dst = r.id;
+    recip.srcs = {body[i].srcs[1]};
+    recip.loc = body[i].loc;
+    body[i].opcode = row ? "TROWEXPANDMUL" : "TCOLEXPANDMUL";
+    body[i].srcs[1] = r.id;
+    body.insert(body.begin() + i, recip);
+    ++i;
+  }
+}
+
+}  // namespace
+
+void FuseInstructions(BlockGraph& g, PassContext& ctx) {
+  for (auto& k : g.kernels) {
+    std::map<int, int> reads;
+    CountReads(k.body, reads);
+    FuseExpDif(k.body, reads);
+    if (ctx.options().reciprocal_division) ReciprocalDivision(k, k.body);
+  }
+}
+
+}  // namespace pypto
