@@ -103,3 +103,22 @@ def test_second_process_uses_the_kernel_cache(tmp_path):
     second = float(subprocess.check_output([sys.executable, "-c", script], env=env, text=True).strip())
     assert first > 0 and second == 0
     assert len(list((tmp_path / "kernels").glob("*.so"))) == 1
+
+
+def test_concurrent_processes_share_a_cold_cache(tmp_path):
+    # Two processes compile the same program into an empty cache at the same time: both must
+    # succeed and exactly one library must be published.
+    script = textwrap.dedent("""
+        import numpy as np, pypto
+        @pypto.jit
+        def g(x: pypto.Tensor((16, 48), pypto.DT_FP32)) -> pypto.Tensor((16, 48), pypto.DT_FP32):
+            pypto.set_vec_tile_shapes(8, 48)
+            return pypto.sqrt(pypto.abs(x)) + 2.0
+        x = np.full((16, 48), 4.0, np.float32)
+        assert np.allclose(g(x), 4.0)
+    """)
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert len(list((tmp_path / "kernels").glob("*.so"))) == 1
+    assert not list((tmp_path / "kernels").glob("*.*.so"))  # no temporaries left behind
