@@ -38,6 +38,7 @@ class CompiledFunction:
     def __init__(self, program: Any, dump_dir: str) -> None:
         self.program = program
         self.dump_dir = dump_dir
+        self.graph_written = False
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -69,6 +70,7 @@ class JitFunction:
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
         self._has_static = any(d is STATIC for _, ann in self.params for d in ann.shape)
         self._rt_cache: Tuple[int, Dict[str, Any]] = (-1, {})
+        self._dbg_cache: Tuple[int, Dict[str, Any]] = (-1, {})
         self.last: Optional[CompiledFunction] = None
         self.last_stats: Dict[str, Any] = {}
 
@@ -208,17 +210,39 @@ class JitFunction:
         if version != options.version():
             rt = options.merged("runtime", self.runtime_options)
             self._rt_cache = (options.version(), rt)
+        version, dbg = self._dbg_cache
+        if version != options.version():
+            dbg = options.merged("debug", self.debug_options)
+            self._dbg_cache = (options.version(), dbg)
+        trace = bool(dbg["swimlane"]) and bool(compiled.dump_dir)
         try:
-            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], False, rt["run_mode"])
+            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"])
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
+        if compiled.dump_dir and (trace or (dbg["graph"] and not compiled.graph_written)):
+            self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:
             import torch
             outs = [torch.from_numpy(o) for o in outs]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _write_debug_outputs(self, compiled: CompiledFunction, stats: Dict[str, Any], dbg: Dict[str, Any],
+                             rt: Dict[str, Any]) -> None:
+        """swimlane.json / swimlane.txt of this call and graph.html (once per compiled function)."""
+        import json
+
+        from .tools import swimlane
+        if dbg["swimlane"] and "events" in stats:
+            exec_json = json.loads(compiled.program.to_json("exec_graph"))
+            swimlane.write(compiled.dump_dir, stats["events"], stats, exec_json, self.fn.__name__,
+                           workers=int(rt["workers"]))
+        if dbg["graph"] and not compiled.graph_written:
+            from .tools import graph_html
+            graph_html.write_program(compiled.program, compiled.dump_dir)
+            compiled.graph_written = True
 
 
 _NUMPY_OK = {np.dtype(t) for t in (np.float32, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,

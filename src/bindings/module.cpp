@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "frontend/recorder.h"
+#include "ir/json_printer.h"
 #include "runtime/host_memory.h"
 #include "runtime/runtime.h"
 
@@ -224,6 +225,15 @@ NB_MODULE(_core, m) {
       .def("tile_graph", [](const Program& p) { return PrintTileGraph(p.compiled->tile_graph); })
       .def("block_graph", [](const Program& p) { return PrintBlockGraph(p.compiled->block_graph); })
       .def("exec_graph", [](const Program& p) { return PrintExecGraph(p.compiled->exec_graph); })
+      .def("to_json", [](const Program& p, const std::string& level) {
+        const CompiledProgram& c = *p.compiled;
+        if (level == "tensor_graph") return TensorGraphJson(c.tensor_graph);
+        if (level == "tile_graph") return TileGraphJson(c.tile_graph);
+        if (level == "block_graph") return BlockGraphJson(c.block_graph);
+        if (level == "exec_graph") return ExecGraphJson(c.exec_graph);
+        throw UserError("unknown IR level '" + level + "'", {},
+                        "use tensor_graph, tile_graph, block_graph or exec_graph");
+      }, "level"_a)
       .def("run",
            [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode,
               bool trace, const std::string& run_mode) {

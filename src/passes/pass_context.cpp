@@ -11,7 +11,8 @@ namespace pypto {
 
 PassContext::PassContext(const CompileOptions& opts) : opts_(opts), machine_(&GetMachine(opts.machine)) {}
 
-void PassContext::Dump(const std::string& name, const std::string& text, double ms) {
+void PassContext::Dump(const std::string& name, const std::string& text, double ms,
+                       const std::function<std::string()>& json) {
   char prefix[8];
   std::snprintf(prefix, sizeof(prefix), "%02d_", static_cast<int>(dumps_.size()));
   std::string file = prefix + name;
@@ -27,6 +28,15 @@ void PassContext::Dump(const std::string& name, const std::string& text, double 
   if (ec) throw UserError("cannot create dump directory '" + dir.string() + "': " + ec.message());
   std::ofstream out(dir / (file + ".txt"));
   out << text;
+  if (!json) return;
+  // The level's JSON object, with the pass that produced it in front.
+  std::string j = json();
+  if (j.empty() || j[0] != '{') return;
+  char ms_buf[32];
+  std::snprintf(ms_buf, sizeof(ms_buf), "%.6f", ms);
+  std::ofstream jout(dir / (file + ".json"));
+  jout << "{\"pass\":\"" << name << "\",\"index\":" << (dumps_.size() - 1) << ",\"ms\":" << ms_buf
+       << (j.size() > 2 ? "," : "") << j.substr(1);
 }
 
 }  // namespace pypto

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,8 +26,10 @@ class PassContext {
   const CompileOptions& options() const { return opts_; }
   const MachineModel& machine() const { return *machine_; }
 
-  /// Records the IR text after pass `name`; written to dump_dir/passes/NN_name.txt if dumping.
-  void Dump(const std::string& name, const std::string& text, double ms);
+  /// Records the IR text after pass `name`; written to dump_dir/passes/NN_name.txt if dumping,
+  /// with the JSON form from `json` (called only then) in NN_name.json.
+  void Dump(const std::string& name, const std::string& text, double ms,
+            const std::function<std::string()>& json = {});
   const std::vector<std::pair<std::string, std::string>>& dumps() const { return dumps_; }
   const std::vector<std::pair<std::string, double>>& timings() const { return timings_; }
 

@@ -1,0 +1,351 @@
+"""Swimlanes: the runtime's task trace as a Chrome trace (``swimlane.json``, opens in Perfetto
+and chrome://tracing) and as a text summary (``swimlane.txt``).
+
+One trace, two consumers: :func:`build_trace` turns ``Program.run(..., trace=True)`` events
+into the trace dict; :func:`summarize` reads only that dict (or the file), so
+``pypto summary swimlane.json`` prints exactly what ``swimlane.txt`` holds.
+
+Layout: process 1 is the compiled function; tid 0 is the scheduler (the control-program walk
+that builds the launch instances, then one marker per launch when its first task starts);
+tid ``w + 1`` is worker ``w``. Each task is a complete event (``"ph": "X"``) whose args carry
+the kernel, the launch instance, the task id, the grid points it ran and the iteration of
+the launch. Dependencies between launches are flow events (``"ph": "s"`` / ``"f"``) from the
+last task of the predecessor to the first task of the successor.
+
+Times: the runtime stamps tasks from the start of execution; the trace puts the control
+program walk (``build_ms``) first, so ts 0 is the start of the call's runtime work.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+from collections import defaultdict
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+SCHEDULER_TID = 0
+PID = 1
+
+Event = Tuple[int, int, int, int, int, int, int]  # worker, launch, kernel, first, num, start_ns, end_ns
+
+
+def _static_launches(exec_json: Dict[str, Any]) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, List[int]]]:
+    """Launch nodes of the execution graph by id, and the nodes of each kernel."""
+    nodes: Dict[int, Dict[str, Any]] = {}
+    by_kernel: Dict[int, List[int]] = defaultdict(list)
+
+    def walk(region: List[Dict[str, Any]]) -> None:
+        for e in region:
+            if e["kind"] == "loop":
+                walk(e["body"])
+            else:
+                nodes[e["id"]] = e
+                by_kernel[e["kernel"]].append(e["id"])
+    walk(exec_json.get("body", []))
+    return nodes, by_kernel
+
+
+def launch_dependencies(instances: Sequence[Tuple[int, int]], exec_json: Dict[str, Any],
+                        runtime_deps: Optional[Sequence[Sequence[int]]] = None
+                        ) -> Tuple[Dict[int, List[int]], Dict[int, int], str]:
+    """Predecessors of each launch instance, the iteration of each instance, and the source.
+
+    `instances` are (instance id, kernel id) in call order. With `runtime_deps` (one list per
+    instance, from a runtime that exposes them) the edges are exact ("runtime"). Otherwise
+    they come from the static execution graph ("static"): instance i is the k-th run of its
+    kernel's launch node; it depends on the k-th run of every node that node depends on (the
+    exec graph's deps are between launches of one region, i.e. of one loop iteration).
+    Dependencies across iterations or across regions are then missing.
+    """
+    iteration: Dict[int, int] = {}
+    count: Dict[int, int] = defaultdict(int)
+    for iid, kernel in instances:
+        iteration[iid] = count[kernel]
+        count[kernel] += 1
+    if runtime_deps is not None:
+        return {i: list(runtime_deps[i]) for i, _ in instances if i < len(runtime_deps)}, iteration, "runtime"
+    nodes, by_kernel = _static_launches(exec_json)
+    # (static node, iteration) -> instance
+    at: Dict[Tuple[int, int], int] = {}
+    node_of: Dict[int, int] = {}
+    for iid, kernel in instances:
+        ns = by_kernel.get(kernel, [])
+        if len(ns) == 1:  # a kernel launched from one place: its instances are that node's runs
+            node_of[iid] = ns[0]
+            at[(ns[0], iteration[iid])] = iid
+    deps: Dict[int, List[int]] = {}
+    for iid, _ in instances:
+        n = node_of.get(iid)
+        preds = []
+        if n is not None:
+            for d in nodes[n].get("deps", []):
+                p = at.get((d, iteration[iid]))
+                if p is not None and p < iid:
+                    preds.append(p)
+        deps[iid] = sorted(preds)
+    return deps, iteration, "static"
+
+
+def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[str, Any],
+                function: str = "", workers: int = 0) -> Dict[str, Any]:
+    """The Chrome trace (a dict in the JSON object format) of one traced run."""
+    events = sorted((tuple(e) for e in events), key=lambda e: (e[5], e[0]))
+    kernels = {k["id"]: k for k in exec_json.get("kernels", [])}
+    function = function or exec_json.get("function", "")
+    build_us = float(stats.get("build_ms", 0.0)) * 1000.0
+    exec_us = float(stats.get("exec_ms", 0.0)) * 1000.0
+
+    def kname(k: int) -> str:
+        return kernels[k]["name"] if k in kernels else f"kernel{k}"
+
+    # Launch instances seen in the trace, with their tasks.
+    inst_tasks: Dict[int, List[int]] = defaultdict(list)
+    inst_kernel: Dict[int, int] = {}
+    for i, e in enumerate(events):
+        inst_tasks[e[1]].append(i)
+        inst_kernel[e[1]] = e[2]
+    instances = sorted(inst_kernel.items())
+    deps, iteration, dep_source = launch_dependencies(instances, exec_json, stats.get("deps"))
+
+    worker_ids = sorted({e[0] for e in events} | set(range(workers)))
+    out: List[Dict[str, Any]] = [
+        {"ph": "M", "pid": PID, "name": "process_name", "args": {"name": f"pypto {function}"}},
+        {"ph": "M", "pid": PID, "tid": SCHEDULER_TID, "name": "thread_name", "args": {"name": "scheduler"}},
+        {"ph": "M", "pid": PID, "tid": SCHEDULER_TID, "name": "thread_sort_index", "args": {"sort_index": 0}},
+    ]
+    for w in worker_ids:
+        out.append({"ph": "M", "pid": PID, "tid": w + 1, "name": "thread_name", "args": {"name": f"worker {w}"}})
+        out.append({"ph": "M", "pid": PID, "tid": w + 1, "name": "thread_sort_index", "args": {"sort_index": w + 1}})
+    # build_ms covers the kernels' compilation or loading (compile_ms), then the control program.
+    compile_us = min(float(stats.get("compile_ms", 0.0)) * 1000.0, build_us)
+    if compile_us > 0:
+        out.append({"ph": "X", "pid": PID, "tid": SCHEDULER_TID, "name": "compile kernels", "cat": "scheduler",
+                    "ts": 0.0, "dur": compile_us, "args": {"what": "generate and compile the native kernels"}})
+    out.append({"ph": "X", "pid": PID, "tid": SCHEDULER_TID, "name": "control program", "cat": "scheduler",
+                "ts": compile_us, "dur": build_us - compile_us,
+                "args": {"what": "walk runtime loops, bind windows, make launch instances and their dependencies",
+                         "launches": len(instances)}})
+    for i, e in enumerate(events):
+        worker, launch, kernel, first, num, t0, t1 = e
+        k = kernels.get(kernel, {})
+        out.append({"ph": "X", "pid": PID, "tid": worker + 1, "name": kname(kernel), "cat": k.get("core", "task"),
+                    "ts": build_us + t0 / 1000.0, "dur": max(0.0, (t1 - t0) / 1000.0),
+                    "args": {"kernel": kname(kernel), "kernel_id": kernel, "core": k.get("core", ""),
+                             "launch": launch, "task": i, "iteration": iteration.get(launch, 0),
+                             "grid": k.get("grid", []), "points": [first, first + num]}})
+    launches = []
+    for iid, kernel in instances:
+        ts = inst_tasks[iid]
+        start = min(events[t][5] for t in ts)
+        end = max(events[t][6] for t in ts)
+        busy = sum(events[t][6] - events[t][5] for t in ts)
+        out.append({"ph": "i", "s": "t", "pid": PID, "tid": SCHEDULER_TID, "name": f"launch#{iid} {kname(kernel)}",
+                    "cat": "launch", "ts": build_us + start / 1000.0,
+                    "args": {"launch": iid, "kernel": kname(kernel), "deps": deps.get(iid, []),
+                             "iteration": iteration.get(iid, 0)}})
+        launches.append({"id": iid, "kernel": kname(kernel), "kernel_id": kernel,
+                         "core": kernels.get(kernel, {}).get("core", ""), "iteration": iteration.get(iid, 0),
+                         "deps": deps.get(iid, []), "tasks": len(ts), "start_us": build_us + start / 1000.0,
+                         "end_us": build_us + end / 1000.0, "busy_us": busy / 1000.0})
+    # Flow events: from the predecessor's last-ending task to the successor's first task.
+    flow = 0
+    for iid, _ in instances:
+        first_task = min(inst_tasks[iid], key=lambda t: events[t][5])
+        fe = events[first_task]
+        for p in deps.get(iid, []):
+            if p not in inst_tasks:
+                continue
+            last = max(inst_tasks[p], key=lambda t: events[t][6])
+            pe = events[last]
+            flow += 1
+            s_ts = build_us + (pe[5] + pe[6]) / 2000.0  # inside the predecessor's slice
+            out.append({"ph": "s", "pid": PID, "tid": pe[0] + 1, "id": flow, "name": "dep", "cat": "dep",
+                        "ts": s_ts})
+            out.append({"ph": "f", "bp": "e", "pid": PID, "tid": fe[0] + 1, "id": flow, "name": "dep", "cat": "dep",
+                        "ts": build_us + (fe[5] + fe[6]) / 2000.0})
+    return {
+        "traceEvents": out,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "format": "pypto-swimlane-1",
+            "function": function,
+            "tasks": int(stats.get("tasks", len(events))),
+            "launches": int(stats.get("launches", len(instances))),
+            "build_ms": float(stats.get("build_ms", 0.0)),
+            "compile_ms": float(stats.get("compile_ms", 0.0)),
+            "exec_ms": float(stats.get("exec_ms", 0.0)),
+            "workers": len(worker_ids),
+            "exec_start_us": build_us,
+            "exec_end_us": build_us + exec_us,
+            "dep_source": dep_source,
+            "flows": flow,
+            "launch_instances": launches,
+        },
+    }
+
+
+# --- the text summary -------------------------------------------------------------------------
+
+def load(path: str) -> Dict[str, Any]:
+    with open(path) as fh:
+        trace = json.load(fh)
+    if isinstance(trace, list):  # the JSON array format
+        trace = {"traceEvents": trace}
+    return trace
+
+
+def _lanes(trace: Dict[str, Any]) -> Dict[int, str]:
+    names = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            names[e["tid"]] = e["args"]["name"]
+    return names
+
+
+def critical_path(launches: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], str]]:
+    """Approximate critical path: from the launch that ends last, repeatedly step to the
+    predecessor that ended last (the one that released it); for a launch with no known
+    predecessor, step to the launch that ended last before it started (it waited for a worker
+    or an unrecorded dependency), if any. Returns (launch, how it was entered) from first to
+    last; "how" is "start" for the first, then "dep" or "time"."""
+    if not launches:
+        return []
+    by_id = {l["id"]: l for l in launches}
+    by_end = sorted(launches, key=lambda l: (l["end_us"], l["id"]))
+    ends = [l["end_us"] for l in by_end]
+    cur = by_end[-1]
+    chain = [cur]       # last to first
+    entered = []        # entered[i]: how chain[i] was released by chain[i + 1]
+    seen = {cur["id"]}
+    while True:
+        preds = [by_id[p] for p in cur["deps"] if p in by_id and p not in seen]
+        how = "dep"
+        if not preds:
+            i = bisect.bisect_right(ends, cur["start_us"]) - 1
+            while i >= 0 and by_end[i]["id"] in seen:
+                i -= 1
+            preds = [by_end[i]] if i >= 0 else []
+            how = "time"
+        if not preds:
+            break
+        cur = max(preds, key=lambda l: (l["end_us"], l["id"]))
+        entered.append(how)
+        chain.append(cur)
+        seen.add(cur["id"])
+    entered.append("start")
+    return list(zip(reversed(chain), reversed(entered)))
+
+
+def summary_data(trace: Dict[str, Any]) -> Dict[str, Any]:
+    """The numbers of the summary, as a dict (tests and programs read this)."""
+    other = trace.get("otherData", {})
+    lanes = _lanes(trace)
+    tasks = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("tid", 0) != SCHEDULER_TID]
+    sched = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("tid", 0) == SCHEDULER_TID]
+    if tasks:
+        t_lo = min(e["ts"] for e in tasks)
+        t_hi = max(e["ts"] + e["dur"] for e in tasks)
+    else:
+        t_lo = t_hi = 0.0
+    t_lo = min(t_lo, other.get("exec_start_us", t_lo))
+    t_hi = max(t_hi, other.get("exec_end_us", t_hi))
+    span = max(t_hi - t_lo, 1e-9)
+    total = max(t_hi, max((e["ts"] + e["dur"] for e in sched), default=0.0))
+    lane_rows = []
+    for tid in sorted(lanes):
+        evs = sched if tid == SCHEDULER_TID else [e for e in tasks if e["tid"] == tid]
+        busy = sum(e["dur"] for e in evs)
+        denom = total if tid == SCHEDULER_TID else span
+        lane_rows.append({"tid": tid, "lane": lanes[tid], "events": len(evs), "busy_us": busy,
+                          "utilization": busy / denom if denom > 0 else 0.0})
+    per_kernel: Dict[str, Dict[str, Any]] = {}
+    for e in tasks:
+        k = per_kernel.setdefault(e["name"], {"kernel": e["name"], "core": e.get("args", {}).get("core", ""),
+                                               "tasks": 0, "time_us": 0.0, "launches": set()})
+        k["tasks"] += 1
+        k["time_us"] += e["dur"]
+        k["launches"].add(e.get("args", {}).get("launch"))
+    kernels = sorted(per_kernel.values(), key=lambda k: -k["time_us"])
+    for k in kernels:
+        k["launches"] = len(k["launches"])
+    launches = other.get("launch_instances", [])
+    path = critical_path(launches)
+    return {
+        "function": other.get("function", ""),
+        "tasks": len(tasks),
+        "launches": len(launches) if launches else len({e.get("args", {}).get("launch") for e in tasks}),
+        "workers": sum(1 for r in lane_rows if r["tid"] != SCHEDULER_TID),
+        "exec_span_us": span,
+        "total_us": total,
+        "busy_us": sum(e["dur"] for e in tasks),
+        "lanes": lane_rows,
+        "kernels": kernels,
+        "critical_path": [{"launch": l["id"], "kernel": l["kernel"], "start_us": l["start_us"], "end_us": l["end_us"],
+                           "via": how} for l, how in path],
+        "critical_path_us": sum(l["end_us"] - l["start_us"] for l, _ in path),
+        "dep_source": other.get("dep_source", "unknown"),
+        "flows": sum(1 for e in trace["traceEvents"] if e.get("ph") == "s"),
+    }
+
+
+def _us(v: float) -> str:
+    if v >= 1000.0:
+        return f"{v / 1000.0:.3f} ms"
+    return f"{v:.1f} us"
+
+
+def summarize(trace: Dict[str, Any], top: int = 10) -> str:
+    """The text summary of a trace (what swimlane.txt holds)."""
+    d = summary_data(trace)
+    out = []
+    out.append(f"swimlane summary: {d['function'] or '?'}")
+    out.append(f"  tasks {d['tasks']}, launches {d['launches']}, workers {d['workers']}, "
+               f"execution span {_us(d['exec_span_us'])}, total with control program {_us(d['total_us'])}")
+    par = d["busy_us"] / d["exec_span_us"] if d["exec_span_us"] > 0 else 0.0
+    out.append(f"  busy time {_us(d['busy_us'])} over all workers, average parallelism {par:.2f}")
+    out.append("")
+    out.append("lanes (utilization = busy / execution span; the scheduler's = its busy / total)")
+    out.append(f"  {'lane':<12} {'events':>7} {'busy':>12} {'util':>7}")
+    for r in d["lanes"]:
+        out.append(f"  {r['lane']:<12} {r['events']:>7} {_us(r['busy_us']):>12} {100 * r['utilization']:>6.1f}%")
+    out.append("")
+    out.append(f"top kernels by time (of {len(d['kernels'])})")
+    out.append(f"  {'kernel':<32} {'core':<5} {'launches':>8} {'tasks':>6} {'time':>12} {'share':>7} {'avg/task':>10}")
+    busy = d["busy_us"] or 1e-9
+    for k in d["kernels"][:top]:
+        out.append(f"  {k['kernel'][:32]:<32} {k['core']:<5} {k['launches']:>8} {k['tasks']:>6} "
+                   f"{_us(k['time_us']):>12} {100 * k['time_us'] / busy:>6.1f}% "
+                   f"{_us(k['time_us'] / max(k['tasks'], 1)):>10}")
+    out.append("")
+    cp = d["critical_path"]
+    share = d["critical_path_us"] / d["exec_span_us"] if d["exec_span_us"] > 0 else 0.0
+    out.append(f"critical path: {len(cp)} launches, {_us(d['critical_path_us'])} of launch time "
+               f"({100 * share:.0f}% of the execution span)")
+    out.append("  how: from the launch that ends last, step to its predecessor that ended last (via=dep,"
+               f" dependencies from the {d['dep_source']} graph);")
+    out.append("  with none known, to the launch that ended last before it started (via=time). Approximate.")
+    shown = cp if len(cp) <= 2 * top else cp[:top] + [None] + cp[-top:]
+    for c in shown:
+        if c is None:
+            out.append(f"  ... {len(cp) - 2 * top} more")
+            continue
+        out.append(f"  launch#{c['launch']:<5} {c['kernel'][:32]:<32} {_us(c['start_us']):>12} -> "
+                   f"{_us(c['end_us']):>12}  ({_us(c['end_us'] - c['start_us'])}, via {c['via']})")
+    out.append("")
+    out.append(f"dependencies: {d['flows']} flow events ({d['dep_source']})")
+    return "\n".join(out) + "\n"
+
+
+def write(dump_dir: str, events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[str, Any],
+          function: str = "", workers: int = 0) -> Tuple[str, str]:
+    """Writes dump_dir/swimlane.json and dump_dir/swimlane.txt; returns their paths."""
+    os.makedirs(dump_dir, exist_ok=True)
+    trace = build_trace(events, stats, exec_json, function, workers)
+    jpath = os.path.join(dump_dir, "swimlane.json")
+    tpath = os.path.join(dump_dir, "swimlane.txt")
+    with open(jpath, "w") as fh:
+        json.dump(trace, fh, separators=(",", ":"))
+    with open(tpath, "w") as fh:
+        fh.write(summarize(trace))
+    return jpath, tpath
