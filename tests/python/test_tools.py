@@ -349,3 +349,16 @@ def test_cli_view_makes_graph_from_dumps(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     _, data = page_data(str(tmp_path / "smx" / "graph.html"))
     assert [l["name"] for l in data["levels"]] == graph_html.LEVELS
+
+
+def test_swimlane_html_embeds_the_trace(debug_all):
+    run_softmax(make_softmax())
+    d = os.path.join(debug_all, "smx")
+    with open(os.path.join(d, "swimlane.html")) as fh:
+        page = fh.read()
+    assert not re.search(r'(src|href)\s*=\s*["\']?https?:', page) and "<link" not in page
+    m = re.search(r'<script type="application/json" id="trace-data">(.*?)</script>', page, re.S)
+    assert json.loads(m.group(1)) == swimlane.load(os.path.join(d, "swimlane.json"))
+    m = re.search(r'<script type="application/json" id="summary-data">(.*?)</script>', page, re.S)
+    with open(os.path.join(d, "swimlane.txt")) as fh:
+        assert json.loads(m.group(1)) == fh.read()

@@ -325,13 +325,16 @@ def summarize(trace: Dict[str, Any], top: int = 10) -> str:
     out.append("  how: from the launch that ends last, step to its predecessor that ended last (via=dep,"
                f" dependencies from the {d['dep_source']} graph);")
     out.append("  with none known, to the launch that ended last before it started (via=time). Approximate.")
-    shown = cp if len(cp) <= 2 * top else cp[:top] + [None] + cp[-top:]
-    for c in shown:
-        if c is None:
+    out.append("  wait = from the end of the previous launch on the path to this one's first task (queueing).")
+    rows = [(c, c["start_us"] - cp[i - 1]["end_us"] if i else 0.0) for i, c in enumerate(cp)]
+    shown = rows if len(rows) <= 2 * top else rows[:top] + [None] + rows[-top:]
+    for r in shown:
+        if r is None:
             out.append(f"  ... {len(cp) - 2 * top} more")
             continue
+        c, wait = r
         out.append(f"  launch#{c['launch']:<5} {c['kernel'][:32]:<32} {_us(c['start_us']):>12} -> "
-                   f"{_us(c['end_us']):>12}  ({_us(c['end_us'] - c['start_us'])}, via {c['via']})")
+                   f"{_us(c['end_us']):>12}  ({_us(c['end_us'] - c['start_us'])}, wait {_us(wait)}, via {c['via']})")
     out.append("")
     out.append(f"dependencies: {d['flows']} flow events ({d['dep_source']})")
     return "\n".join(out) + "\n"
@@ -339,7 +342,7 @@ def summarize(trace: Dict[str, Any], top: int = 10) -> str:
 
 def write(dump_dir: str, events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[str, Any],
           function: str = "", workers: int = 0) -> Tuple[str, str]:
-    """Writes dump_dir/swimlane.json and dump_dir/swimlane.txt; returns their paths."""
+    """Writes dump_dir/swimlane.json, swimlane.txt and swimlane.html; returns the first two paths."""
     os.makedirs(dump_dir, exist_ok=True)
     trace = build_trace(events, stats, exec_json, function, workers)
     jpath = os.path.join(dump_dir, "swimlane.json")
@@ -348,4 +351,110 @@ def write(dump_dir: str, events: Iterable[Event], stats: Dict[str, Any], exec_js
         json.dump(trace, fh, separators=(",", ":"))
     with open(tpath, "w") as fh:
         fh.write(summarize(trace))
+    with open(os.path.join(dump_dir, "swimlane.html"), "w") as fh:
+        fh.write(render_html(trace))
     return jpath, tpath
+
+
+# --- swimlane.html: the same trace drawn without a trace viewer -------------------------------
+
+_PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+            "#bc80bd", "#ccebc5", "#ffed6f", "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6"]
+
+_PAGE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>pypto swimlanes: __TITLE__</title>
+<style>
+body { font: 13px sans-serif; margin: 0; }
+header { padding: 6px 10px; background: #263238; color: #fff; }
+#wrap { overflow: auto; border-bottom: 1px solid #ccc; }
+#info { padding: 6px 10px; white-space: pre-wrap; font-family: monospace; }
+rect.task { stroke: #37474f; stroke-width: 0.5; cursor: pointer; }
+rect.task.selected { stroke: #d50000; stroke-width: 2; }
+line.flow { stroke: #e65100; stroke-width: 1; opacity: 0.7; }
+text { font-size: 11px; }
+#summary { padding: 6px 10px; white-space: pre; font-family: monospace; font-size: 12px; }
+</style></head><body>
+<header><b>pypto swimlanes: <span id="fn"></span></b> <span id="stat"></span>
+ <label><input type="checkbox" id="flows" checked> dependencies</label>
+ <button id="zin">zoom +</button> <button id="zout">zoom -</button></header>
+<div id="wrap"><svg id="lanes"></svg></div>
+<div id="info">click a task</div>
+<div id="summary"></div>
+<script type="application/json" id="trace-data">__DATA__</script>
+<script type="application/json" id="summary-data">__SUMMARY__</script>
+<script>
+(function () {
+  "use strict";
+  var trace = JSON.parse(document.getElementById("trace-data").textContent);
+  document.getElementById("summary").textContent = JSON.parse(document.getElementById("summary-data").textContent);
+  var NS = "http://www.w3.org/2000/svg", LANE = 28, LEFT = 90, palette = __PALETTE__;
+  var ev = trace.traceEvents, lanes = {}, tasks = [], flows = {}, colors = {}, nk = 0, tmax = 0;
+  ev.forEach(function (e) {
+    if (e.ph === "M" && e.name === "thread_name") lanes[e.tid] = e.args.name;
+    if (e.ph === "X") { tasks.push(e); tmax = Math.max(tmax, e.ts + e.dur); }
+    if (e.ph === "s" || e.ph === "f") { (flows[e.id] = flows[e.id] || {})[e.ph] = e; }
+  });
+  var tids = Object.keys(lanes).map(Number).sort(function (a, b) { return a - b; });
+  var row = {}; tids.forEach(function (t, i) { row[t] = i; });
+  document.getElementById("fn").textContent = (trace.otherData || {}).function || "";
+  document.getElementById("stat").textContent = tasks.length + " events, " + tids.length + " lanes, " +
+      tmax.toFixed(1) + " us";
+  var scale = 1;
+  function el(tag, a, p) { var e = document.createElementNS(NS, tag); for (var k in a) e.setAttribute(k, a[k]);
+                           if (p) p.appendChild(e); return e; }
+  function draw() {
+    var svg = document.getElementById("lanes"), W = Math.max(800, (window.innerWidth - 40) * scale);
+    svg.innerHTML = "";
+    var px = (W - LEFT - 10) / Math.max(tmax, 1e-9);
+    svg.setAttribute("width", W); svg.setAttribute("height", tids.length * LANE + 24);
+    for (var g = 0; g <= 10; g++) {
+      var x = LEFT + g * (W - LEFT - 10) / 10;
+      el("line", {x1: x, x2: x, y1: 0, y2: tids.length * LANE, stroke: "#eee"}, svg);
+      el("text", {x: x + 2, y: tids.length * LANE + 16, fill: "#777"}, svg).textContent = (g * tmax / 10).toFixed(1) + " us";
+    }
+    tids.forEach(function (t, i) {
+      el("text", {x: 4, y: i * LANE + 18}, svg).textContent = lanes[t];
+      el("line", {x1: 0, x2: W, y1: (i + 1) * LANE, y2: (i + 1) * LANE, stroke: "#ddd"}, svg);
+    });
+    tasks.forEach(function (e) {
+      if (!(e.name in colors)) colors[e.name] = palette[nk++ % palette.length];
+      var r = el("rect", {"class": "task", x: LEFT + e.ts * px, y: row[e.tid] * LANE + 4,
+                          width: Math.max(1, e.dur * px), height: LANE - 8,
+                          fill: e.tid === 0 ? "#cfd8dc" : colors[e.name]}, svg);
+      el("title", {}, r).textContent = e.name + " " + e.dur.toFixed(2) + " us";
+      r.addEventListener("click", function () {
+        var old = svg.querySelector("rect.selected");
+        if (old) old.setAttribute("class", "task");
+        r.setAttribute("class", "task selected");
+        document.getElementById("info").textContent = e.name + "  ts " + e.ts.toFixed(2) + " us  dur " +
+            e.dur.toFixed(2) + " us  lane " + lanes[e.tid] + "\n" + JSON.stringify(e.args || {});
+      });
+    });
+    if (document.getElementById("flows").checked) {
+      Object.keys(flows).forEach(function (id) {
+        var f = flows[id];
+        if (!f.s || !f.f) return;
+        el("line", {"class": "flow", x1: LEFT + f.s.ts * px, y1: row[f.s.tid] * LANE + LANE / 2,
+                    x2: LEFT + f.f.ts * px, y2: row[f.f.tid] * LANE + LANE / 2}, svg);
+      });
+    }
+  }
+  document.getElementById("flows").addEventListener("change", draw);
+  document.getElementById("zin").addEventListener("click", function () { scale *= 2; draw(); });
+  document.getElementById("zout").addEventListener("click", function () { scale = Math.max(1, scale / 2); draw(); });
+  draw();
+  document.body.setAttribute("data-ready", "1");
+})();
+</script></body></html>
+"""
+
+
+def render_html(trace: Dict[str, Any]) -> str:
+    """swimlane.html: a self-contained timeline of the trace (no network), with the summary."""
+    import html as _html
+
+    def blob(x: Any) -> str:
+        return json.dumps(x, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+    fn = trace.get("otherData", {}).get("function", "")
+    return (_PAGE.replace("__TITLE__", _html.escape(fn)).replace("__PALETTE__", json.dumps(_PALETTE))
+            .replace("__SUMMARY__", blob(summarize(trace))).replace("__DATA__", blob(trace)))
