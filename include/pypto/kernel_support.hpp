@@ -25,8 +25,9 @@ inline int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
 /// The 2-D instruction view of an N-D tile: all rows (padding rows hold zeros or stale
 /// values that nothing reads), valid columns.
 template <class T>
-inline pto::TileRef<T> Ref(char* p, int rows, int cols, int64_t valid_cols) {
-  return pto::TileRef<T>{reinterpret_cast<T*>(p), rows, cols, cols, rows, static_cast<int>(valid_cols)};
+inline pto::TileRef<T> Ref(char* p, int rows, int cols, int64_t stride, int64_t valid_cols) {
+  return pto::TileRef<T>{reinterpret_cast<T*>(p), rows, cols, static_cast<int>(stride), rows,
+                         static_cast<int>(valid_cols)};
 }
 
 // Calls f(tile_row, param_offset) for each valid 2-D slab of an R-dim tile.
@@ -73,6 +74,43 @@ inline void LoadND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)
                         {0, 0, 0, srow, p.stride[R - 1]}};
     pto::TLOAD(t, g);
   });
+}
+
+// A whole tile whose rows are evenly spaced in global memory is used in place: returns its
+// address there and sets `stride` (elements between rows). Otherwise loads it into `tile`
+// (LoadND) and returns that. Reading global memory directly saves a copy per tile.
+template <class T, int R>
+inline char* LoadView(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                      const PyptoParamView& p, int64_t& stride) {
+  bool ok = p.stride[R - 1] == 1;
+  for (int d = 0; d < R; ++d) ok = ok && valid[d] == shape[d];
+  // Row r of the 2-D view flattens dims 0..R-2. Rows are evenly spaced by sigma, the stride of
+  // the innermost of those dims with extent > 1, when every outer such dim steps over exactly
+  // the rows inside it.
+  int64_t sigma = shape[R - 1];
+  int k = -1;
+  for (int d = R - 2; d >= 0; --d)
+    if (shape[d] > 1) {
+      k = d;
+      break;
+    }
+  if (k >= 0) {
+    sigma = p.stride[k];
+    int64_t rows_inside = 1;
+    for (int d = k; d >= 0; --d) {
+      if (shape[d] > 1 && d < k) ok = ok && p.stride[d] == sigma * rows_inside;
+      rows_inside *= shape[d];
+    }
+  }
+  if (ok && sigma >= shape[R - 1]) {
+    int64_t off = 0;
+    for (int d = 0; d < R; ++d) off += start[d] * p.stride[d];
+    stride = sigma;
+    return p.data + off * static_cast<int64_t>(sizeof(T));
+  }
+  LoadND<T, R>(tile, shape, valid, start, p);
+  stride = shape[R - 1];
+  return tile;
 }
 
 template <class T, int R>

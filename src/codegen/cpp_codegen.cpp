@@ -1,5 +1,6 @@
 #include "codegen/cpp_codegen.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -40,6 +41,10 @@ class KernelWriter {
     for (int d = G - 1; d >= 0; --d)
       os_ << "    const int64_t c" << d << " = rest % call->grid[" << d << "]; rest /= call->grid[" << d << "];\n";
     for (int d = 0; d < G; ++d) os_ << "    (void)c" << d << ";\n";
+    FindViews(k_.body);
+    for (int b : views_)
+      os_ << "    char* v" << b << " = ub + " << k_.bufs[b].offset << "; int64_t vs" << b << " = " << k_.bufs[b].cols()
+          << ";\n";
     Body(k_.body, 2);
     os_ << "  }\n}\n\n";
     return os_.str();
@@ -100,11 +105,33 @@ class KernelWriter {
     return s + "}";
   }
 
+  // Loaded tiles that only instructions taking a TileRef read may be views of global memory
+  // (no copy) when the tile is whole and its rows are evenly spaced there; see LoadView.
+  void FindViews(const std::vector<Instr>& body) {
+    std::set<int> loaded, raw;
+    std::function<void(const std::vector<Instr>&)> scan = [&](const std::vector<Instr>& b) {
+      for (auto& in : b) {
+        if (in.opcode == "TLOAD") loaded.insert(in.dst);
+        bool raw_use = in.opcode == "TSTORE" || in.opcode == "TBROADCAST" ||
+                       (in.opcode.rfind("TCOL", 0) == 0 && in.srcs.size() == 1);
+        if (raw_use)
+          for (int s : in.srcs) raw.insert(s);
+        if (in.dst >= 0 && in.opcode != "TLOAD") raw.insert(in.dst);  // written: must be UB
+        scan(in.body);
+      }
+    };
+    scan(body);
+    for (int b : loaded)
+      if (!raw.count(b)) views_.insert(b);
+  }
+
   std::string Ptr(int buf) { return "(ub + " + std::to_string(k_.bufs[buf].offset) + ")"; }
   std::string Ref(int buf) {
     const TileBuf& b = k_.bufs[buf];
-    return std::string("Ref<") + CppType(b.dtype) + ">(" + Ptr(buf) + ", " + std::to_string(b.rows()) + ", " +
-           std::to_string(b.cols()) + ", " + E(b.valid.back()) + ")";
+    std::string ptr = views_.count(buf) ? "v" + std::to_string(buf) : Ptr(buf);
+    std::string stride = views_.count(buf) ? "vs" + std::to_string(buf) : std::to_string(b.cols());
+    return std::string("Ref<") + CppType(b.dtype) + ">(" + ptr + ", " + std::to_string(b.rows()) + ", " +
+           std::to_string(b.cols()) + ", " + stride + ", " + E(b.valid.back()) + ")";
   }
 
   void Body(const std::vector<Instr>& body, int indent) {
@@ -130,6 +157,10 @@ class KernelWriter {
       // next kernel reads back, are stored normally.
       const Value& v = fn_.value(k_.params[in.param].value);
       bool stream = op == "TSTORE" && v.kind != ValueKind::Temp && !k_.params[in.param].read;
+      if (op == "TLOAD" && views_.count(buf))
+        return "v" + std::to_string(buf) + " = LoadView<" + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " +
+               Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" + std::to_string(in.param) +
+               "], vs" + std::to_string(buf) + ")";
       std::string fn = op == "TLOAD" ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
       return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) +
              ", " + Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" +
@@ -173,6 +204,7 @@ class KernelWriter {
   const Kernel& k_;
   std::string entry_;
   std::vector<std::string> symbols_;
+  std::set<int> views_;  // loaded buffers that may view global memory
   std::map<std::string, int> slot_;
   std::ostringstream os_;
 };

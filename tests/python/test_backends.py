@@ -82,7 +82,7 @@ def test_generated_source_is_readable():
     f(np.zeros((2, 4, 64), np.float32))
     src = f.last.program.native_source()
     assert "extern \"C\" void pypto_k0_" in src
-    for instr in ("LoadND<float, 3>", "pto::TROWMAX", "pto::TROWEXPANDEXPDIF", "StoreNDStream<float, 3>"):
+    for instr in ("LoadView<float, 3>", "pto::TROWMAX", "pto::TROWEXPANDEXPDIF", "StoreNDStream<float, 3>"):
         assert instr in src
 
 
