@@ -195,3 +195,43 @@ def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.Symbo
         yield idx
     finally:
         rec.end_loop()
+
+
+# --- composites: built from the primitives above, so they lower and fuse like user code -------
+
+def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """Mean along `dim` (the dim must have a static size)."""
+    x = _t(x, "mean")
+    n = x.shape[dim if dim < 0 else dim] if isinstance(dim, int) else None
+    if not isinstance(n, int):
+        raise _core.UserError(f"pypto.mean: dim {dim} of {x!r} has a dynamic size; use pypto.sum and divide"
+                              + _suffix())
+    return mul(sum(x, dim, keepdim), 1.0 / n)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + e**-x), elementwise."""
+    return reciprocal(add(exp(neg(x)), 1.0))
+
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x), elementwise."""
+    return mul(x, sigmoid(x))
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    e = exp(sub(x, amax(x, dim, keepdim=True)))
+    return div(e, sum(e, dim, keepdim=True))
+
+
+def rms_norm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
+    """x / sqrt(mean(x**2, -1) + epsilon) * gamma (gamma broadcasts along the last dim)."""
+    return mul(mul(x, rsqrt(add(mean(mul(x, x), -1, keepdim=True), epsilon))), gamma)
+
+
+def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:
+    """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim."""
+    xc = sub(x, mean(x, -1, keepdim=True))
+    var = mean(mul(xc, xc), -1, keepdim=True)
+    return add(mul(mul(xc, rsqrt(add(var, epsilon))), gamma), beta)
