@@ -16,6 +16,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# Headless Chromium renders graph.html / swimlane.html in tests/python/test_tools_browser.py
+# (those tests are skipped without it, so a failure here is not fatal).
+if ! command -v chromium >/dev/null; then
+  echo "[install] apt-get install chromium (browser tests of the debug pages)"
+  $SUDO apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null \
+    || echo "[install] chromium unavailable: the browser tests will be skipped"
+fi
+
 echo "[install] pip packages"
 python3 -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" cmake ninja
 # PyTorch (CPU build) is the baseline of the demo and benchmarks and is used by the interop

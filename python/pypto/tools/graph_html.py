@@ -403,6 +403,19 @@ path.edge.after { stroke: #e65100; stroke-dasharray: 4 3; }
     tabs.appendChild(b);
     if (i === 0) { b.className = "active"; draw(level); }
   });
+  // Deep link: graph.html#level=tile_graph&node=t3 opens that tab and selects that node.
+  var want = {};
+  location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+    var p = kv.split("="); if (p.length === 2) want[p[0]] = decodeURIComponent(p[1]);
+  });
+  if (want.level) {
+    var tb = tabs.querySelector('button[data-level="' + want.level + '"]');
+    if (tb) tb.click();
+  }
+  if (want.node) {
+    var g = document.querySelector('g.node[data-id="' + want.node + '"]');
+    if (g) g.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  }
   document.body.setAttribute("data-ready", "1");
 })();
 </script>

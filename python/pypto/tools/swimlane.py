@@ -417,7 +417,9 @@ text { font-size: 11px; }
       el("line", {x1: 0, x2: W, y1: (i + 1) * LANE, y2: (i + 1) * LANE, stroke: "#ddd"}, svg);
     });
     tasks.forEach(function (e) {
-      if (!(e.name in colors)) colors[e.name] = palette[nk++ % palette.length];
+      // Same color per kernel as graph.html (by kernel id).
+      if (!(e.name in colors)) colors[e.name] = palette[(e.args && e.args.kernel_id !== undefined ?
+                                                         e.args.kernel_id : nk++) % palette.length];
       var r = el("rect", {"class": "task", x: LEFT + e.ts * px, y: row[e.tid] * LANE + 4,
                           width: Math.max(1, e.dur * px), height: LANE - 8,
                           fill: e.tid === 0 ? "#cfd8dc" : colors[e.name]}, svg);
