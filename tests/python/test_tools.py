@@ -169,7 +169,18 @@ def test_swimlane_loop_iterations(debug_all):
     launches = trace["otherData"]["launch_instances"]
     assert len(launches) == f.last_stats["launches"] == 4
     assert [l["iteration"] for l in launches] == [0, 1, 2, 3]
+    assert [l["loop"] for l in launches] == [{"idx": i} for i in range(4)]
     assert len(worker_tasks(trace)) == f.last_stats["tasks"]
+    for e in worker_tasks(trace):
+        assert e["args"]["loop"] == {"idx": e["args"]["iteration"]}
+
+
+def test_loop_indices_of_nested_loops():
+    loops = [{"var": "i", "start": "0", "stop": "2", "step": "1"},
+             {"var": "j", "start": "4", "stop": "10", "step": "3"}]
+    assert [swimlane.loop_indices(loops, k) for k in range(4)] == \
+        [{"i": 0, "j": 4}, {"i": 0, "j": 7}, {"i": 1, "j": 4}, {"i": 1, "j": 7}]
+    assert swimlane.loop_indices([{"var": "i", "start": "0", "stop": "N", "step": "1"}], 0) is None
 
 
 def test_swimlane_native_run(debug_all):

@@ -35,15 +35,47 @@ def _static_launches(exec_json: Dict[str, Any]) -> Tuple[Dict[int, Dict[str, Any
     nodes: Dict[int, Dict[str, Any]] = {}
     by_kernel: Dict[int, List[int]] = defaultdict(list)
 
-    def walk(region: List[Dict[str, Any]]) -> None:
+    def walk(region: List[Dict[str, Any]], loops: Tuple[Dict[str, Any], ...]) -> None:
         for e in region:
             if e["kind"] == "loop":
-                walk(e["body"])
+                walk(e["body"], loops + (e,))
             else:
-                nodes[e["id"]] = e
+                nodes[e["id"]] = dict(e, loops=list(loops))
                 by_kernel[e["kernel"]].append(e["id"])
-    walk(exec_json.get("body", []))
+    walk(exec_json.get("body", []), ())
     return nodes, by_kernel
+
+
+def loop_indices(loops: Sequence[Dict[str, Any]], iteration: int) -> Optional[Dict[str, int]]:
+    """The loop index values of the `iteration`-th run of a launch inside `loops` (outermost
+    first), when every bound is a constant; None otherwise (symbolic bounds need the call's
+    shapes)."""
+    try:
+        ranges = [range(int(l["start"]), int(l["stop"]), int(l["step"])) for l in loops]
+    except (TypeError, ValueError):
+        return None
+    out: Dict[str, int] = {}
+    rest = iteration
+    for l, r in reversed(list(zip(loops, ranges))):
+        if len(r) == 0:
+            return None
+        out[l["var"]] = r[rest % len(r)]
+        rest //= len(r)
+    return dict(reversed(list(out.items())))
+
+
+def instance_loops(instances: Sequence[Tuple[int, int]], iteration: Dict[int, int],
+                   exec_json: Dict[str, Any]) -> Dict[int, Dict[str, int]]:
+    """Loop index values of each launch instance whose kernel is launched from one place."""
+    nodes, by_kernel = _static_launches(exec_json)
+    out: Dict[int, Dict[str, int]] = {}
+    for iid, kernel in instances:
+        ns = by_kernel.get(kernel, [])
+        if len(ns) == 1 and nodes[ns[0]]["loops"]:
+            idx = loop_indices(nodes[ns[0]]["loops"], iteration[iid])
+            if idx is not None:
+                out[iid] = idx
+    return out
 
 
 def launch_dependencies(instances: Sequence[Tuple[int, int]], exec_json: Dict[str, Any],
@@ -107,6 +139,7 @@ def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[
         inst_kernel[e[1]] = e[2]
     instances = sorted(inst_kernel.items())
     deps, iteration, dep_source = launch_dependencies(instances, exec_json, stats.get("deps"))
+    loops = instance_loops(instances, iteration, exec_json)
 
     worker_ids = sorted({e[0] for e in events} | set(range(workers)))
     out: List[Dict[str, Any]] = [
@@ -133,6 +166,7 @@ def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[
                     "ts": build_us + t0 / 1000.0, "dur": max(0.0, (t1 - t0) / 1000.0),
                     "args": {"kernel": kname(kernel), "kernel_id": kernel, "core": k.get("core", ""),
                              "launch": launch, "task": i, "iteration": iteration.get(launch, 0),
+                             "loop": loops.get(launch, {}),
                              "grid": k.get("grid", []), "points": [first, first + num]}})
     launches = []
     for iid, kernel in instances:
@@ -146,6 +180,7 @@ def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[
                              "iteration": iteration.get(iid, 0)}})
         launches.append({"id": iid, "kernel": kname(kernel), "kernel_id": kernel,
                          "core": kernels.get(kernel, {}).get("core", ""), "iteration": iteration.get(iid, 0),
+                         "loop": loops.get(iid, {}),
                          "deps": deps.get(iid, []), "tasks": len(ts), "start_us": build_us + start / 1000.0,
                          "end_us": build_us + end / 1000.0, "busy_us": busy / 1000.0})
     # Flow events: from the predecessor's last-ending task to the successor's first task.
