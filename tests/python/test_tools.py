@@ -373,3 +373,18 @@ def test_swimlane_html_embeds_the_trace(debug_all):
     m = re.search(r'<script type="application/json" id="summary-data">(.*?)</script>', page, re.S)
     with open(os.path.join(d, "swimlane.txt")) as fh:
         assert json.loads(m.group(1)) == fh.read()
+
+
+def test_graph_layout_of_a_long_chain():
+    # 3000 chained ops: the layout is iterative (no recursion limit) and one layer per op.
+    n = 3000
+    values = [{"id": i, "name": f"v{i}", "dtype": "fp32", "shape": ["8"], "kind": "input" if i == 0 else "temp"}
+              for i in range(n + 1)]
+    body = [{"kind": "op", "id": i, "op": "exp", "inputs": [i], "output": i + 1, "attrs": {}, "tile_shape": [8],
+             "loc": None} for i in range(n)]
+    data = graph_html.build_levels({"tensor_graph": {"level": "tensor_graph", "function": "chain", "values": values,
+                                                     "body": body}})
+    level = data["levels"][0]
+    assert len(level["nodes"]) == n + 1 and len(level["edges"]) == n
+    ys = sorted({p[1] for p in level["layout"]["pos"].values()})
+    assert len(ys) == n + 1

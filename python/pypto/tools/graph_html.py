@@ -222,23 +222,31 @@ def _first_loc(body: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
 
 
 def _layout(nodes: List[Dict[str, Any]], edges: List[Tuple[str, str, str]]) -> Dict[str, Any]:
-    """Layers by longest path (program order is a topological order, tensors first)."""
+    """Layers by longest path from the sources (Kahn's order, O(nodes + edges)); nodes left
+    on a cycle (none in a well-formed program) go below everything else."""
     index = {n["id"]: i for i, n in enumerate(nodes)}
-    preds: Dict[str, List[str]] = {n["id"]: [] for n in nodes}
+    succs: Dict[str, List[str]] = {n["id"]: [] for n in nodes}
+    indeg = {n["id"]: 0 for n in nodes}
     for s, d, _ in edges:
-        if s in index and d in index and index[s] != index[d]:
-            preds[d].append(s)
-    layer: Dict[str, int] = {}
-
-    def depth(nid: str, stack: Tuple[str, ...] = ()) -> int:
-        if nid in layer:
-            return layer[nid]
-        ps = [p for p in preds[nid] if p not in stack]
-        layer[nid] = 1 + max((depth(p, stack + (nid,)) for p in ps), default=-1)
-        return layer[nid]
-    for n in nodes:
-        depth(n["id"])
-    # Output tensors sit below their last writer.
+        if s in index and d in index and s != d:
+            succs[s].append(d)
+            indeg[d] += 1
+    layer = {n["id"]: 0 for n in nodes}
+    ready = [n["id"] for n in nodes if indeg[n["id"]] == 0]
+    done = 0
+    while ready:
+        nid = ready.pop()
+        done += 1
+        for d in succs[nid]:
+            layer[d] = max(layer[d], layer[nid] + 1)
+            indeg[d] -= 1
+            if indeg[d] == 0:
+                ready.append(d)
+    if done < len(nodes):
+        top = max(layer.values(), default=0) + 1
+        for nid, k in indeg.items():
+            if k > 0:
+                layer[nid] = top
     rows: Dict[int, List[str]] = {}
     for n in nodes:
         rows.setdefault(layer[n["id"]], []).append(n["id"])
