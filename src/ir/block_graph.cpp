@@ -20,12 +20,6 @@ int64_t TileBuf::rows() const {
   return r;
 }
 
-static std::string Ints(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int indent, std::ostringstream& os) {
   std::string pad(indent * 2, ' ');
   auto buf = [&](int id) { return "%" + k.bufs[id].name + "#" + std::to_string(id); };
@@ -66,7 +60,7 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
     os << "\n";
   }
   for (auto& b : k.bufs) {
-    os << "  tile %" << b.name << "#" << b.id << ": " << DataTypeName(b.dtype) << Ints(b.shape)
+    os << "  tile %" << b.name << "#" << b.id << ": " << DataTypeName(b.dtype) << IntList(b.shape, "[", "]")
        << " valid=" << ShapeStr(b.valid);
     if (b.offset >= 0) os << " @ub+" << b.offset;
     os << "\n";
@@ -76,64 +70,41 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
   return os.str();
 }
 
-static void PrintLaunches(const BlockGraph& g, const Region<Launch>& r, int indent, std::ostringstream& os) {
-  std::string pad(indent * 2, ' ');
-  for (auto& e : r.entries) {
-    if (e.loop) {
-      const LoopInfo& l = e.loop->info;
-      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
-         << ") \"" << l.name << "\" {\n";
-      PrintLaunches(g, *e.loop->body, indent + 1, os);
-      os << pad << "}\n";
-    } else {
-      os << pad << "launch#" << e.item->id << " " << g.kernels[e.item->kernel].name << "\n";
-    }
-  }
-}
-
 std::string PrintBlockGraph(const BlockGraph& g) {
   std::ostringstream os;
   os << "block_graph @" << g.fn.name << " {\n";
   for (auto& k : g.kernels) os << PrintKernel(g.fn, k);
   os << "program {\n";
-  PrintLaunches(g, g.body, 1, os);
+  PrintRegionText(g.body, 1, os, [&](const Launch& l, int indent, std::ostream& o) {
+    o << std::string(indent * 2, ' ') << "launch#" << l.id << " " << g.kernels[l.kernel].name << "\n";
+  });
   os << "}\n}\n";
   return os.str();
 }
 
-static void PrintExecRegion(const ExecGraph& g, const Region<LaunchNode>& r, int indent, std::ostringstream& os) {
-  std::string pad(indent * 2, ' ');
+static void PrintTaskGroup(const ExecGraph& g, const LaunchNode& n, int indent, std::ostream& os) {
   auto names = [&](const std::vector<int>& vs) {
     std::string s;
     for (int v : vs) s += (s.empty() ? "%" : ", %") + g.fn.value(v).name;
     return s;
   };
-  for (auto& e : r.entries) {
-    if (e.loop) {
-      const LoopInfo& l = e.loop->info;
-      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
-         << ") \"" << l.name << "\" {  # iterations are independent tasks unless their regions overlap\n";
-      PrintExecRegion(g, *e.loop->body, indent + 1, os);
-      os << pad << "}\n";
-      continue;
-    }
-    const LaunchNode& n = *e.item;
-    const Kernel& k = g.kernels[n.kernel];
-    os << pad << "task_group#" << n.id << " " << k.name << " on " << k.core << " x grid" << ShapeStr(k.grid)
-       << " reads(" << names(n.reads) << ") writes(" << names(n.writes) << ")";
-    if (!n.deps.empty()) {
-      os << " after(";
-      for (size_t i = 0; i < n.deps.size(); ++i) os << (i ? ", #" : "#") << n.deps[i];
-      os << ")";
-    }
-    os << "\n";
+  const Kernel& k = g.kernels[n.kernel];
+  os << std::string(indent * 2, ' ') << "task_group#" << n.id << " " << k.name << " on " << k.core << " x grid"
+     << ShapeStr(k.grid) << " reads(" << names(n.reads) << ") writes(" << names(n.writes) << ")";
+  if (!n.deps.empty()) {
+    os << " after(";
+    for (size_t i = 0; i < n.deps.size(); ++i) os << (i ? ", #" : "#") << n.deps[i];
+    os << ")";
   }
+  os << "\n";
 }
 
 std::string PrintExecGraph(const ExecGraph& g) {
   std::ostringstream os;
   os << "execution_graph @" << g.fn.name << " {\n";
-  PrintExecRegion(g, g.body, 1, os);
+  PrintRegionText(
+      g.body, 1, os, [&](const LaunchNode& n, int indent, std::ostream& o) { PrintTaskGroup(g, n, indent, o); },
+      "  # iterations are independent tasks unless their regions overlap");
   os << "}\n";
   return os.str();
 }

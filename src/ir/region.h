@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,24 @@ struct Region {
     }
   }
 };
+
+/// Prints a region as text: each loop as `loop i in range(a, b, s) "name" {` ... `}` around its
+/// body, each item with print_item(item, indent, os). The printers of every level use it.
+template <class Item, class F>
+void PrintRegionText(const Region<Item>& r, int indent, std::ostream& os, F&& print_item,
+                     const std::string& loop_note = "") {
+  std::string pad(indent * 2, ' ');
+  for (auto& e : r.entries) {
+    if (e.item) {
+      print_item(*e.item, indent, os);
+      continue;
+    }
+    const LoopInfo& l = e.loop->info;
+    os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
+       << ") \"" << l.name << "\" {" << loop_note << "\n";
+    PrintRegionText(*e.loop->body, indent + 1, os, print_item, loop_note);
+    os << pad << "}\n";
+  }
+}
 
 }  // namespace pypto

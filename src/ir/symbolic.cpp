@@ -289,4 +289,10 @@ std::string ShapeStr(const std::vector<Expr>& shape) {
   return s + ")";
 }
 
+std::string IntList(const std::vector<int64_t>& v, const char* open, const char* close) {
+  std::string s = open;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + close;
+}
+
 }  // namespace pypto

@@ -74,5 +74,7 @@ struct ExprNode {
 
 /// Joins expressions as "(a, b, c)".
 std::string ShapeStr(const std::vector<Expr>& shape);
+/// Joins integers as "(1, 2, 3)" (or with other brackets, e.g. "[1, 2]").
+std::string IntList(const std::vector<int64_t>& v, const char* open = "(", const char* close = ")");
 
 }  // namespace pypto

@@ -53,34 +53,18 @@ std::string ValueDecl(const Function& f, const Value& v) {
   return s;
 }
 
-static void PrintRegion(const Function& f, const Region<OpCall>& r, int indent, std::ostringstream& os) {
-  std::string pad(indent * 2, ' ');
-  for (auto& e : r.entries) {
-    if (e.loop) {
-      const LoopInfo& l = e.loop->info;
-      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
-         << ") \"" << l.name << "\" {\n";
-      PrintRegion(f, *e.loop->body, indent + 1, os);
-      os << pad << "}\n";
-      continue;
-    }
-    const OpCall& op = *e.item;
-    os << pad;
-    if (op.output >= 0) os << "%" << f.value(op.output).name << ": " << DataTypeName(f.value(op.output).dtype)
-                           << ShapeStr(f.value(op.output).shape) << " = ";
-    os << op.op << "(";
-    for (size_t i = 0; i < op.inputs.size(); ++i) os << (i ? ", " : "") << "%" << f.value(op.inputs[i]).name;
-    os << ")";
-    std::string a = op.attrs.str();
-    if (!a.empty()) os << " {" << a << "}";
-    if (!op.tile_shape.empty()) {
-      os << " tile=[";
-      for (size_t i = 0; i < op.tile_shape.size(); ++i) os << (i ? ", " : "") << op.tile_shape[i];
-      os << "]";
-    }
-    if (op.loc.known()) os << "  # " << op.loc.str();
-    os << "\n";
-  }
+static void PrintOp(const Function& f, const OpCall& op, int indent, std::ostream& os) {
+  os << std::string(indent * 2, ' ');
+  if (op.output >= 0) os << "%" << f.value(op.output).name << ": " << DataTypeName(f.value(op.output).dtype)
+                         << ShapeStr(f.value(op.output).shape) << " = ";
+  os << op.op << "(";
+  for (size_t i = 0; i < op.inputs.size(); ++i) os << (i ? ", " : "") << "%" << f.value(op.inputs[i]).name;
+  os << ")";
+  std::string a = op.attrs.str();
+  if (!a.empty()) os << " {" << a << "}";
+  if (!op.tile_shape.empty()) os << " tile=" << IntList(op.tile_shape, "[", "]");
+  if (op.loc.known()) os << "  # " << op.loc.str();
+  os << "\n";
 }
 
 std::string PrintTensorGraph(const Function& f) {
@@ -106,7 +90,7 @@ std::string PrintTensorGraph(const Function& f) {
     if (v.kind == ValueKind::Created || v.kind == ValueKind::View ||
         (v.kind == ValueKind::Output && std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))
       os << "  " << ValueKindName(v.kind) << " " << ValueDecl(f, v) << "\n";
-  PrintRegion(f, f.body, 1, os);
+  PrintRegionText(f.body, 1, os, [&](const OpCall& op, int indent, std::ostream& o) { PrintOp(f, op, indent, o); });
   os << "}\n";
   return os.str();
 }

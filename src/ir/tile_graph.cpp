@@ -29,24 +29,8 @@ std::vector<int64_t> TileOp::input_tile(size_t i) const {
   return t;
 }
 
-static std::string Ints(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-static void PrintRegion(const TileGraph& g, const Region<TileOp>& r, int indent, std::ostringstream& os) {
+static void PrintTileOp(const TileGraph& g, const TileOp& t, int indent, std::ostream& os) {
   std::string pad(indent * 2, ' ');
-  for (auto& e : r.entries) {
-    if (e.loop) {
-      const LoopInfo& l = e.loop->info;
-      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
-         << ") \"" << l.name << "\" {\n";
-      PrintRegion(g, *e.loop->body, indent + 1, os);
-      os << pad << "}\n";
-      continue;
-    }
-    const TileOp& t = *e.item;
     const Value& out = g.fn.value(t.output);
     os << pad << "tile_op#" << t.id << " %" << out.name << ": " << DataTypeName(out.dtype) << ShapeStr(out.shape)
        << " = " << t.op << "(";
@@ -64,18 +48,17 @@ static void PrintRegion(const TileGraph& g, const Region<TileOp>& r, int indent,
     os << ")";
     std::string a = t.attrs.str();
     if (!a.empty()) os << " {" << a << "}";
-    os << "\n" << pad << "    over " << ShapeStr(t.extent) << " tile=" << Ints(t.tile) << " grid=" << ShapeStr(t.counts());
+    os << "\n" << pad << "    over " << ShapeStr(t.extent) << " tile=" << IntList(t.tile, "[", "]") << " grid=" << ShapeStr(t.counts());
     if (t.reduce_axis >= 0) os << " reduce_axis=" << t.reduce_axis;
     os << "  # tile: " << t.tile_reason;
     if (t.loc.known()) os << "; " << t.loc.str();
     os << "\n";
-  }
 }
 
 std::string PrintTileGraph(const TileGraph& g) {
   std::ostringstream os;
   os << "tile_graph @" << g.fn.name << " {\n";
-  PrintRegion(g, g.body, 1, os);
+  PrintRegionText(g.body, 1, os, [&](const TileOp& t, int indent, std::ostream& o) { PrintTileOp(g, t, indent, o); });
   os << "}\n";
   return os.str();
 }

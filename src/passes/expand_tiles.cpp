@@ -8,12 +8,6 @@ namespace pypto {
 
 namespace {
 
-std::string Ints(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + ")";
-}
-
 class TileExpander {
  public:
   TileExpander(const Function& fn, PassContext& ctx) : ctx_(ctx) { g_.fn = fn; }
@@ -51,15 +45,15 @@ class TileExpander {
         if (auto r = t.extent[rank - 2].as_const()) rows = std::min(rows, *r);
         t.tile[rank - 2] = rows;
       }
-      t.tile_reason = "automatic " + Ints(t.tile) + ": no set_vec_tile_shapes in force; whole last dim up to 4096, rows up to 16 KiB";
+      t.tile_reason = "automatic " + IntList(t.tile) + ": no set_vec_tile_shapes in force; whole last dim up to 4096, rows up to 16 KiB";
     } else {
       if (static_cast<int>(call.tile_shape.size()) != rank)
         throw UserError("pypto." + call.op + " on a rank-" + std::to_string(rank) + " tensor " +
-                            ShapeStr(t.extent) + ", but the vec tile shape " + Ints(call.tile_shape) + " has rank " +
+                            ShapeStr(t.extent) + ", but the vec tile shape " + IntList(call.tile_shape) + " has rank " +
                             std::to_string(call.tile_shape.size()),
                         call.loc, "call pypto.set_vec_tile_shapes with one entry per tensor dim before this op");
       t.tile = call.tile_shape;
-      t.tile_reason = "set_vec_tile_shapes" + Ints(call.tile_shape);
+      t.tile_reason = "set_vec_tile_shapes" + IntList(call.tile_shape);
     }
     // A tile larger than a static extent only wastes buffer: clip it.
     bool clipped = false;
@@ -70,7 +64,7 @@ class TileExpander {
         clipped = true;
       }
     }
-    if (clipped) t.tile_reason += ", clipped to the extent -> " + Ints(t.tile);
+    if (clipped) t.tile_reason += ", clipped to the extent -> " + IntList(t.tile);
   }
 
   TileAccess Access(int value, const std::vector<Expr>& extent) {

@@ -10,12 +10,6 @@ namespace pypto {
 
 namespace {
 
-std::string Ints(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + ")";
-}
-
 bool SameExprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -85,8 +79,8 @@ class Partitioner {
       const TileOp* p = producer_.at(v);
       if (p->reduce_axis >= 0 && !p->keepdim) return "it reads a reduction without keepdim";
       if (p->output_tile().size() != t.input_tile(i).size() || p->output_tile() != t.input_tile(i))
-        return "it reads %" + g_.fn.value(v).name + " with tile " + Ints(t.input_tile(i)) + " but it was computed with tile " +
-               Ints(p->output_tile());
+        return "it reads %" + g_.fn.value(v).name + " with tile " + IntList(t.input_tile(i)) + " but it was computed with tile " +
+               IntList(p->output_tile());
       auto counts = t.counts();
       for (size_t d = 0; d < counts.size(); ++d)
         if (t.inputs[i].broadcast[d] && counts[d].as_const() != 1)
@@ -163,7 +157,7 @@ class Partitioner {
     int64_t need = OpBytes(t, nullptr);
     int64_t cap = ctx_.machine().ub_bytes;
     if (need > cap)
-      throw UserError("pypto." + t.op + ": tile " + Ints(t.tile) + " " + DataTypeName(g_.fn.value(t.output).dtype) +
+      throw UserError("pypto." + t.op + ": tile " + IntList(t.tile) + " " + DataTypeName(g_.fn.value(t.output).dtype) +
                           " needs " + std::to_string(need / 1024) + " KiB of on-chip buffer for its operand and result tiles, more than UB " +
                           std::to_string(cap / 1024) + " KiB on " + ctx_.machine().name,
                       t.loc, "reduce the tile with pypto.set_vec_tile_shapes");

@@ -21,11 +21,8 @@ namespace pypto {
 
 namespace {
 
-std::string Dims(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
+// Shapes as Python prints them: "(3,)" for one dim.
+std::string Dims(const std::vector<int64_t>& v) { return v.size() == 1 ? IntList(v, "(", ",)") : IntList(v); }
 
 std::vector<int64_t> DenseStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size());
