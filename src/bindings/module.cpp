@@ -288,6 +288,7 @@ NB_MODULE(_core, m) {
                events.append(nb::make_tuple(e.worker, e.launch, e.kernel, e.first_point, e.num_points, e.start_ns,
                                             e.end_ns));
              stats["events"] = events;
+             if (trace) stats["deps"] = st.deps;
              return nb::make_tuple(outs, stats);
            },
            "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")

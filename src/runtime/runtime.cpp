@@ -340,6 +340,11 @@ RunStats CallState::Execute() {
   if (error) std::rethrow_exception(error);
   stats.exec_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
+  if (opts_.trace) {
+    stats.deps.resize(instances_.size());
+    for (auto& in : instances_)
+      for (int s : in->successors) stats.deps[s].push_back(in->id);
+  }
   return stats;
 }
 

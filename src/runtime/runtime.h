@@ -43,6 +43,7 @@ struct RunStats {
   int64_t launches = 0;
   double build_ms = 0, exec_ms = 0;
   std::vector<TaskEvent> events;
+  std::vector<std::vector<int>> deps;  // with trace: the launches each launch waited for
 };
 
 class Runtime {
