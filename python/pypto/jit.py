@@ -215,11 +215,15 @@ class JitFunction:
             dbg = options.merged("debug", self.debug_options)
             self._dbg_cache = (options.version(), dbg)
         trace = bool(dbg["swimlane"]) and bool(compiled.dump_dir)
+        before = [a.copy() for a in arrays] if dbg["verify_passes"] else None
         try:
             outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"])
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
+        if before is not None:
+            from .tools import verify
+            stats["verify"] = verify.verify(compiled.program, before, outs, arrays, rt["run_mode"])
         if compiled.dump_dir and (trace or (dbg["graph"] and not compiled.graph_written)):
             self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:

@@ -1,0 +1,148 @@
+"""verify_passes: check a call level by level.
+
+The tensor graph is evaluated with numpy (the meaning of the user's program), the block graph
+with the reference interpreter (the meaning after ExpandTiles, Partition, FuseInstructions and
+AllocateBuffers), and the native backend runs the generated code. The first level whose
+results differ from the one above it is named, with the output, the position and the values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+
+_NP = {"fp32": np.float32, "fp16": np.float16, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+       "int64": np.int64, "uint8": np.uint8, "bool": np.bool_}
+
+_UNARY = {"exp": np.exp, "log": np.log, "abs": np.abs, "neg": np.negative, "sqrt": np.sqrt,
+          "rsqrt": lambda x: (1 / np.sqrt(x)).astype(x.dtype), "reciprocal": lambda x: (1 / x).astype(x.dtype),
+          "relu": lambda x: np.maximum(x, 0).astype(x.dtype)}
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+           "minimum": np.minimum}
+_REDUCE = {"sum": np.sum, "amax": np.max, "amin": np.min}
+
+
+def _eval_sym(text: str, env: Dict[str, int]) -> int:
+    return int(eval(text, {"min": min, "max": max, "__builtins__": {}}, env))  # noqa: S307 - our own printer
+
+
+class TensorGraphEvaluator:
+    """Runs a tensor graph (the JSON of Program.to_json("tensor_graph")) with numpy."""
+
+    def __init__(self, graph: Dict[str, Any]) -> None:
+        self.g = graph
+        self.values = {v["id"]: v for v in graph["values"]}
+
+    def run(self, params: Sequence[np.ndarray]) -> Tuple[List[np.ndarray], Dict[int, np.ndarray]]:
+        env: Dict[str, int] = {}
+        store: Dict[int, np.ndarray] = {}
+        for p, a in zip(self.g["params"], params):
+            v = self.values[p["value"]]
+            for dim, n in zip(v["shape"], a.shape):
+                if dim in self.g["dynamic_vars"]:
+                    env[dim] = int(n)
+            store[v["id"]] = a
+        for v in self.g["values"]:
+            if v["kind"] in ("tensor", "output") and v["id"] not in store:
+                store[v["id"]] = np.zeros([_eval_sym(d, env) for d in v["shape"]], _NP[v["dtype"]])
+        self._region(self.g["body"], env, store)
+        return [store[r] for r in self.g["returns"]], store
+
+    def _get(self, vid: int, env: Dict[str, int], store: Dict[int, np.ndarray]) -> np.ndarray:
+        v = self.values[vid]
+        if v["kind"] == "view":
+            base = store[v["base"]]
+            idx = tuple(slice(_eval_sym(o, env), _eval_sym(o, env) + _eval_sym(s, env))
+                        for o, s in zip(v["offsets"], v["shape"]))
+            return base[idx]
+        return store[vid]
+
+    def _region(self, body: List[Dict[str, Any]], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
+        for e in body:
+            if e["kind"] == "loop":
+                start, stop, step = (_eval_sym(e[k], env) for k in ("start", "stop", "step"))
+                for i in range(start, stop, step):
+                    env[e["var"]] = i
+                    self._region(e["body"], env, store)
+                env.pop(e["var"], None)
+                continue
+            self._op(e, env, store)
+
+    def _op(self, e: Dict[str, Any], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
+        op, attrs = e["op"], e["attrs"]
+        ins = [self._get(i, env, store) for i in e["inputs"]]
+        if op == "assemble":
+            dst = self._get(e["inputs"][1], env, store)
+            idx = tuple(slice(_eval_sym(o, env), _eval_sym(o, env) + n) for o, n in zip(attrs["offsets"], ins[0].shape))
+            dst[idx] = ins[0]
+            return
+        out_dt = _NP[self.values[e["output"]]["dtype"]]
+        x = ins[0]
+        with np.errstate(all="ignore"):
+            if op in _UNARY:
+                r = _UNARY[op](x)
+            elif op in _BINARY:
+                r = _BINARY[op](x, ins[1])
+            elif op.endswith("_scalar") and op[:-7] in _BINARY:
+                r = _BINARY[op[:-7]](x, np.asarray(attrs["scalar"]).astype(x.dtype))
+            elif op in _REDUCE:
+                r = _REDUCE[op](x, axis=int(attrs["dim"]), keepdims=bool(attrs["keepdim"]))
+            elif op == "cast":  # PTO rounds to nearest even and saturates into integers
+                if np.issubdtype(out_dt, np.integer) and np.issubdtype(x.dtype, np.floating):
+                    info = np.iinfo(out_dt)
+                    r = np.clip(np.rint(x.astype(np.float64)), info.min, info.max)
+                else:
+                    r = x
+            else:
+                raise _core.InternalError(f"verify_passes: no numpy semantics for op {op}")
+        store[e["output"]] = np.asarray(r).astype(out_dt)
+
+
+def _results(graph: Dict[str, Any], returns: Sequence[np.ndarray], params: Sequence[np.ndarray]) -> List[Tuple[str, np.ndarray]]:
+    """The function's results: returned tensors, then parameters written in place."""
+    names = {v["id"]: v["name"] for v in graph["values"]}
+    out = [(f"returned %{names[r]}", a) for r, a in zip(graph["returns"], returns)]
+    for p, a in zip(graph["params"], params):
+        if p["value"] in graph["outputs"] and p["value"] not in graph["returns"]:
+            out.append((f"parameter '{p['name']}'", a))
+    return out
+
+
+def _first_difference(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> Optional[str]:
+    if a.shape != b.shape:
+        return f"shapes {a.shape} vs {b.shape}"
+    fa, fb = a.astype(np.float64), b.astype(np.float64)
+    bad = ~np.isclose(fa, fb, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    pos = tuple(int(i) for i in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {a.size} elements differ; first at {pos}: {fa[pos]!r} vs {fb[pos]!r}"
+
+
+def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.ndarray],
+           after: Sequence[np.ndarray], run_mode: str, rtol: float = 1e-4, atol: float = 1e-5) -> str:
+    """Checks one call. `before`: copies of the parameters taken before the call; `returned`,
+    `after`: what the call returned and the parameters after it. Raises InternalError naming
+    the first level that changes the answer; returns a one-line report otherwise."""
+    graph = json.loads(program.to_json("tensor_graph"))
+    levels: List[Tuple[str, List[Tuple[str, np.ndarray]]]] = []
+    ref_params = [a.copy() for a in before]
+    ref_returns, _ = TensorGraphEvaluator(graph).run(ref_params)
+    levels.append(("tensor graph (numpy semantics)", _results(graph, ref_returns, ref_params)))
+    interp_params = [a.copy() for a in before]
+    interp_returns, _ = program.run(interp_params, 0, "fifo", False, "interp")
+    levels.append(("block graph after expand_tiles, partition, fuse_instructions, allocate_buffers "
+                   "(reference interpreter)", _results(graph, interp_returns, interp_params)))
+    if run_mode == "cpu":
+        levels.append(("generated code (cpu backend)", _results(graph, returned, after)))
+    for (upper, up), (lower, low) in zip(levels, levels[1:]):
+        for (name, a), (_, b) in zip(up, low):
+            diff = _first_difference(a, b, rtol, atol)
+            if diff:
+                raise _core.InternalError(
+                    f"verify_passes: {lower} changes the answer of {upper} for {name}: {diff}")
+    return "verify_passes: " + " == ".join(name.split(" (")[0] for name, _ in levels)
