@@ -25,4 +25,4 @@
   X(TMOV, 1) X(TEXTRACT, 1) X(TINSERT, 1) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 1)          \
   X(TCONCAT, 1)                                                                               \
   X(TGATHER, 0) X(TSCATTER, 0) X(TCI, 0) X(TTRI, 0) X(TSORT32, 0) X(TMRGSORT, 0)              \
-  X(TQUANT, 0) X(TDEQUANT, 0) X(TPUSH, 1) X(TPOP, 1)
+  X(TQUANT, 1) X(TDEQUANT, 1) X(TPUSH, 1) X(TPOP, 1)

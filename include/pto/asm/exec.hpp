@@ -29,6 +29,8 @@ struct Bindings {
   std::map<std::string, dyn::Scalar> scalars;  // by name, with the '%'
 };
 
+// The executor calls the per-ISA instruction table, so it is per-ISA too.
+inline namespace PTO_ISA_NS {
 namespace detail {
 
 struct Fifos {
@@ -330,4 +332,5 @@ inline void run(const Module& m, Bindings& b) {
 
 inline void run(const std::string& text, Bindings& b) { run(parse(text), b); }
 
+}  // namespace PTO_ISA_NS
 }  // namespace pto::as

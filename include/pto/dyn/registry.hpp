@@ -11,6 +11,8 @@
 #include "pto/pto.hpp"
 
 namespace pto::dyn {
+// Per-ISA, like the fast layer it calls (see pto/simd.hpp).
+inline namespace PTO_ISA_NS {
 
 struct OpInfo {
   std::string operands;  // e.g. "dst, src0, src1"
@@ -89,7 +91,7 @@ inline std::map<std::string, OpInfo> build() {
                      PTO_ON(A, c.dt(0), pto::TEXPANDS(c.t<T>(0), c.scalar<T>(1)));
                    }};
   for (const char* name : {"TROWARGMAX", "TROWARGMIN"}) {
-    const bool is_max = name[6] == 'A' && name[7] == 'X';
+    const bool is_max = std::string(name) == "TROWARGMAX";
     r[name] = {"idx, src", "src: N, idx: I", [is_max](const Call& c) {
                  c.arity(2);
                  on<I>(c, c.dt(0), [&](auto itag) {
@@ -299,4 +301,5 @@ inline void call(const Call& c) {
   it->second.run(c);
 }
 
+}  // namespace PTO_ISA_NS
 }  // namespace pto::dyn
