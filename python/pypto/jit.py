@@ -134,6 +134,8 @@ class JitFunction:
         with Tracing(rec):
             result = self.fn(*args)
             self._record_return(rec, result)
+        if result is None and all(rec.value_kind(t._id) != "output" for t in args):
+            raise _core.UserError(self._no_output_message())
         dbg = options.merged("debug", self.debug_options)
         pas = options.merged("pass", self.pass_options)
         dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
@@ -141,6 +143,25 @@ class JitFunction:
         only = list(dump) if isinstance(dump, (list, tuple)) else []
         program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]))
         return CompiledFunction(program, dump_dir)
+
+    def _no_output_message(self) -> str:
+        """The function returns nothing and writes no parameter: most often `out = expr` (which
+        only rebinds a Python name) where `out[:] = expr` was meant. Point at that line."""
+        import dis
+
+        names = {name for name, _ in self.params}
+        for ins in dis.get_instructions(self.fn):
+            if ins.opname in ("STORE_FAST", "STORE_DEREF") and ins.argval in names:
+                line = ins.positions.lineno if ins.positions else None
+                import linecache
+                text = linecache.getline(self.fn.__code__.co_filename, line or 0).strip()
+                return (f"@{self.fn.__name__} returns nothing and writes no output: `{text}` "
+                        f"only rebinds the Python name '{ins.argval}'"
+                        f'\n  File "{self.fn.__code__.co_filename}", line {line}\n    {text}'
+                        f"\nhint: write into the parameter with {ins.argval}[:] = ... (or pypto.assemble), "
+                        "or return the result")
+        return (f"@{self.fn.__name__} returns nothing and writes no output"
+                "\nhint: return the result, or write into an output parameter with out[:] = ...")
 
     def _record_return(self, rec: Any, result: Any) -> None:
         if result is None:

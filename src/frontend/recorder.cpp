@@ -69,6 +69,20 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   call.id = next_op_++;
   call.tile_shape = tile_shape_;
   const OpDef& def = GetOpDef(call.op);
+  // A tensor made with pypto.tensor holds nothing until something is assembled into it.
+  size_t n_read = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
+  for (size_t i = 0; i < n_read; ++i) {
+    const Value& v = f_.value(call.inputs[i]);
+    int root = v.kind == ValueKind::View ? v.base : v.id;
+    if (f_.value(root).kind == ValueKind::Created && !written_.count(root))
+      throw UserError("pypto." + call.op + " reads %" + f_.value(root).name + " " + DataTypeName(v.dtype) +
+                          ShapeStr(f_.value(root).shape) + ", which is never written before this line",
+                      call.loc, "assemble a result into it first (pypto.assemble or t[...] = expr), or read the input");
+  }
+  if (def.kind == OpKind::Assemble) {
+    const Value& d = f_.value(call.inputs[1]);
+    written_.insert(d.kind == ValueKind::View ? d.base : d.id);
+  }
   if (def.kind != OpKind::Assemble) {
     Value out;
     out.kind = ValueKind::Temp;
@@ -251,6 +265,10 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
     CheckLive(id, "return", loc);
     Value& v = f_.value(id);
     if (v.kind == ValueKind::Created) {
+      if (!written_.count(id))
+        throw UserError("returning %" + v.name + " " + DataTypeName(v.dtype) + ShapeStr(v.shape) +
+                            ", which is never written",
+                        loc, "assemble results into it (pypto.assemble or t[...] = expr) before returning it");
       v.kind = ValueKind::Output;
       f_.outputs.push_back(id);
       f_.returns.push_back(id);

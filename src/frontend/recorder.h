@@ -3,6 +3,7 @@
 // the user's line, and it tracks the loop nesting and the current vec tile shape.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ class Recorder {
   Function f_;
   std::vector<Region<OpCall>*> stack_;
   std::vector<int64_t> tile_shape_;
+  std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;
   int next_loop_ = 0;

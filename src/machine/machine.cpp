@@ -7,9 +7,10 @@ namespace pypto {
 namespace {
 const std::vector<MachineModel>& Machines() {
   static const std::vector<MachineModel> m = {
-      {"a2a3", 192 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024, 48, 24, 32},
-      {"a5", 256 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 256 * 1024, 64, 32, 32},
-      {"cpu", 512 * 1024, 1024 * 1024, 256 * 1024, 256 * 1024, 256 * 1024, 0, 0, 64},
+      {"a2a3", 192 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 128 * 1024, 48, 24, 32, true},
+      {"a5", 256 * 1024, 512 * 1024, 64 * 1024, 64 * 1024, 256 * 1024, 64, 32, 32, true},
+      // The host: a core's share of L2 stands for UB; tiles need no block alignment.
+      {"cpu", 512 * 1024, 1024 * 1024, 256 * 1024, 256 * 1024, 256 * 1024, 0, 0, 64, false},
   };
   return m;
 }

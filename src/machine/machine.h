@@ -16,9 +16,11 @@ struct MachineModel {
   int64_t l0a_bytes, l0b_bytes, l0c_bytes;
   int aiv_cores, aic_cores;
   int64_t ub_align;   // byte alignment of tiles in UB
+  bool npu;           // an NPU model: tile rows must be whole 32-byte blocks
 };
 
-/// Known names: "a2a3" (default), "a5", "cpu". Throws UserError for others.
+/// Known names: "cpu" (default: this host), "a2a3", "a5" (NPU models). Throws UserError for
+/// others.
 const MachineModel& GetMachine(const std::string& name);
 std::vector<std::string> MachineNames();
 

@@ -54,6 +54,18 @@ class TileExpander {
                         call.loc, "call pypto.set_vec_tile_shapes with one entry per tensor dim before this op");
       t.tile = call.tile_shape;
       t.tile_reason = "set_vec_tile_shapes" + IntList(call.tile_shape);
+      // The vector unit moves 32-byte blocks: a tile row must be a whole number of them.
+      int64_t row_bytes = call.tile_shape.back() * DataTypeBytes(g_.fn.value(call.output >= 0 ? call.output : call.inputs[0]).dtype);
+      int64_t align = 32;
+      if (ctx_.machine().npu && row_bytes % align != 0)
+        throw UserError("pypto." + call.op + ": the innermost tile dim " + std::to_string(call.tile_shape.back()) +
+                            " of tile " + IntList(call.tile_shape) + " is " + std::to_string(row_bytes) +
+                            " bytes, not a multiple of the " + std::to_string(align) + "-byte block of " +
+                            ctx_.machine().name,
+                        call.loc,
+                        "make the last tile dim a multiple of " +
+                            std::to_string(align / DataTypeBytes(g_.fn.value(call.inputs[0]).dtype)) +
+                            " elements (the tile may be larger than the tensor)");
     }
     // A tile larger than a static extent only wastes buffer: clip it.
     bool clipped = false;

@@ -12,7 +12,7 @@
 namespace pypto {
 
 struct CompileOptions {
-  std::string machine = "a2a3";  // capacities the program must fit
+  std::string machine = "cpu";  // capacities the program must fit ("a2a3", "a5": NPU models)
   std::string dump_dir;          // write per-pass dumps here when set
   bool dump_passes = false;
   std::vector<std::string> dump_only;  // pass names to dump (all if empty)
