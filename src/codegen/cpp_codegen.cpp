@@ -1,5 +1,7 @@
 #include "codegen/cpp_codegen.h"
 
+#include "codegen/fused_loops.h"
+
 #include <functional>
 #include <map>
 #include <set>
@@ -42,6 +44,7 @@ class KernelWriter {
       os_ << "    const int64_t c" << d << " = rest % call->grid[" << d << "]; rest /= call->grid[" << d << "];\n";
     for (int d = 0; d < G; ++d) os_ << "    (void)c" << d << ";\n";
     FindViews(k_.body);
+    CountReads(k_.body);
     for (int b : views_)
       os_ << "    char* v" << b << " = ub + " << k_.bufs[b].offset << "; int64_t vs" << b << " = " << k_.bufs[b].cols()
           << ";\n";
@@ -125,6 +128,13 @@ class KernelWriter {
       if (!raw.count(b)) views_.insert(b);
   }
 
+  void CountReads(const std::vector<Instr>& body) {
+    for (auto& in : body) {
+      for (int s : in.srcs) ++reads_[s];
+      CountReads(in.body);
+    }
+  }
+
   std::string Ptr(int buf) { return "(ub + " + std::to_string(k_.bufs[buf].offset) + ")"; }
   std::string Ref(int buf) {
     const TileBuf& b = k_.bufs[buf];
@@ -136,7 +146,20 @@ class KernelWriter {
 
   void Body(const std::vector<Instr>& body, int indent) {
     std::string pad(indent * 2, ' ');
-    for (auto& in : body) {
+    FusionEnv env{k_, [this](const Expr& e) { return E(e); },
+                  [this](int b) { return views_.count(b) ? "v" + std::to_string(b) : Ptr(b); },
+                  [this](int b) { return views_.count(b) ? "vs" + std::to_string(b) : std::to_string(k_.bufs[b].cols()); },
+                  reads_, views_};
+    for (size_t i = 0; i < body.size(); ++i) {
+      size_t n = FusableRun(env, body, i);
+      if (n >= 2) {
+        std::string fallback;
+        for (size_t j = i; j < i + n; ++j) fallback += pad + Instruction(body[j]) + ";\n";
+        os_ << EmitFusedRun(env, body, i, n, fallback, pad);
+        i += n - 1;
+        continue;
+      }
+      const Instr& in = body[i];
       if (in.opcode == "LOOP") {
         os_ << pad << "for (int64_t r = 0; r < " << E(in.trip) << "; ++r) {\n";
         Body(in.body, indent + 1);
@@ -205,6 +228,7 @@ class KernelWriter {
   std::string entry_;
   std::vector<std::string> symbols_;
   std::set<int> views_;  // loaded buffers that may view global memory
+  std::map<int, int> reads_;  // instructions reading each buffer
   std::map<std::string, int> slot_;
   std::ostringstream os_;
 };

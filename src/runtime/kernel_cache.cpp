@@ -148,7 +148,7 @@ std::string KernelCacheDir() {
 }
 
 static std::string BaseFlags() {
-  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -fPIC -Wno-pragma-once-outside-header";
+  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -fPIC";
 }
 
 std::string KernelCompileCommand() { return BaseFlags() + " -shared -I" + Quote(IncludeDir()); }

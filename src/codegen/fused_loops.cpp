@@ -1,0 +1,194 @@
+#include "codegen/fused_loops.h"
+
+#include <set>
+#include <sstream>
+
+namespace pypto {
+
+namespace {
+
+enum class Form { Binary, Scalar, Unary, RowExpand };
+
+struct OpInfo {
+  Form form;
+  std::string expr;  // with A, B for operands (B: second tile, scalar or row value)
+};
+
+const std::map<std::string, OpInfo>& Ops() {
+  static const std::map<std::string, OpInfo> ops = [] {
+    std::map<std::string, OpInfo> m;
+    const std::map<std::string, std::string> bin = {
+        {"ADD", "_mm256_add_ps(A, B)"}, {"SUB", "_mm256_sub_ps(A, B)"}, {"MUL", "_mm256_mul_ps(A, B)"},
+        {"DIV", "_mm256_div_ps(A, B)"}, {"MAX", "_mm256_max_ps(A, B)"}, {"MIN", "_mm256_min_ps(A, B)"}};
+    for (auto& [name, e] : bin) {
+      m["T" + name] = {Form::Binary, e};
+      m["T" + name + "S"] = {Form::Scalar, e};
+      m["TROWEXPAND" + name] = {Form::RowExpand, e};
+    }
+    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "pto::simd::exp8(_mm256_sub_ps(A, B))"};
+    m["TEXP"] = {Form::Unary, "pto::simd::exp8(A)"};
+    m["TABS"] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
+    m["TNEG"] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
+    m["TRELU"] = {Form::Unary, "_mm256_max_ps(A, _mm256_setzero_ps())"};
+    m["TSQRT"] = {Form::Unary, "_mm256_sqrt_ps(A)"};
+    m["TRECIP"] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
+    return m;
+  }();
+  return ops;
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+bool Fp32(const Kernel& k, int b) { return k.bufs[b].dtype == DataType::FP32; }
+
+// The tiles a run reads from memory and the tiles it must store (read after the run).
+void RunMemory(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n, std::set<int>& in_mem,
+               std::set<int>& out_mem, std::set<int>& row_values) {
+  std::map<int, int> reads_in_run, def;
+  for (size_t j = i; j < i + n; ++j) {
+    for (int s : body[j].srcs) ++reads_in_run[s];
+    def[body[j].dst] = static_cast<int>(j);
+  }
+  for (size_t j = i; j < i + n; ++j) {
+    const Instr& in = body[j];
+    Form form = Ops().at(in.opcode).form;
+    for (size_t s = 0; s < in.srcs.size(); ++s) {
+      int b = in.srcs[s];
+      if (def.count(b) && def[b] < static_cast<int>(j)) continue;  // computed earlier in the run
+      if (form == Form::RowExpand && s == 1) row_values.insert(b);
+      else in_mem.insert(b);
+    }
+    auto it = env.reads.find(in.dst);
+    int total = it == env.reads.end() ? 0 : it->second;
+    if (total > reads_in_run[in.dst] || total == 0) out_mem.insert(in.dst);
+  }
+}
+
+}  // namespace
+
+size_t FusableRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i) {
+  const Kernel& k = env.kernel;
+  size_t n = 0;
+  std::string valid_cols;
+  std::vector<int64_t> shape;
+  std::set<int> written;
+  for (size_t j = i; j < body.size(); ++j) {
+    const Instr& in = body[j];
+    auto it = Ops().find(in.opcode);
+    if (it == Ops().end() || in.dst < 0 || !Fp32(k, in.dst) || written.count(in.dst)) break;
+    bool in_place = false;
+    for (int src : in.srcs) in_place = in_place || src == in.dst;
+    if (in_place) break;
+    const TileBuf& d = k.bufs[in.dst];
+    std::string vc = env.expr(d.valid.back());
+    if (n == 0) {
+      shape = d.shape;
+      valid_cols = vc;
+    } else if (d.shape != shape || vc != valid_cols) {
+      break;
+    }
+    bool ok = true;
+    for (size_t s = 0; s < in.srcs.size(); ++s) {
+      int b = in.srcs[s];
+      bool row = it->second.form == Form::RowExpand && s == 1;
+      const TileBuf& src = k.bufs[b];
+      ok = ok && Fp32(k, b) && (row ? src.cols() == 1 && src.rows() == d.rows() : src.shape == shape);
+    }
+    if (!ok) break;
+    written.insert(in.dst);
+    ++n;
+  }
+  // Intermediates live in registers; the stored tiles must not share UB with the tiles the
+  // run reads (elements are read and written at different times), so shrink until they don't.
+  auto ub_overlap = [&](int a, int b) {
+    if (env.views.count(a) || env.views.count(b)) return false;  // global-memory views
+    const TileBuf &x = k.bufs[a], &y = k.bufs[b];
+    return x.offset < y.offset + y.bytes() && y.offset < x.offset + x.bytes();
+  };
+  for (; n >= 2; --n) {
+    std::set<int> in_mem, out_mem, rows;
+    RunMemory(env, body, i, n, in_mem, out_mem, rows);
+    bool clash = false;
+    for (int o : out_mem) {
+      for (int r : in_mem) clash = clash || (r != o && ub_overlap(r, o));
+      for (int r : rows) clash = clash || (r != o && ub_overlap(r, o));
+      for (int p : out_mem) clash = clash || (p != o && ub_overlap(p, o));
+    }
+    if (!clash) return n;
+  }
+  return n;
+}
+
+std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
+                         const std::string& fallback, const std::string& pad) {
+  const Kernel& k = env.kernel;
+  std::map<int, int> def;  // buffer -> index of its defining instruction
+  for (size_t j = i; j < i + n; ++j) def[body[j].dst] = static_cast<int>(j);
+  const TileBuf& first = k.bufs[body[i].dst];
+  std::ostringstream os;
+  os << "#if defined(__AVX2__) && defined(__FMA__)\n";
+  os << pad << "{  // fused:";
+  for (size_t j = i; j < i + n; ++j) os << " " << body[j].opcode;
+  os << "\n";
+  std::string p2 = pad + "  ";
+  os << p2 << "const int64_t vc = " << env.expr(first.valid.back()) << ";\n";
+  os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
+  os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
+  std::string p3 = p2 + "  ";
+  // Row pointers of the tiles the run reads from memory, and the row values of R x 1 operands.
+  std::set<int> row_values, tiles_in, tiles_out;
+  RunMemory(env, body, i, n, tiles_in, tiles_out, row_values);
+  for (int b : tiles_in)
+    os << p3 << "const float* in" << b << " = reinterpret_cast<const float*>(" << env.ptr(b) << ") + fr * "
+       << env.stride(b) << ";\n";
+  for (int b : row_values)
+    os << p3 << "const __m256 rv" << b << " = _mm256_set1_ps(reinterpret_cast<const float*>(" << env.ptr(b)
+       << ")[fr * " << env.stride(b) << "]);\n";
+  for (int b : tiles_out)
+    os << p3 << "float* out" << b << " = reinterpret_cast<float*>(" << env.ptr(b) << ") + fr * " << env.stride(b)
+       << ";\n";
+  // One step of 8 lanes; `masked` for the tail.
+  auto step = [&](bool masked) {
+    std::ostringstream s;
+    std::string p4 = p3 + "  ";
+    if (masked) s << p4 << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
+    for (int b : tiles_in)
+      s << p4 << "const __m256 x" << b << " = "
+        << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)" : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
+        << ";\n";
+    for (size_t j = i; j < i + n; ++j) {
+      const Instr& in = body[j];
+      const OpInfo& op = Ops().at(in.opcode);
+      auto operand = [&](size_t idx) -> std::string {
+        int b = in.srcs[idx];
+        if (op.form == Form::RowExpand && idx == 1) return "rv" + std::to_string(b);
+        return (def.count(b) && def[b] < static_cast<int>(j) ? "t" : "x") + std::to_string(b);
+      };
+      std::string e = Replace(op.expr, "A", operand(0));
+      if (op.form == Form::Scalar) {
+        std::ostringstream lit;  // the same float as the instruction's scalar operand
+        lit.precision(17);
+        lit << in.scalar;
+        e = Replace(e, "B", "_mm256_set1_ps(static_cast<float>(" + lit.str() + "))");
+      } else if (in.srcs.size() > 1) {
+        e = Replace(e, "B", operand(1));
+      }
+      s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
+    }
+    for (int b : tiles_out)
+      s << p4 << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
+                         : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
+        << ";\n";
+    return s.str();
+  };
+  os << p3 << "int64_t c = 0;\n";
+  os << p3 << "for (; c + 8 <= vc; c += 8) {\n" << step(false) << p3 << "}\n";
+  os << p3 << "if (c < vc) {\n" << step(true) << p3 << "}\n";
+  os << p2 << "}\n" << pad << "}\n#else\n" << fallback << "#endif\n";
+  return os.str();
+}
+
+}  // namespace pypto
