@@ -11,7 +11,7 @@
   X(TRSQRT, 1) X(TRECIP, 1)                                                                   \
   X(TADDS, 1) X(TSUBS, 1) X(TMULS, 1) X(TDIVS, 1) X(TMAXS, 1) X(TMINS, 1) X(TREMS, 1)        \
   X(TANDS, 1) X(TORS, 1) X(TXORS, 1) X(TSHLS, 1) X(TSHRS, 1) X(TLRELU, 1) X(TEXPANDS, 1)     \
-  X(TADDC, 1) X(TSUBC, 1) X(TFUSEDMULADD, 1) X(TAXPY, 1)                                      \
+  X(TADDC, 1) X(TSUBC, 1) X(TFUSEDMULADD, 1) X(TAXPY, 1) X(TADDSC, 1) X(TSUBSC, 1)            \
   X(TCMP, 1) X(TCMPS, 1) X(TSEL, 1) X(TSELS, 1)                                               \
   X(TCVT, 1)                                                                                  \
   X(TROWSUM, 1) X(TROWPROD, 1) X(TROWMAX, 1) X(TROWMIN, 1)                                    \

@@ -124,14 +124,21 @@ inline std::map<std::string, OpInfo> build() {
                    PTO_ON(A, c.dt(0), pto::TSEL(c.t<T>(0), c.t<M>(1), c.t<T>(2), c.t<T>(3)));
                  });
                }};
-  r["TSELS"] = {"dst, mask, src, scalar", "A, mask: B", [](const Call& c) {
+  r["TSELS"] = {"dst, src0, src1, select", "A", [](const Call& c) {
                   c.arity(4);
-                  on<B>(c, c.dt(1), [&](auto mtag) {
-                    using M = typename decltype(mtag)::type;
-                    PTO_ON(A, c.dt(0),
-                           pto::TSELS(c.t<T>(0), c.t<M>(1), c.t<T>(2), c.scalar<T>(3)));
-                  });
+                  PTO_ON(A, c.dt(0),
+                         pto::TSELS(c.t<T>(0), c.t<T>(1), c.t<T>(2), int(c.integer(3))));
                 }};
+  for (const char* name : {"TADDSC", "TSUBSC"}) {
+    const bool add = std::string(name) == "TADDSC";
+    r[name] = {"dst, src0, scalar, src1", "N", [add](const Call& c) {
+                 c.arity(4);
+                 PTO_ON(N, c.dt(0), {
+                   if (add) pto::TADDSC(c.t<T>(0), c.t<T>(1), c.scalar<T>(2), c.t<T>(3));
+                   else pto::TSUBSC(c.t<T>(0), c.t<T>(1), c.scalar<T>(2), c.t<T>(3));
+                 });
+               }};
+  }
   r["TCVT"] = {"dst, src {round}", "A -> A", [](const Call& c) {
                  c.arity(2);
                  const RoundMode m = parse_round(c.attr("round", "rint"));

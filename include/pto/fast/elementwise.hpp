@@ -283,11 +283,28 @@ void TSEL(TileRef<T> dst, TileRef<M> mask, TileRef<T> src0, TileRef<T> src1) {
   using V = fast::calc_t<T>;
   fast::map(dst, [](M m, V a, V b) { return m ? a : b; }, mask, src0, src1);
 }
-template <class T, class M>
-void TSELS(TileRef<T> dst, TileRef<M> mask, TileRef<T> src, std::type_identity_t<T> scalar) {
-  using V = fast::calc_t<T>;
-  const V s = V(scalar);
-  fast::map(dst, [s](M m, V a) { return m ? a : s; }, mask, src);
+template <class T>
+void TSELS(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, int select) {
+  ref::detail::check_covers(src1, dst.valid_rows, dst.valid_cols, "src1");
+  const TileRef<T> src = select == 1 ? src0 : src1;
+  ref::detail::check_tile(dst, "dst");
+  ref::detail::check_covers(src, dst.valid_rows, dst.valid_cols, "src");
+  for (int r = 0; r < dst.valid_rows; ++r)
+    if (dst.row(r) != src.row(r)) std::copy_n(src.row(r), dst.valid_cols, dst.row(r));
+}
+
+// TADDSC / TSUBSC: src0 + scalar + src1 and src0 - scalar + src1, rounded after each step.
+template <class T>
+void TADDSC(TileRef<T> dst, TileRef<T> src0, std::type_identity_t<T> scalar, TileRef<T> src1) {
+  if (src1.data == dst.data) return ref::TADDSC(dst, src0, scalar, src1);
+  TADDS(dst, src0, scalar);
+  TADD(dst, dst, src1);
+}
+template <class T>
+void TSUBSC(TileRef<T> dst, TileRef<T> src0, std::type_identity_t<T> scalar, TileRef<T> src1) {
+  if (src1.data == dst.data) return ref::TSUBSC(dst, src0, scalar, src1);
+  TSUBS(dst, src0, scalar);
+  TADD(dst, dst, src1);
 }
 
 }  // namespace PTO_ISA_NS

@@ -1,4 +1,5 @@
-// Reference compare / select: TCMP, TCMPS produce a mask tile; TSEL, TSELS consume one.
+// Reference compare / select: TCMP, TCMPS produce a mask tile, TSEL consumes one; TSELS picks
+// one of two tiles.
 #pragma once
 
 #include "pto/ref/common.hpp"
@@ -21,10 +22,10 @@ template <class T, class M>
 void TSEL(TileRef<T> dst, TileRef<M> mask, TileRef<T> src0, TileRef<T> src1) {
   detail::ternary(dst, mask, src0, src1, [](M m, T a, T b) { return m ? a : b; });
 }
-// dst = mask != 0 ? src : scalar
-template <class T, class M>
-void TSELS(TileRef<T> dst, TileRef<M> mask, TileRef<T> src, std::type_identity_t<T> scalar) {
-  detail::binary(dst, mask, src, [scalar](M m, T a) { return m ? a : scalar; });
+// Global select (as in the PTO manual): dst = select == 1 ? src0 : src1, one choice for the tile.
+template <class T>
+void TSELS(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, int select) {
+  detail::binary(dst, src0, src1, [select](T a, T b) { return select == 1 ? a : b; });
 }
 
 }  // namespace pto::ref

@@ -87,6 +87,17 @@ template <class T>
 void TFUSEDMULADD(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1, TileRef<T> src2) {
   detail::ternary(dst, src0, src1, src2, [](T a, T b, T c) { return elem::fma(a, b, c); });
 }
+// TADDSC = src0 + scalar + src1 and TSUBSC = src0 - scalar + src1, rounded after each step.
+template <class T>
+void TADDSC(TileRef<T> dst, TileRef<T> src0, std::type_identity_t<T> scalar, TileRef<T> src1) {
+  detail::binary(dst, src0, src1,
+                 [scalar](T a, T b) { return elem::add(elem::add(a, scalar), b); });
+}
+template <class T>
+void TSUBSC(TileRef<T> dst, TileRef<T> src0, std::type_identity_t<T> scalar, TileRef<T> src1) {
+  detail::binary(dst, src0, src1,
+                 [scalar](T a, T b) { return elem::add(elem::sub(a, scalar), b); });
+}
 // TAXPY: dst = scalar * src + dst (fused, like BLAS axpy with y = dst).
 template <class T>
 void TAXPY(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {

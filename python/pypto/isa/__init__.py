@@ -237,13 +237,23 @@ def tsel(mask, a, b, *, valid_shape=None, out=None):
     return out
 
 
-def tsels(mask, a, scalar, *, valid_shape=None, out=None):
-    """mask ? a : scalar elementwise."""
-    mask, a = _arr(mask), _arr(a)
+def tsels(a, b, select, *, valid_shape=None, out=None):
+    """a if select == 1 else b (one choice for the whole tile)."""
+    a, b = _arr(a), _arr(b)
     v = _valid(a, valid_shape)
     out = _out(out, a.shape, a.dtype)
-    _call("TSELS", [_t(out, v), _t(mask, v), _t(a, v), _s(scalar, _is_float(a.dtype))])
+    _call("TSELS", [_t(out, v), _t(a, v), _t(b, v), ("int", int(select))])
     return out
+
+
+def _scalar_carry(name):
+    def f(a, scalar, b, *, valid_shape=None, out=None):
+        a, b = _arr(a), _arr(b)
+        v = _valid(a, valid_shape)
+        out = _out(out, a.shape, a.dtype)
+        _call(name, [_t(out, v), _t(a, v), _s(scalar, _is_float(a.dtype)), _t(b, v)])
+        return out
+    return f
 
 
 def tcvt(a, to, round="rint", *, valid_shape=None, out=None):
@@ -467,6 +477,7 @@ _FAMILIES = {
     _row_reduce: ["TROWSUM", "TROWPROD", "TROWMAX", "TROWMIN"],
     _col_reduce: ["TCOLSUM", "TCOLPROD", "TCOLMAX", "TCOLMIN"],
     _row_arg: ["TROWARGMAX", "TROWARGMIN"],
+    _scalar_carry: ["TADDSC", "TSUBSC"],
 }
 for _factory, _names in _FAMILIES.items():
     for _n in _names:

@@ -259,4 +259,57 @@ TEST(PtoDyn, CallsByName) {
   EXPECT_THROW(pto::dyn::call(call), pto::Error);  // arity
 }
 
+// Entries whose behaviour depends on the name or on attributes call the right thing.
+TEST(PtoDyn, NameAndAttributeDispatch) {
+  using pto::dyn::any;
+  using pto::dyn::Call;
+  Buf<float> a(2, 4);
+  const float v[2][4] = {{3, 1, 4, 1}, {-5, 9, -2, 6}};
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 4; ++c) a(r, c) = v[r][c];
+  Buf<int32_t> idx(2, 1);
+  pto::dyn::call(Call{"TROWARGMAX", {any(idx.ref()), any(a.ref())}, {}});
+  EXPECT_EQ(idx(0, 0), 2);
+  EXPECT_EQ(idx(1, 0), 1);
+  pto::dyn::call(Call{"TROWARGMIN", {any(idx.ref()), any(a.ref())}, {}});
+  EXPECT_EQ(idx(0, 0), 1);
+  EXPECT_EQ(idx(1, 0), 0);
+  Buf<bool> m(2, 4);
+  pto::dyn::call(Call{"TCMPS", {any(m.ref()), any(a.ref()), pto::dyn::Scalar::of_int(3)},
+                      {{"cmp", "ge"}}});
+  EXPECT_TRUE(m(0, 0) && !m(0, 1) && m(1, 1) && !m(1, 0));
+  Buf<int8_t> q(2, 4);
+  Buf<float> h(2, 4);
+  for (int c = 0; c < 4; ++c) h(0, c) = 0.5f + c, h(1, c) = -0.5f - c;
+  pto::dyn::call(Call{"TCVT", {any(q.ref()), any(h.ref())}, {{"round", "floor"}}});
+  EXPECT_EQ(q(0, 0), 0);
+  EXPECT_EQ(q(1, 0), -1);
+  pto::dyn::call(Call{"TCVT", {any(q.ref()), any(h.ref())}, {{"round", "round"}}});
+  EXPECT_EQ(q(0, 0), 1);
+  EXPECT_EQ(q(1, 1), -2);
+  Buf<int32_t> ci(1, 4);
+  pto::dyn::call(Call{"TCI", {any(ci.ref()), pto::dyn::Scalar::of_int(10)}, {{"descending", "1"}}});
+  EXPECT_EQ(ci(0, 3), 7);
+  Buf<float> tri(3, 3);
+  pto::dyn::call(Call{"TTRI", {any(tri.ref()), pto::dyn::Scalar::of_int(0)}, {{"upper", "1"}}});
+  EXPECT_EQ(tri(0, 2), 1.0f);
+  EXPECT_EQ(tri(2, 0), 0.0f);
+  Buf<float> c(2, 2), b(4, 2);
+  for (int r = 0; r < 4; ++r) b(r, 0) = 1, b(r, 1) = float(r);
+  pto::dyn::call(Call{"TMATMUL", {any(c.ref()), any(a.ref()), any(b.ref())}, {}});
+  EXPECT_EQ(c(0, 0), 9.0f);
+  EXPECT_EQ(c(0, 1), 1 + 8 + 3.0f);
+  pto::dyn::call(Call{"TMATMUL_ACC", {any(c.ref()), any(a.ref()), any(b.ref())}, {}});
+  EXPECT_EQ(c(0, 0), 18.0f);
+  std::vector<float> g(8, 1.0f);
+  pto::dyn::AnyGlobal gv{pto::DType::FP32, g.data(), {1, 1, 1, 2, 4}, {0, 0, 0, 4, 1}};
+  pto::dyn::call(Call{"TSTORE", {gv, any(a.ref())}, {{"atomic", "add"}}});
+  EXPECT_EQ(g[2], 5.0f);
+  EXPECT_THROW(pto::dyn::call(Call{"TSTORE", {gv, any(a.ref())}, {{"atomic", "max"}}}),
+               pto::Error);
+  EXPECT_THROW(pto::dyn::call(Call{"TCMP", {any(m.ref()), any(a.ref()), any(a.ref())},
+                                   {{"cmp", "bigger"}}}),
+               pto::Error);
+}
+
 }  // namespace

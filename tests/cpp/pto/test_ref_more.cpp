@@ -123,8 +123,14 @@ TEST(PtoRefMore, CompareSelect) {
   EXPECT_EQ(d(0, 1), 3);
   EXPECT_EQ(d(0, 2), 3);
   EXPECT_EQ(d(1, 0), 0);
-  ref::TSELS(d.ref(), m.ref(), a.ref(), -9.0f);
-  EXPECT_EQ(d(0, 1), -9.0f);
+  ref::TSELS(d.ref(), a.ref(), b.ref(), 1);  // the whole of a
+  EXPECT_EQ(d(0, 1), 2);
+  ref::TSELS(d.ref(), a.ref(), b.ref(), 0);  // the whole of b
+  EXPECT_EQ(d(0, 1), 3);
+  ref::TADDSC(d.ref(), a.ref(), 10.0f, b.ref());
+  EXPECT_EQ(d(0, 2), 15);
+  ref::TSUBSC(d.ref(), a.ref(), 10.0f, b.ref());
+  EXPECT_EQ(d(0, 2), -5);
   Buf<uint8_t> mu(2, 3);
   ref::TCMPS(mu.ref(), a.ref(), 2.0f, CmpMode::GT);
   EXPECT_EQ(mu(0, 2), 1);

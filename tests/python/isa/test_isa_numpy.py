@@ -109,6 +109,9 @@ def test_tile_scalar(dt):
         same(isa.tmuls(a, k), (a * dt(k)).astype(dt))
     same(isa.tmaxs(a, k), np.maximum(a, dt(k)))
     same(isa.tmins(a, k), np.minimum(a, dt(k)))
+    with np.errstate(all="ignore"):
+        same(isa.taddsc(a, k, a), ((a + dt(k)).astype(dt) + a).astype(dt))
+        same(isa.tsubsc(a, k, a), ((a - dt(k)).astype(dt) + a).astype(dt))
     same(isa.texpands((2, 3), 7, dt), np.full((2, 3), 7, dt))
 
 
@@ -183,7 +186,8 @@ def test_compare_select(dt):
         same(isa.tcmps(a, 1, cmp), op(a, dt(1)))
     m = isa.tcmp(a, b, "gt")
     same(isa.tsel(m, a, b), np.where(m, a, b))
-    same(isa.tsels(m, a, 2), np.where(m, a, dt(2)))
+    same(isa.tsels(a, b, 1), a)
+    same(isa.tsels(a, b, 0), b)
 
 
 def test_convert_rounding_and_saturation():
