@@ -152,7 +152,7 @@ class KernelWriter {
                   reads_, views_};
     for (size_t i = 0; i < body.size(); ++i) {
       size_t n = FusableRun(env, body, i);
-      if (n >= 2) {
+      if (n >= 2) {  // (a run may be one elementwise instruction and the row reduction of it)
         std::string fallback;
         for (size_t j = i; j < i + n; ++j) fallback += pad + Instruction(body[j]) + ";\n";
         os_ << EmitFusedRun(env, body, i, n, fallback, pad);

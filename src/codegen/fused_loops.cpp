@@ -44,6 +44,22 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 
 bool Fp32(const Kernel& k, int b) { return k.bufs[b].dtype == DataType::FP32; }
 
+// Row reductions that can close a run: (accumulate, identity, final horizontal step).
+struct Reduction {
+  const char* vec;
+  const char* init;
+  const char* scalar;
+};
+const Reduction* RowReduction(const std::string& op) {
+  static const Reduction sum{"_mm256_add_ps", "_mm256_setzero_ps()", "+"};
+  static const Reduction max{"_mm256_max_ps", "_mm256_set1_ps(-__builtin_inff())", "max"};
+  static const Reduction min{"_mm256_min_ps", "_mm256_set1_ps(__builtin_inff())", "min"};
+  if (op == "TROWSUM") return &sum;
+  if (op == "TROWMAX") return &max;
+  if (op == "TROWMIN") return &min;
+  return nullptr;
+}
+
 // The tiles a run reads from memory and the tiles it must store (read after the run).
 void RunMemory(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n, std::set<int>& in_mem,
                std::set<int>& out_mem, std::set<int>& row_values) {
@@ -54,6 +70,7 @@ void RunMemory(const FusionEnv& env, const std::vector<Instr>& body, size_t i, s
   }
   for (size_t j = i; j < i + n; ++j) {
     const Instr& in = body[j];
+    if (RowReduction(in.opcode)) continue;  // its operand is computed in the run; its result is per row
     Form form = Ops().at(in.opcode).form;
     for (size_t s = 0; s < in.srcs.size(); ++s) {
       int b = in.srcs[s];
@@ -117,7 +134,24 @@ size_t FusableRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i
       for (int r : rows) clash = clash || (r != o && ub_overlap(r, o));
       for (int p : out_mem) clash = clash || (p != o && ub_overlap(p, o));
     }
-    if (!clash) return n;
+    if (!clash) break;
+  }
+  // A row reduction of the run's last result closes the run: it accumulates in registers as
+  // the elements are made, saving a pass over the tile.
+  if (n >= 1 && i + n < body.size()) {
+    const Instr& red = body[i + n];
+    const Instr& last = body[i + n - 1];
+    if (RowReduction(red.opcode) && red.srcs.size() == 1 && red.srcs[0] == last.dst && Fp32(k, red.dst) &&
+        k.bufs[red.dst].cols() == 1 && k.bufs[red.dst].rows() == k.bufs[last.dst].rows() &&
+        env.expr(k.bufs[last.dst].valid.back()) == valid_cols) {
+      std::set<int> in_mem, out_mem, rows;
+      RunMemory(env, body, i, n + 1, in_mem, out_mem, rows);
+      bool clash = false;
+      for (int b : in_mem) clash = clash || ub_overlap(b, red.dst);
+      for (int b : out_mem) clash = clash || ub_overlap(b, red.dst);
+      for (int b : rows) clash = clash || ub_overlap(b, red.dst);
+      if (!clash) return n + 1;
+    }
   }
   return n;
 }
@@ -125,6 +159,10 @@ size_t FusableRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i
 std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
                          const std::string& fallback, const std::string& pad) {
   const Kernel& k = env.kernel;
+  // A closing row reduction accumulates the last result; the rest are elementwise.
+  const Reduction* red = RowReduction(body[i + n - 1].opcode);
+  const Instr* red_in = red ? &body[i + n - 1] : nullptr;
+  if (red) --n;
   std::map<int, int> def;  // buffer -> index of its defining instruction
   for (size_t j = i; j < i + n; ++j) def[body[j].dst] = static_cast<int>(j);
   const TileBuf& first = k.bufs[body[i].dst];
@@ -132,6 +170,7 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   os << "#if defined(__AVX2__) && defined(__FMA__)\n";
   os << pad << "{  // fused:";
   for (size_t j = i; j < i + n; ++j) os << " " << body[j].opcode;
+  if (red) os << " " << red_in->opcode;
   os << "\n";
   std::string p2 = pad + "  ";
   os << p2 << "const int64_t vc = " << env.expr(first.valid.back()) << ";\n";
@@ -140,7 +179,7 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   std::string p3 = p2 + "  ";
   // Row pointers of the tiles the run reads from memory, and the row values of R x 1 operands.
   std::set<int> row_values, tiles_in, tiles_out;
-  RunMemory(env, body, i, n, tiles_in, tiles_out, row_values);
+  RunMemory(env, body, i, red ? n + 1 : n, tiles_in, tiles_out, row_values);
   for (int b : tiles_in)
     os << p3 << "const float* in" << b << " = reinterpret_cast<const float*>(" << env.ptr(b) << ") + fr * "
        << env.stride(b) << ";\n";
@@ -178,15 +217,29 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
       }
       s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
     }
+    if (red) {  // lanes past the valid columns must not contribute
+      std::string v = "t" + std::to_string(red_in->srcs[0]);
+      if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
+      s << p4 << "acc = " << red->vec << "(acc, " << v << ");\n";
+    }
     for (int b : tiles_out)
       s << p4 << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
                          : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
         << ";\n";
     return s.str();
   };
+  if (red) os << p3 << "__m256 acc = " << red->init << ";\n";
   os << p3 << "int64_t c = 0;\n";
   os << p3 << "for (; c + 8 <= vc; c += 8) {\n" << step(false) << p3 << "}\n";
   os << p3 << "if (c < vc) {\n" << step(true) << p3 << "}\n";
+  if (red) {
+    std::string s_op = red->scalar;
+    std::string combine = s_op == "+" ? "h += l[q]" : "h = std::" + s_op + "(h, l[q])";
+    os << p3 << "alignas(32) float l[8];\n" << p3 << "_mm256_store_ps(l, acc);\n";
+    os << p3 << "float h = l[0];\n" << p3 << "for (int q = 1; q < 8; ++q) " << combine << ";\n";
+    os << p3 << "reinterpret_cast<float*>(" << env.ptr(red_in->dst) << ")[fr * " << env.stride(red_in->dst)
+       << "] = h;\n";
+  }
   os << p2 << "}\n" << pad << "}\n#else\n" << fallback << "#endif\n";
   return os.str();
 }
