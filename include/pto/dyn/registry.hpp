@@ -243,11 +243,11 @@ inline std::map<std::string, OpInfo> build() {
                  const bool upper = c.attr("upper", "0") != "0";
                  PTO_ON(A, c.dt(0), pto::TTRI(c.t<T>(0), int(c.integer(1)), upper));
                }};
-  r["TSORT32"] = {"dst, dst_index, src", "N, index: I", [](const Call& c) {
+  r["TSORT32"] = {"dst, src, dst_index", "N, index: I", [](const Call& c) {
                     c.arity(3);
-                    on<I>(c, c.dt(1), [&](auto itag) {
+                    on<I>(c, c.dt(2), [&](auto itag) {
                       using Ix = typename decltype(itag)::type;
-                      PTO_ON(N, c.dt(0), pto::TSORT32(c.t<T>(0), c.t<Ix>(1), c.t<T>(2)));
+                      PTO_ON(N, c.dt(0), pto::TSORT32(c.t<T>(0), c.t<T>(1), c.t<Ix>(2)));
                     });
                   }};
   r["TMRGSORT"] = {"dst, dst_index, src, src_index, run", "N, index: I", [](const Call& c) {

@@ -9,31 +9,34 @@
 
 namespace pto::ref {
 
-// Row-wise gather: dst[r, c] = src[r, index[r, c]] (torch.gather on the last dim).
+// Gather by flat index, as the PTO CPU simulator defines it: dst[r, c] = src.flat[index[r, c]],
+// flat = row * src.cols + col over src's allocated rows x cols; an index outside it gives 0.
 template <class T, class I>
 void TGATHER(TileRef<T> dst, TileRef<T> src, TileRef<I> index) {
   static_assert(is_int_v<I>, "index must be an integer tile");
   detail::check_covers(index, dst.valid_rows, dst.valid_cols, "index");
-  detail::check_covers(src, dst.valid_rows, 0, "src");
+  detail::check_tile(src, "src");
+  const int64_t n = int64_t(src.rows) * src.cols;
   detail::for_each(dst, [&](int r, int c) {
     const int64_t j = int64_t(index.at(r, c));
-    PTO_CHECK(j >= 0 && j < src.valid_cols, "gather index out of range");
-    return src.at(r, int(j));
+    if (j < 0 || j >= n) return T(elem::convert<T>(int32_t(0)));
+    return src.at(int(j / src.cols), int(j % src.cols));
   });
 }
 
-// Row-wise scatter over src's valid region: dst[r, index[r, c]] = src[r, c]; later columns win.
+// Scatter by flat index over src's valid region: dst.flat[index[r, c]] = src[r, c] (row-major
+// order, later elements win); indices outside dst's allocated rows x cols are skipped.
 template <class T, class I>
 void TSCATTER(TileRef<T> dst, TileRef<T> src, TileRef<I> index) {
   static_assert(is_int_v<I>, "index must be an integer tile");
   detail::check_tile(src, "src");
+  detail::check_tile(dst, "dst");
   detail::check_covers(index, src.valid_rows, src.valid_cols, "index");
-  detail::check_covers(dst, src.valid_rows, 0, "dst");
+  const int64_t n = int64_t(dst.rows) * dst.cols;
   for (int r = 0; r < src.valid_rows; ++r)
     for (int c = 0; c < src.valid_cols; ++c) {
       const int64_t j = int64_t(index.at(r, c));
-      PTO_CHECK(j >= 0 && j < dst.valid_cols, "scatter index out of range");
-      dst.at(r, int(j)) = src.at(r, c);
+      if (j >= 0 && j < n) dst.at(int(j / dst.cols), int(j % dst.cols)) = src.at(r, c);
     }
 }
 
@@ -70,9 +73,10 @@ bool sort_before(T va, I ia, T vb, I ib) {
 }  // namespace detail
 
 // Sorts each block of 32 columns of every row in descending order; dst_index gets the source
-// column of each value. A short tail block is sorted on its own.
+// column of each value. A short tail block is sorted on its own. Operand order as in the PTO
+// manual: (dst, src, idx).
 template <class T, class I>
-void TSORT32(TileRef<T> dst, TileRef<I> dst_index, TileRef<T> src) {
+void TSORT32(TileRef<T> dst, TileRef<T> src, TileRef<I> dst_index) {
   detail::check_tile(dst, "dst");
   detail::check_covers(dst_index, dst.valid_rows, dst.valid_cols, "dst_index");
   detail::check_covers(src, dst.valid_rows, dst.valid_cols, "src");

@@ -352,7 +352,7 @@ def tconcat(a, b, *, out=None):
 
 
 def tgather(a, index, *, out=None):
-    """dst[r, c] = a[r, index[r, c]]."""
+    """dst[r, c] = a.flat[index[r, c]]; an index outside a gives 0."""
     a, index = _arr(a), _arr(index)
     out = _out(out, index.shape, a.dtype)
     _call("TGATHER", [_t(out, out.shape), _t(a, a.shape), _t(index, index.shape)])
@@ -360,7 +360,7 @@ def tgather(a, index, *, out=None):
 
 
 def tscatter(dst, src, index):
-    """A copy of dst with dst[r, index[r, c]] = src[r, c]."""
+    """A copy of dst with dst.flat[index[r, c]] = src[r, c] (later wins; outside indices skipped)."""
     out = _np.array(_arr(dst), copy=True)
     src, index = _arr(src), _arr(index)
     _call("TSCATTER", [_t(out, out.shape), _t(src, src.shape), _t(index, index.shape)])
@@ -386,7 +386,7 @@ def tsort32(a, *, index_dtype=_np.int32):
     a = _arr(a)
     vals = _np.zeros_like(a)
     idx = _np.zeros(a.shape, dtype(index_dtype))
-    _call("TSORT32", [_t(vals, a.shape), _t(idx, a.shape), _t(a, a.shape)])
+    _call("TSORT32", [_t(vals, a.shape), _t(a, a.shape), _t(idx, a.shape)])
     return vals, idx
 
 

@@ -246,8 +246,12 @@ def test_movement_and_complex():
     same(isa.tconcat(a, a[:, :2]), np.concatenate([a, a[:, :2]], 1))
     p = isa.tfillpad(a[:2, :3], (3, 5), -1)
     same(p, np.pad(a[:2, :3], ((0, 1), (0, 2)), constant_values=-1))
-    idx = np.random.default_rng(19).integers(0, 9, (6, 5)).astype(np.int32)
-    same(isa.tgather(a, idx), np.take_along_axis(a, idx, 1))
+    idx = np.random.default_rng(19).integers(-3, 60, (6, 5)).astype(np.int32)
+    inside = (idx >= 0) & (idx < a.size)
+    same(isa.tgather(a, idx), np.where(inside, a.ravel()[np.clip(idx, 0, a.size - 1)], 0))
+    sc = isa.tscatter(np.zeros(20, np.int32).reshape(4, 5), np.array([[7, 8]], np.int32),
+                      np.array([[19, 3]], np.int32))
+    assert sc[3, 4] == 7 and sc[0, 3] == 8 and sc.sum() == 15
     same(isa.tci((2, 4), 10), 10 + np.arange(8).reshape(2, 4))
     same(isa.ttri((4, 4), 0, False), np.tril(np.ones((4, 4), np.float32)))
     same(isa.ttri((4, 5), 1, True), np.triu(np.ones((4, 5), np.float32), 1))
