@@ -25,8 +25,8 @@ const std::map<std::string, OpInfo>& Ops() {
       m["T" + name + "S"] = {Form::Scalar, e};
       m["TROWEXPAND" + name] = {Form::RowExpand, e};
     }
-    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "pto::simd::exp8(_mm256_sub_ps(A, B))"};
-    m["TEXP"] = {Form::Unary, "pto::simd::exp8(A)"};
+    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "Exp8(_mm256_sub_ps(A, B))"};
+    m["TEXP"] = {Form::Unary, "Exp8(A)"};
     m["TABS"] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
     m["TNEG"] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
     m["TRELU"] = {Form::Unary, "_mm256_max_ps(A, _mm256_setzero_ps())"};
