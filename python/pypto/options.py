@@ -29,8 +29,6 @@ def version() -> int:
 
 
 def _update(kind: str, target: Dict[str, Any], defaults: Dict[str, Any], opts: Dict[str, Any]) -> None:
-    global _version
-    _version += 1
     for k, v in opts.items():
         if k not in defaults:
             known = ", ".join(sorted(defaults))
@@ -47,19 +45,25 @@ def set_pass_options(**opts: Any) -> None:
     the program fits that NPU: UB capacity and 32-byte tile rows),
     ``reciprocal_division`` (True: divide by a per-row value as a multiply by its reciprocal,
     within 1.5 ulp of the division and several times faster)."""
+    global _version
     _update("pass", _pass, _PASS_DEFAULTS, opts)
+    _version += 1  # merged options cached by callers are stale now
 
 
 def set_runtime_options(**opts: Any) -> None:
     """Runtime options: ``workers`` (0 = all cores), ``sched_mode`` ("fifo" | "lifo"),
     ``run_mode`` ("cpu": native generated kernels, the default; "interp": the reference
     interpreter, which needs no compiler)."""
+    global _version
     _update("runtime", _runtime, _RUNTIME_DEFAULTS, opts)
+    _version += 1  # merged options cached by callers are stale now
 
 
 def set_debug_options(**opts: Any) -> None:
     """Debug outputs: ``dump_dir``, ``dump_passes`` (True or a list of pass names)."""
+    global _version
     _update("debug", _debug, _DEBUG_DEFAULTS, opts)
+    _version += 1  # merged options cached by callers are stale now
 
 
 def get_pass_options() -> Dict[str, Any]:
