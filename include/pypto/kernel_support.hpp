@@ -54,6 +54,23 @@ inline void ForEachSlab(const int64_t* shape, const int64_t* valid, const int64_
   }
 }
 
+// Calls f(tile_slab, global_slab) for each valid 2-D slab of an R-dim tile and the matching
+// window of the parameter: the one mapping TLOAD and TSTORE share.
+template <class T, int R, class F>
+inline void ForEachSlabRef(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R],
+                           const int64_t (&start)[R], const PyptoParamView& p, F&& f) {
+  const int cols = static_cast<int>(shape[R - 1]);
+  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
+  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
+  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
+    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
+                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
+    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
+                        {0, 0, 0, srow, p.stride[R - 1]}};
+    f(t, g);
+  });
+}
+
 template <class T, int R>
 inline void LoadND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
                    const PyptoParamView& p) {
@@ -64,16 +81,7 @@ inline void LoadND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)
     elems *= shape[d];
   }
   if (tail) std::memset(tile, 0, elems * sizeof(T));
-  const int cols = static_cast<int>(shape[R - 1]);
-  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
-  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
-  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
-    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
-                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
-    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
-                        {0, 0, 0, srow, p.stride[R - 1]}};
-    pto::TLOAD(t, g);
-  });
+  ForEachSlabRef<T, R>(tile, shape, valid, start, p, [](auto t, auto g) { pto::TLOAD(t, g); });
 }
 
 // A whole tile whose rows are evenly spaced in global memory is used in place: returns its
@@ -116,16 +124,7 @@ inline char* LoadView(char* tile, const int64_t (&shape)[R], const int64_t (&val
 template <class T, int R>
 inline void StoreND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
                     const PyptoParamView& p) {
-  const int cols = static_cast<int>(shape[R - 1]);
-  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
-  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
-  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
-    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
-                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
-    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
-                        {0, 0, 0, srow, p.stride[R - 1]}};
-    pto::TSTORE(g, t);
-  });
+  ForEachSlabRef<T, R>(tile, shape, valid, start, p, [](auto t, auto g) { pto::TSTORE(g, t); });
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
