@@ -4,7 +4,7 @@
 #pragma once
 
 #define PTO_INSTRUCTIONS(X)                                                                   \
-  X(TLOAD, 1) X(TSTORE, 1) X(TPREFETCH, 1) X(MGATHER, 0) X(MSCATTER, 0)                       \
+  X(TLOAD, 1) X(TSTORE, 1) X(TPREFETCH, 1) X(MGATHER, 1) X(MSCATTER, 1)                       \
   X(TADD, 1) X(TSUB, 1) X(TMUL, 1) X(TDIV, 1) X(TMAX, 1) X(TMIN, 1) X(TREM, 1)               \
   X(TAND, 1) X(TOR, 1) X(TXOR, 1) X(TSHL, 1) X(TSHR, 1) X(TPRELU, 1)                          \
   X(TABS, 1) X(TNEG, 1) X(TRELU, 1) X(TNOT, 1) X(TEXP, 1) X(TLOG, 1) X(TSQRT, 1)             \
@@ -22,7 +22,7 @@
   X(TCOLEXPANDADD, 1) X(TCOLEXPANDSUB, 1) X(TCOLEXPANDMUL, 1) X(TCOLEXPANDDIV, 1)             \
   X(TCOLEXPANDMAX, 1) X(TCOLEXPANDMIN, 1) X(TCOLEXPANDEXPDIF, 1)                              \
   X(TMATMUL, 1) X(TMATMUL_ACC, 1) X(TMATMUL_BIAS, 1) X(TGEMV, 1)                              \
-  X(TMOV, 1) X(TEXTRACT, 1) X(TINSERT, 1) X(TTRANS, 1) X(TRESHAPE, 0) X(TFILLPAD, 1)          \
+  X(TMOV, 1) X(TEXTRACT, 1) X(TINSERT, 1) X(TTRANS, 1) X(TRESHAPE, 1) X(TFILLPAD, 1)          \
   X(TCONCAT, 1)                                                                               \
-  X(TGATHER, 0) X(TSCATTER, 0) X(TCI, 0) X(TTRI, 0) X(TSORT32, 0) X(TMRGSORT, 0)              \
+  X(TGATHER, 1) X(TSCATTER, 1) X(TCI, 1) X(TTRI, 1) X(TSORT32, 1) X(TMRGSORT, 1)              \
   X(TQUANT, 1) X(TDEQUANT, 1) X(TPUSH, 1) X(TPOP, 1)

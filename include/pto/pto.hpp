@@ -24,6 +24,7 @@
 #include "pto/ref/reduce.hpp"
 
 #include "pto/simd.hpp"
+#include "pto/fast/complex.hpp"
 #include "pto/fast/convert.hpp"
 #include "pto/fast/elementwise.hpp"
 #include "pto/fast/matmul.hpp"

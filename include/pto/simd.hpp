@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include "pto/half.hpp"
 #include "pto/types.hpp"
@@ -95,6 +96,20 @@ inline void from_float(const float* src, T* dst, int n) {
                      cvt8_from_float<T>(_mm256_loadu_ps(src + i)));
 #endif
   for (; i < n; ++i) dst[i] = T(src[i]);
+}
+
+// Per-thread scratch of at least n elements of T (contents unspecified), kept between calls so
+// small tiles do not allocate; Slot tells apart buffers used at the same time. Not a vector:
+// vector<bool> has no data().
+template <class T, int Slot = 0>
+inline T* scratch(size_t n) {
+  thread_local std::unique_ptr<T[]> buf;
+  thread_local size_t cap = 0;
+  if (n > cap) {
+    buf.reset(new T[n]);
+    cap = n;
+  }
+  return buf.get();
 }
 
 // ---- native float vectors (GCC vector extensions): 8 lanes (AVX) or 4 (SSE2) ------------------

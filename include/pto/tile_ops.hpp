@@ -3,7 +3,9 @@
 #pragma once
 
 #include <utility>
+#include <vector>
 
+#include "pto/fast/complex.hpp"
 #include "pto/fast/convert.hpp"
 #include "pto/fast/elementwise.hpp"
 #include "pto/fast/matmul.hpp"
@@ -49,6 +51,64 @@ void TMOV(D&& dst, S&& src) {
             "src does not cover dst");
   for (int r = 0; r < dst.valid_rows(); ++r)
     for (int c = 0; c < dst.valid_cols(); ++c) dst.at(r, c) = src.at(r, c);
+}
+
+// TMATMUL family on cube operands in any layout (Left / Right tiles in NZ or column-major, or
+// row-major TileRefs): the packing step reads the layout directly, no TMOV needed. The
+// accumulator (and bias) stay row-major.
+namespace detail {
+template <class X>
+constexpr bool non_row_major_tile() {
+  if constexpr (is_tile_v<X>) return std::remove_cvref_t<X>::kLayout != Layout::RowMajor;
+  else return false;
+}
+template <class X>
+inline constexpr bool is_non_row_major_tile_v = non_row_major_tile<X>();
+
+template <class X>
+auto mat_view(X&& x) {
+  using XT = std::remove_cvref_t<X>;
+  if constexpr (is_tile_v<X>) {
+    using T = typename XT::value_type;
+    const int stride = XT::kLayout == Layout::ColMajor ? XT::kRows : XT::kCols;
+    return fast::MatView<T>{x.data,         XT::kRows,      XT::kCols,     stride,
+                            XT::kLayout,    x.valid_rows(), x.valid_cols()};
+  } else {
+    return fast::view(x);
+  }
+}
+}  // namespace detail
+
+#define PTO_MATMUL_ANY_LAYOUT(NAME, INIT)                                                     \
+  template <class D, class L, class R>                                                        \
+    requires(detail::is_non_row_major_tile_v<L> || detail::is_non_row_major_tile_v<R>)       \
+  void NAME(D&& dst, L&& src0, R&& src1) {                                                    \
+    auto c = as_ref(std::forward<D>(dst));                                                    \
+    using Acc = std::remove_pointer_t<decltype(c.data)>;                                      \
+    fast::matmul(c, detail::mat_view(src0), detail::mat_view(src1), INIT,                     \
+                 static_cast<const Acc*>(nullptr));                                           \
+  }
+PTO_MATMUL_ANY_LAYOUT(TMATMUL, 0)
+PTO_MATMUL_ANY_LAYOUT(TMATMUL_ACC, 1)
+#undef PTO_MATMUL_ANY_LAYOUT
+
+template <class D, class L, class R, class B>
+  requires(detail::is_non_row_major_tile_v<L> || detail::is_non_row_major_tile_v<R>)
+void TMATMUL_BIAS(D&& dst, L&& src0, R&& src1, B&& bias) {
+  auto c = as_ref(std::forward<D>(dst));
+  auto br = as_ref(std::forward<B>(bias));
+  using Acc = std::remove_pointer_t<decltype(c.data)>;
+  ref::detail::check_covers(br, 1, c.valid_cols, "bias");
+  std::vector<Acc> b(br.row(0), br.row(0) + c.valid_cols);  // bias may alias dst
+  fast::matmul(c, detail::mat_view(src0), detail::mat_view(src1), 2, b.data());
+}
+
+template <class D, class L, class R>
+  requires(detail::is_non_row_major_tile_v<L> || detail::is_non_row_major_tile_v<R>)
+void TGEMV(D&& dst, L&& src0, R&& src1) {
+  auto c = as_ref(std::forward<D>(dst));
+  PTO_CHECK(c.valid_rows == 1, "TGEMV dst must be one row");
+  TMATMUL(c, std::forward<L>(src0), std::forward<R>(src1));
 }
 
 // TFILLPAD on one tile: every element outside the valid region takes the tile's PadValue.

@@ -12,6 +12,7 @@
 
 #include <pto/pto.hpp>
 
+#include "pypto/cube_support.hpp"
 #include "pypto/kernel_abi.h"
 
 namespace pypto_kernel {

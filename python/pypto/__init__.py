@@ -14,9 +14,9 @@ from ._core import DataType, InternalError, SymbolicScalar, UserError
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
                       as_dtype, to_numpy_dtype)
 from .jit import CompiledFunction, JitFunction, jit
-from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_vec_tile_shapes, layer_norm, log, loop,
-                  maximum, mean, minimum, mul, neg, reciprocal, relu, rms_norm, rsqrt, set_vec_tile_shapes, sigmoid,
-                  silu, softmax, sqrt, sub, sum)
+from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_cube_tile_shapes, get_vec_tile_shapes,
+                  layer_norm, log, loop, matmul, maximum, mean, minimum, mul, neg, reciprocal, relu, rms_norm, rsqrt,
+                  set_cube_tile_shapes, set_vec_tile_shapes, sigmoid, silu, softmax, sqrt, sub, sum)
 from .options import (get_debug_options, get_pass_options, get_runtime_options, set_debug_options,
                       set_pass_options, set_runtime_options)
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, tensor
@@ -29,7 +29,7 @@ __all__ = [
     "jit", "frontend", "JitFunction", "CompiledFunction", "loop", "assemble", "set_vec_tile_shapes",
     "get_vec_tile_shapes", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "relu", "add", "sub", "mul",
     "div", "maximum", "minimum", "amax", "amin", "sum", "mean", "cast", "sigmoid", "silu", "softmax", "rms_norm",
-    "layer_norm", "set_debug_options", "set_pass_options",
+    "layer_norm", "matmul", "set_cube_tile_shapes", "get_cube_tile_shapes", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
     "to_numpy_dtype",
 ]

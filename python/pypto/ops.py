@@ -153,6 +153,45 @@ def cast(x: Tensor, dtype: DataType) -> Tensor:
     return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
 
 
+def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_trans: bool = False,
+           b_trans: bool = False) -> Tensor:
+    """a @ b on the cube unit. a is [..., M, K] ([..., K, M] with a_trans), b is [K, N] or
+    [..., K, N] ([..., N, K] with b_trans). fp32, fp16 and bf16 accumulate in fp32; int8
+    accumulates exactly in int32. out_dtype defaults to the input dtype (int32 for int8)."""
+    rec = current_recorder("matmul")
+    a = _t(a, "matmul")
+    b = _t(b, "matmul")
+    if out_dtype is not None and not isinstance(out_dtype, DataType):
+        raise _core.UserError(f"pypto.matmul: out_dtype must be a pypto dtype such as pypto.DT_FP32, got {out_dtype!r}"
+                              + _suffix())
+    return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
+
+
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_k_split: bool = True) -> None:
+    """Cube tile shapes for the matmuls recorded after this call, as [L0, L1] per axis:
+    one cube task computes an m1 x n1 output block, loading K in k1 steps into L1 (Mat) and
+    multiplying k0 steps from L0 (Left/Right). L1 must be a multiple of L0; only k may have
+    L0 < L1, and with enable_k_split=False it may not either."""
+    rec = current_recorder("set_cube_tile_shapes")
+    axes = []
+    for name, v in (("m", m), ("k", k), ("n", n)):
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = [v, v]
+        if not isinstance(v, (list, tuple)) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise _core.UserError(f"pypto.set_cube_tile_shapes: {name} must be [L0, L1] ints, got {v!r}" + _suffix())
+        axes.append(list(v))
+    if not enable_k_split and len(axes[1]) == 2 and axes[1][0] != axes[1][1]:
+        raise _core.UserError(f"pypto.set_cube_tile_shapes: k={axes[1]} splits k but enable_k_split=False"
+                              + _suffix())
+    rec.set_cube_tile_shapes(axes[0], axes[1], axes[2], user_loc())
+
+
+def get_cube_tile_shapes() -> List[List[int]]:
+    """The cube tile shapes in force as [[m0, m1], [k0, k1], [n0, n1]], or [] when not set."""
+    c = list(current_recorder("get_cube_tile_shapes").cube_tile_shapes())
+    return [c[0:2], c[2:4], c[4:6]] if c else []
+
+
 def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
     """Write `src` into `dst` at `offsets` (one per dim)."""
     rec = current_recorder("assemble")

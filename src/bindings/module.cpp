@@ -5,6 +5,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -182,6 +183,10 @@ NB_MODULE(_core, m) {
         return r.Reduce(op, x, dim, keepdim, MakeLoc(loc));
       })
       .def("cast", [](Recorder& r, int x, DataType dt, nb::handle loc) { return r.Cast(x, dt, MakeLoc(loc)); })
+      .def("matmul", [](Recorder& r, int a, int b, std::optional<DataType> out_dtype, bool a_trans, bool b_trans,
+                        nb::handle loc) {
+        return r.Matmul(a, b, out_dtype ? static_cast<int>(*out_dtype) : -1, a_trans, b_trans, MakeLoc(loc));
+      }, nb::arg("a"), nb::arg("b"), nb::arg("out_dtype").none(), nb::arg("a_trans"), nb::arg("b_trans"), nb::arg("loc"))
       .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape, nb::handle loc) {
         return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc));
       })
@@ -197,6 +202,11 @@ NB_MODULE(_core, m) {
         r.SetVecTileShapes(d, MakeLoc(loc));
       })
       .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
+      .def("set_cube_tile_shapes", [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k,
+                                      const std::vector<int64_t>& n, nb::handle loc) {
+        r.SetCubeTileShapes(m, k, n, MakeLoc(loc));
+      })
+      .def("cube_tile_shapes", &Recorder::cube_tile_shapes)
       .def("set_return", [](Recorder& r, const std::vector<int>& v, nb::handle loc) { r.Return(v, MakeLoc(loc)); })
       .def("value_shape", [](const Recorder& r, int id) { return r.value(id).shape; })
       .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })

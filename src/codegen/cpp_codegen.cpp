@@ -38,6 +38,7 @@ class KernelWriter {
     os_ << "  const int64_t* S = call->sym;\n  (void)S;\n";
     os_ << "  const PyptoParamView* P = call->params;\n  (void)P;\n";
     os_ << "  char* ub = call->ub;\n";
+    DeclareCubeBuffers();
     os_ << "  for (int64_t p = call->first; p < call->first + call->count; ++p) {\n";
     os_ << "    int64_t rest = p;\n";
     for (int d = G - 1; d >= 0; --d)
@@ -80,6 +81,7 @@ class KernelWriter {
       case ExprKind::Const: return "int64_t(" + std::to_string(n->value) + ")";
       case ExprKind::Var:
         if (n->name == kReduceVar) return "r";
+        if (n->name == kInnerKVar) return "s";
         if (n->name.rfind("$c", 0) == 0) return "c" + n->name.substr(2);
         return "S[" + std::to_string(slot_.at(n->name)) + "]";
       case ExprKind::Sum: {
@@ -125,7 +127,7 @@ class KernelWriter {
     };
     scan(body);
     for (int b : loaded)
-      if (!raw.count(b)) views_.insert(b);
+      if (!raw.count(b) && k_.bufs[b].loc == "Vec") views_.insert(b);
   }
 
   void CountReads(const std::vector<Instr>& body) {
@@ -161,7 +163,8 @@ class KernelWriter {
       }
       const Instr& in = body[i];
       if (in.opcode == "LOOP") {
-        os_ << pad << "for (int64_t r = 0; r < " << E(in.trip) << "; ++r) {\n";
+        std::string v = in.var == kInnerKVar ? "s" : "r";
+        os_ << pad << "for (int64_t " << v << " = 0; " << v << " < " << E(in.trip) << "; ++" << v << ") {\n";
         Body(in.body, indent + 1);
         os_ << pad << "}\n";
         continue;
@@ -170,8 +173,56 @@ class KernelWriter {
     }
   }
 
+  // Left and Right tiles hold the CPU's cube layouts (see cube_support.hpp), which differ in size
+  // from the tile, so they live in per-thread buffers rather than in the UB scratch.
+  void DeclareCubeBuffers() {
+    for (auto& b : k_.bufs) {
+      if (b.loc != "Left" && b.loc != "Right") continue;
+      int64_t rows = b.shape[b.shape.size() - 2], cols = b.cols();
+      std::string n = b.loc == "Left" ? "LeftElems(" : "RightElems(";
+      os_ << "  alignas(64) static thread_local CubeT<" << CppType(b.dtype) << "> " << CubeBuf(b.id) << "[" << n << rows
+          << ", " << cols << ")];\n";
+    }
+  }
+  std::string CubeBuf(int b) { return (k_.bufs[b].loc == "Left" ? "L" : "R") + std::to_string(b); }
+  std::string ValidAt(int b, int from_end) {
+    const TileBuf& t = k_.bufs[b];
+    return E(t.valid[t.valid.size() - from_end]);
+  }
+
+  std::string CubeInstruction(const Instr& in) {
+    const std::string& op = in.opcode;
+    if (op == "TLOAD") {
+      const TileBuf& b = k_.bufs[in.dst];
+      return "const auto m" + std::to_string(in.dst) + " = MatLoad<" + CppType(b.dtype) + ", " +
+             std::to_string(b.shape.size()) + ">(" + Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
+    }
+    if (op == "TEXTRACT") {
+      const TileBuf& d = k_.bufs[in.dst];
+      std::string m = "m" + std::to_string(in.srcs[0]);
+      std::string base = m + ".p + " + E(in.coord[0]) + " * " + m + ".rs + " + E(in.coord[1]) + " * " + m + ".cs";
+      // Element (i, j) of the window is base[i * rs + j * cs]; transposed, base[j * rs + i * cs].
+      std::string first = in.transpose ? m + ".cs" : m + ".rs", second = in.transpose ? m + ".rs" : m + ".cs";
+      if (d.loc == "Left")
+        return "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " +
+               std::to_string((d.cols() + 1) / 2 * 2) + ", " + base + ", " + first + ", " + second + ", " +
+               ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      return "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " + base + ", " + first + ", " +
+             second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+    }
+    // TMATMUL_ACC
+    const TileBuf& c = k_.bufs[in.dst];
+    const TileBuf& l = k_.bufs[in.srcs[0]];
+    return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" + Ptr(in.dst) +
+           ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + ", " + std::to_string((l.cols() + 1) / 2 * 2) +
+           ", " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
+           ValidAt(in.srcs[0], 1) + ")";
+  }
+
   std::string Instruction(const Instr& in) {
     const std::string& op = in.opcode;
+    if ((op == "TLOAD" && k_.bufs[in.dst].loc == "Mat") || op == "TEXTRACT" || op == "TMATMUL_ACC")
+      return CubeInstruction(in);
     if (op == "TLOAD" || op == "TSTORE") {
       int buf = op == "TLOAD" ? in.dst : in.srcs[0];
       const TileBuf& b = k_.bufs[buf];

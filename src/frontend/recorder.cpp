@@ -147,6 +147,41 @@ int Recorder::Cast(int x, DataType dtype, const SourceLoc& loc) {
   return Record(std::move(c));
 }
 
+int Recorder::Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc) {
+  OpCall c;
+  c.op = "matmul";
+  c.inputs = {a, b};
+  c.attrs.set("a_trans", static_cast<int64_t>(a_trans));
+  c.attrs.set("b_trans", static_cast<int64_t>(b_trans));
+  if (out_dtype >= 0) c.attrs.set("out_dtype", static_cast<DataType>(out_dtype));
+  if (!cube_tile_.empty()) c.attrs.set("cube_tile", cube_tile_);
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+void Recorder::SetCubeTileShapes(const std::vector<int64_t>& m, const std::vector<int64_t>& k,
+                                 const std::vector<int64_t>& n, const SourceLoc& loc) {
+  std::vector<int64_t> all;
+  const char* names[] = {"m", "k", "n"};
+  const std::vector<int64_t>* axes[] = {&m, &k, &n};
+  for (int i = 0; i < 3; ++i) {
+    const auto& a = *axes[i];
+    std::string got = names[i] + std::string("=") + IntList(a, "[", "]");
+    if (a.size() != 2)
+      throw UserError("pypto.set_cube_tile_shapes: " + got + " must be [L0, L1], two sizes", loc,
+                      "e.g. pypto.set_cube_tile_shapes([128, 128], [64, 256], [256, 256])");
+    if (a[0] <= 0 || a[0] > a[1] || a[1] % a[0] != 0)
+      throw UserError("pypto.set_cube_tile_shapes: " + got + " needs 0 < L0 <= L1 and L1 a multiple of L0", loc);
+    all.push_back(a[0]);
+    all.push_back(a[1]);
+  }
+  if (m[0] != m[1] || n[0] != n[1])
+    throw UserError("pypto.set_cube_tile_shapes: m=" + IntList(m, "[", "]") + ", n=" + IntList(n, "[", "]") +
+                        ": an L0 tile smaller than the L1 tile is supported along k only",
+                    loc, "use equal sizes for m and n, e.g. m=[128, 128]; split k with k=[64, 256]");
+  cube_tile_ = all;
+}
+
 int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc) {
   CheckLive(x, "view", loc);
   const Value& src = f_.value(x);

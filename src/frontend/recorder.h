@@ -27,6 +27,8 @@ class Recorder {
   int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {});
   int Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc = {});
   int Cast(int x, DataType dtype, const SourceLoc& loc = {});
+  /// a @ b on the cube unit; `out_dtype` < 0 picks the default (the input dtype; int32 for int8).
+  int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});
   /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
@@ -40,6 +42,11 @@ class Recorder {
 
   void SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc = {});
   const std::vector<int64_t>& vec_tile_shapes() const { return tile_shape_; }
+  /// Cube tile shapes for the following matmuls: {L0, L1} sizes along m, k and n.
+  void SetCubeTileShapes(const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
+                         const SourceLoc& loc = {});
+  /// {m0, m1, k0, k1, n0, n1}, or empty when not set.
+  const std::vector<int64_t>& cube_tile_shapes() const { return cube_tile_; }
 
   /// Declares the returned tensors, in order.
   void Return(const std::vector<int>& values, const SourceLoc& loc = {});
@@ -57,6 +64,7 @@ class Recorder {
   Function f_;
   std::vector<Region<OpCall>*> stack_;
   std::vector<int64_t> tile_shape_;
+  std::vector<int64_t> cube_tile_;
   std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;

@@ -5,6 +5,7 @@
 namespace pypto {
 
 const char* const kReduceVar = "$r";
+const char* const kInnerKVar = "$s";
 
 std::string GridVar(int dim) { return "$c" + std::to_string(dim); }
 
@@ -26,7 +27,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
   for (auto& in : body) {
     os << pad;
     if (in.opcode == "LOOP") {
-      os << "for " << kReduceVar << " in range(" << in.trip.str() << ") {\n";
+      os << "for " << (in.var.empty() ? kReduceVar : in.var) << " in range(" << in.trip.str() << ") {\n";
       PrintInstrs(k, in.body, indent + 1, os);
       os << pad << "}\n";
       continue;
@@ -39,7 +40,8 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
       first = false;
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
-    if (in.has_scalar) os << ", " << in.scalar;
+    if (in.opcode == "TEXTRACT") os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
+    if (in.has_scalar) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == "TCVT") os << ", " << DataTypeName(in.dtype);
     if (in.axis >= 0 && in.opcode.rfind("TCOL", 0) == 0) os << ", axis=" << in.axis;
     os << ")\n";
@@ -60,9 +62,9 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
     os << "\n";
   }
   for (auto& b : k.bufs) {
-    os << "  tile %" << b.name << "#" << b.id << ": " << DataTypeName(b.dtype) << IntList(b.shape, "[", "]")
-       << " valid=" << ShapeStr(b.valid);
-    if (b.offset >= 0) os << " @ub+" << b.offset;
+    os << "  tile %" << b.name << "#" << b.id << ": " << b.loc << " " << DataTypeName(b.dtype)
+       << IntList(b.shape, "[", "]") << " valid=" << ShapeStr(b.valid);
+    if (b.offset >= 0) os << " @" << (b.loc == "Vec" ? "ub" : b.loc) << "+" << b.offset;
     os << "\n";
   }
   PrintInstrs(k, k.body, 1, os);

@@ -14,6 +14,8 @@ namespace pypto {
 /// index of a reduction loop over tiles.
 std::string GridVar(int dim);
 extern const char* const kReduceVar;
+/// The inner loop of a cube kernel: the L0 step within one L1 step of K.
+extern const char* const kInnerKVar;
 
 /// A tile in the on-chip buffer.
 struct TileBuf {
@@ -23,6 +25,8 @@ struct TileBuf {
   std::vector<int64_t> shape;  // static N-D tile shape (row-major, dense)
   std::vector<Expr> valid;     // valid extent per dim, over grid vars and program symbols
   int value = -1;              // the tensor value whose tile this holds, -1 for scratch
+  // Memory space: "Vec" (UB), or the cube's "Mat" (L1), "Left" (L0A), "Right" (L0B), "Acc" (L0C).
+  std::string loc = "Vec";
   int64_t offset = -1;         // byte offset in UB (AllocateBuffers)
   int64_t bytes() const;
   int64_t rows() const;  // product of all dims but the last
@@ -49,7 +53,9 @@ struct Instr {
   double scalar = 0;
   DataType dtype = DataType::FP32;  // TCVT destination
   int axis = -1;               // column reductions and broadcasts: the tile axis
-  // LOOP: `body` runs for kReduceVar in [0, trip).
+  bool transpose = false;      // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
+  // LOOP: `body` runs for `var` in [0, trip).
+  std::string var;
   Expr trip;
   std::vector<Instr> body;
   SourceLoc loc;
@@ -58,7 +64,7 @@ struct Instr {
 struct Kernel {
   int id = -1;
   std::string name;
-  std::string core = "AIV";  // core type that runs it
+  std::string core = "AIV";  // core type that runs it: AIV (vector) or AIC (cube)
   std::vector<Expr> grid;    // number of tiles along each grid dim
   std::vector<KernelParam> params;
   std::vector<TileBuf> bufs;

@@ -181,11 +181,12 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
   for (auto& in : body) {
     w.BeginObject().Key("opcode").Str(in.opcode);
     if (in.opcode == "LOOP") {
-      w.Key("var").Str(kReduceVar).Key("trip").Expr(in.trip).Key("body");
+      w.Key("var").Str(in.var.empty() ? kReduceVar : in.var).Key("trip").Expr(in.trip).Key("body");
       InstrsJson(w, in.body);
     } else {
       w.Key("dst").Int(in.dst).Key("srcs").Ints(in.srcs);
       if (in.param >= 0) w.Key("param").Int(in.param).Key("coord").Exprs(in.coord);
+      if (in.opcode == "TEXTRACT") w.Key("at").Exprs(in.coord).Key("transpose").Bool(in.transpose);
       if (in.has_scalar) w.Key("scalar").Double(in.scalar);
       if (in.opcode == "TCVT") w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.axis >= 0) w.Key("axis").Int(in.axis);
@@ -208,7 +209,7 @@ void KernelsJson(JsonWriter& w, const std::vector<Kernel>& kernels) {
     w.EndArray();
     w.Key("bufs").BeginArray();
     for (auto& b : k.bufs)
-      w.BeginObject().Key("id").Int(b.id).Key("name").Str(b.name).Key("dtype").Str(DataTypeName(b.dtype))
+      w.BeginObject().Key("id").Int(b.id).Key("name").Str(b.name).Key("loc").Str(b.loc).Key("dtype").Str(DataTypeName(b.dtype))
           .Key("shape").Ints(b.shape).Key("valid").Exprs(b.valid).Key("value").Int(b.value)
           .Key("offset").Int(b.offset).Key("bytes").Int(b.bytes()).EndObject();
     w.EndArray();
@@ -255,6 +256,7 @@ std::string TileGraphJson(const TileGraph& g) {
     w.Key("extent").Exprs(t.extent).Key("tile").Ints(t.tile).Key("tile_reason").Str(t.tile_reason);
     if (t.tile.size() == t.extent.size()) w.Key("grid").Exprs(t.counts());
     w.Key("reduce_axis").Int(t.reduce_axis).Key("keepdim").Bool(t.keepdim).Key("loc").Loc(t.loc);
+    if (t.is_matmul()) w.Key("k_extent").Expr(t.k_extent).Key("cube").Ints(t.cube);
   });
   w.EndObject();
   return w.str();

@@ -39,6 +39,7 @@ std::vector<OpDef> MakeOpDefs() {
   reduce("amax", "TROWMAX", "TCOLMAX", "TMAX", "maximum along an axis");
   reduce("amin", "TROWMIN", "TCOLMIN", "TMIN", "minimum along an axis");
   d.push_back({"cast", OpKind::Cast, false, "TCVT", "", "", "", "", "", "convert to another dtype"});
+  d.push_back({"matmul", OpKind::Matmul, false, "TMATMUL", "", "", "", "", "", "matrix product on the cube unit"});
   d.push_back({"assemble", OpKind::Assemble, false, "TSTORE", "", "", "", "", "", "write a tensor into a window of another"});
   return d;
 }
@@ -54,6 +55,52 @@ const std::unordered_map<std::string, size_t>& Index() {
 }
 
 std::string DTypeShape(const Value& v) { return std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape); }
+
+// a [..., M, K] @ b [..., K, N] (either stored transposed): batch dims of the operand with more
+// dims are kept; the other operand must have the same batch dims or none.
+void InferMatmul(const Function& f, const OpCall& call, Value& out) {
+  const Value& a = f.value(call.inputs[0]);
+  const Value& b = f.value(call.inputs[1]);
+  bool at = call.attrs.get<int64_t>("a_trans") != 0, bt = call.attrs.get<int64_t>("b_trans") != 0;
+  std::string shapes = DTypeShape(a) + (at ? "^T" : "") + " @ " + DTypeShape(b) + (bt ? "^T" : "");
+  if (a.rank() < 2 || b.rank() < 2)
+    throw UserError("pypto.matmul: operands need at least 2 dims, got " + shapes, call.loc,
+                    "reshape a vector to [1, K] or [K, 1]");
+  if (a.dtype != b.dtype)
+    throw UserError("pypto.matmul: operand dtypes differ: " + shapes, call.loc,
+                    "cast one operand with pypto.cast(t, dtype) so both have the same dtype");
+  DataType in = a.dtype;
+  if (in != DataType::FP32 && in != DataType::FP16 && in != DataType::BF16 && in != DataType::INT8)
+    throw UserError("pypto.matmul: dtype " + std::string(DataTypeName(in)) + " is not supported (" + shapes + ")",
+                    call.loc, "use fp32, fp16, bf16 or int8 operands");
+  const Expr& M = at ? a.shape[a.rank() - 1] : a.shape[a.rank() - 2];
+  const Expr& Ka = at ? a.shape[a.rank() - 2] : a.shape[a.rank() - 1];
+  const Expr& Kb = bt ? b.shape[b.rank() - 1] : b.shape[b.rank() - 2];
+  const Expr& N = bt ? b.shape[b.rank() - 2] : b.shape[b.rank() - 1];
+  if (!Ka.same_as(Kb))
+    throw UserError("pypto.matmul: inner dims differ: " + shapes + " contracts K=" + Ka.str() + " with K=" + Kb.str(),
+                    call.loc, "the last dim of a (or its first with a_trans) must equal the first dim of b (or its last with b_trans)");
+  std::vector<Expr> batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+  std::vector<Expr> batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
+  const auto& other = batch_a.size() >= batch_b.size() ? batch_b : batch_a;
+  bool ok = other.empty() || other.size() == batch.size();
+  for (size_t i = 0; ok && i < other.size(); ++i) ok = other[i].same_as(batch[i]);
+  if (!ok)
+    throw UserError("pypto.matmul: batch dims differ: " + shapes, call.loc,
+                    "give both operands the same leading dims, or make one of them 2-D (shared by every batch)");
+  DataType acc = in == DataType::INT8 ? DataType::INT32 : DataType::FP32;
+  DataType od = call.attrs.has("out_dtype") ? call.attrs.get<DataType>("out_dtype") : (in == DataType::INT8 ? acc : in);
+  if (in == DataType::INT8 ? od != DataType::INT32 : !IsFloat(od))
+    throw UserError("pypto.matmul: out_dtype " + std::string(DataTypeName(od)) + " is not possible for " + shapes,
+                    call.loc,
+                    in == DataType::INT8 ? "int8 products accumulate in int32: use out_dtype=pypto.DT_INT32 and "
+                                           "dequantize with pypto.cast and a scale"
+                                         : "use a floating-point out_dtype (fp32, fp16 or bf16)");
+  out.dtype = od;
+  out.shape = batch;
+  out.shape.push_back(M);
+  out.shape.push_back(N);
+}
 
 }  // namespace
 
@@ -138,6 +185,9 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       return;
     case OpKind::Assemble:
       throw InternalError("assemble has no output");
+    case OpKind::Matmul:
+      InferMatmul(f, call, out);
+      return;
   }
 }
 

@@ -18,6 +18,7 @@ enum class OpKind : uint8_t {
   Reduce,        // y = reduce(x, dim, keepdim)
   Cast,          // y = cast(x, dtype)
   Assemble,      // dst[offsets...] = src
+  Matmul,        // c = a @ b on the cube unit (attrs a_trans, b_trans, out_dtype)
 };
 
 struct OpDef {

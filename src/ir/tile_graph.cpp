@@ -24,6 +24,14 @@ std::vector<int64_t> TileOp::output_tile() const {
 
 std::vector<int64_t> TileOp::input_tile(size_t i) const {
   std::vector<int64_t> t = tile;
+  if (is_matmul()) {  // the L1 tiles: A [m1, k1] and B [k1, n1], transposed as stored
+    size_t R = t.size();
+    bool trans = attrs.get<int64_t>(i == 0 ? "a_trans" : "b_trans") != 0;
+    int64_t rows = i == 0 ? cube[1] : cube[3], cols = i == 0 ? cube[3] : cube[5];
+    t[R - 2] = trans ? cols : rows;
+    t[R - 1] = trans ? rows : cols;
+    return t;
+  }
   for (size_t d = 0; d < t.size(); ++d)
     if (inputs[i].broadcast[d]) t[d] = 1;
   return t;
@@ -50,6 +58,9 @@ static void PrintTileOp(const TileGraph& g, const TileOp& t, int indent, std::os
     if (!a.empty()) os << " {" << a << "}";
     os << "\n" << pad << "    over " << ShapeStr(t.extent) << " tile=" << IntList(t.tile, "[", "]") << " grid=" << ShapeStr(t.counts());
     if (t.reduce_axis >= 0) os << " reduce_axis=" << t.reduce_axis;
+    if (t.is_matmul())
+      os << " K=" << t.k_extent.str() << " cube m=[" << t.cube[0] << ", " << t.cube[1] << "] k=[" << t.cube[2] << ", "
+         << t.cube[3] << "] n=[" << t.cube[4] << ", " << t.cube[5] << "]";
     os << "  # tile: " << t.tile_reason;
     if (t.loc.known()) os << "; " << t.loc.str();
     os << "\n";

@@ -31,6 +31,11 @@ struct TileOp {
   std::string tile_reason;    // why this tile shape
   int reduce_axis = -1;       // Reduce: the reduced axis of the iteration space
   bool keepdim = true;
+  // Matmul: the contracted extent K and the cube tile {m0, m1, k0, k1, n0, n1} (L0 and L1 sizes
+  // per axis); `tile` is then [1..., m1, n1], the output block of one cube task.
+  Expr k_extent;
+  std::vector<int64_t> cube;
+  bool is_matmul() const { return !cube.empty(); }
 
   /// Number of tiles along each iteration dim.
   std::vector<Expr> counts() const;

@@ -34,54 +34,84 @@ void Scan(const std::vector<Instr>& body, std::vector<Interval>& live, int& pos,
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+// Places the buffers of one memory space; returns its high-water mark in bytes.
+int64_t PlaceSpace(Kernel& k, const std::vector<Interval>& live, const std::string& space, int64_t align) {
+  // Greedy by size (as TFLite's arena planner): place the largest buffers first, each at the
+  // lowest offset free over its whole live range. Small buffers then fill the gaps between
+  // big ones instead of splitting the holes big ones need.
+  std::vector<Interval> order;
+  for (auto& iv : live)
+    if (iv.start >= 0 && k.bufs[iv.buf].loc == space) order.push_back(iv);
+  std::sort(order.begin(), order.end(), [&](const Interval& a, const Interval& b) {
+    int64_t sa = k.bufs[a.buf].bytes(), sb = k.bufs[b.buf].bytes();
+    if (sa != sb) return sa > sb;
+    return a.start != b.start ? a.start < b.start : a.buf < b.buf;
+  });
+  struct Placed {
+    int64_t off, size;
+    int start, end;
+  };
+  std::vector<Placed> placed;
+  int64_t high = 0;
+  for (auto& iv : order) {
+    int64_t size = AlignUp(k.bufs[iv.buf].bytes(), align);
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [off, off + size) of time-overlapping buffers
+    for (auto& p : placed)
+      if (p.start <= iv.end && iv.start <= p.end) busy.push_back({p.off, p.off + p.size});
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (auto& [lo, hi] : busy) {
+      if (off + size <= lo) break;
+      off = std::max(off, hi);
+    }
+    k.bufs[iv.buf].offset = off;
+    placed.push_back({off, size, iv.start, iv.end});
+    high = std::max(high, off + size);
+  }
+  return high;
+}
+
 }  // namespace
 
 void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
-  const int64_t align = ctx.machine().ub_align;
+  const MachineModel& m = ctx.machine();
+  const int64_t align = m.ub_align;
+  // Each memory space is allocated on its own; in the worker's scratch the spaces follow one
+  // another (UB first), so a buffer's offset is absolute there.
+  struct Space {
+    const char* name;
+    int64_t capacity;
+    const char* hint;
+  };
+  const Space spaces[] = {
+      {"Vec", m.ub_bytes, "reduce the tile with pypto.set_vec_tile_shapes"},
+      {"Mat", m.l1_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {"Left", m.l0a_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {"Right", m.l0b_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {"Acc", m.l0c_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+  };
   for (auto& k : g.kernels) {
     std::vector<Interval> live(k.bufs.size());
     for (size_t i = 0; i < live.size(); ++i) live[i].buf = static_cast<int>(i);
     int pos = 0;
     Scan(k.body, live, pos, -1);
-    // Greedy by size (as TFLite's arena planner): place the largest buffers first, each at the
-    // lowest offset free over its whole live range. Small buffers then fill the gaps between
-    // big ones instead of splitting the holes big ones need.
-    std::vector<Interval> order;
-    for (auto& iv : live)
-      if (iv.start >= 0) order.push_back(iv);
-    std::sort(order.begin(), order.end(), [&](const Interval& a, const Interval& b) {
-      int64_t sa = k.bufs[a.buf].bytes(), sb = k.bufs[b.buf].bytes();
-      if (sa != sb) return sa > sb;
-      return a.start != b.start ? a.start < b.start : a.buf < b.buf;
-    });
-    struct Placed {
-      int64_t off, size;
-      int start, end;
-    };
-    std::vector<Placed> placed;
-    int64_t high = 0;
-    for (auto& iv : order) {
-      int64_t size = AlignUp(k.bufs[iv.buf].bytes(), align);
-      std::vector<std::pair<int64_t, int64_t>> busy;  // [off, off + size) of time-overlapping buffers
-      for (auto& p : placed)
-        if (p.start <= iv.end && iv.start <= p.end) busy.push_back({p.off, p.off + p.size});
-      std::sort(busy.begin(), busy.end());
-      int64_t off = 0;
-      for (auto& [lo, hi] : busy) {
-        if (off + size <= lo) break;
-        off = std::max(off, hi);
+    int64_t base = 0;
+    for (const Space& sp : spaces) {
+      int64_t high = PlaceSpace(k, live, sp.name, align);
+      if (high > sp.capacity) {
+        SourceLoc loc = k.body.empty() ? SourceLoc{} : k.body.front().loc;
+        std::string what = std::string(sp.name) == "Vec" ? "UB" : sp.name;
+        throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of " + what +
+                            ", more than the " + std::to_string(sp.capacity / 1024) + " KiB of " + m.name,
+                        loc, sp.hint);
       }
-      k.bufs[iv.buf].offset = off;
-      placed.push_back({off, size, iv.start, iv.end});
-      high = std::max(high, off + size);
+      for (auto& b : k.bufs)
+        if (b.loc == sp.name && b.offset >= 0) b.offset += base;
+      base += AlignUp(high, 64);  // each space starts on a cache line
     }
-    k.ub_bytes = high;
-    if (high > ctx.machine().ub_bytes) {
-      SourceLoc loc = k.body.empty() ? SourceLoc{} : k.body.front().loc;
-      throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of UB, more than the " +
-                          std::to_string(ctx.machine().ub_bytes / 1024) + " KiB of " + ctx.machine().name,
-                      loc, "reduce the tile with pypto.set_vec_tile_shapes");
-    }
+    for (auto& b : k.bufs)
+      PYPTO_CHECK(b.offset >= 0 || live[b.id].start < 0, "buffer ", b.name, " in unknown space ", b.loc);
+    k.ub_bytes = base;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "passes/expand_tiles.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/op_registry.h"
 
@@ -27,6 +28,58 @@ class TileExpander {
         out.Add(Expand(*e.item));
       }
     }
+  }
+
+  // Cube tiles: the user's set_cube_tile_shapes, or a default per machine; clipped to static
+  // extents and checked against the L1 and L0 buffers.
+  void ChooseCubeTile(const OpCall& call, TileOp& t) {
+    const Value& a = g_.fn.value(call.inputs[0]);
+    const Value& out = g_.fn.value(call.output);
+    int rank = static_cast<int>(t.extent.size());
+    if (call.attrs.has("cube_tile")) {
+      t.cube = call.attrs.get<std::vector<int64_t>>("cube_tile");
+      t.tile_reason = "set_cube_tile_shapes m=[" + std::to_string(t.cube[0]) + ", " + std::to_string(t.cube[1]) +
+                      "] k=[" + std::to_string(t.cube[2]) + ", " + std::to_string(t.cube[3]) + "] n=[" +
+                      std::to_string(t.cube[4]) + ", " + std::to_string(t.cube[5]) + "]";
+    } else if (ctx_.machine().npu) {
+      t.cube = {128, 128, 64, 256, 256, 256};
+      t.tile_reason = "automatic m=[128, 128] k=[64, 256] n=[256, 256]: fits L0A/L0B/L0C of " + ctx_.machine().name;
+    } else {
+      // The host: a 128 x 256 output block per task keeps the packed B panel (k0 x 256) in L2
+      // and amortizes packing over 128 rows; k0 = 256 keeps a micro-kernel's A and B in L1.
+      t.cube = {128, 128, 256, 1024, 256, 256};
+      t.tile_reason = "automatic m=[128, 128] k=[256, 1024] n=[256, 256] for the host's caches";
+    }
+    // Clip to static extents (a tile larger than the matrix only wastes buffer).
+    auto clip = [&](int l0, int l1, const Expr& ext) {
+      if (auto e = ext.as_const()) {
+        if (*e < t.cube[l1]) t.cube[l1] = *e;
+        if (*e < t.cube[l0]) t.cube[l0] = *e;
+      }
+    };
+    clip(0, 1, t.extent[rank - 2]);
+    clip(2, 3, t.k_extent);
+    clip(4, 5, t.extent[rank - 1]);
+    t.tile.assign(rank, 1);
+    t.tile[rank - 2] = t.cube[1];
+    t.tile[rank - 1] = t.cube[5];
+    const MachineModel& m = ctx_.machine();
+    int64_t in = DataTypeBytes(a.dtype), acc = 4;
+    auto check = [&](const char* what, int64_t bytes, int64_t cap) {
+      if (bytes > cap)
+        throw UserError("pypto.matmul: the " + std::string(what) + " needs " + std::to_string(bytes / 1024) +
+                            " KiB, more than the " + std::to_string(cap / 1024) + " KiB of " + m.name +
+                            " (cube tile m=[" + std::to_string(t.cube[0]) + ", " + std::to_string(t.cube[1]) + "] k=[" +
+                            std::to_string(t.cube[2]) + ", " + std::to_string(t.cube[3]) + "] n=[" +
+                            std::to_string(t.cube[4]) + ", " + std::to_string(t.cube[5]) + "], " +
+                            DataTypeName(a.dtype) + ")",
+                        call.loc, "use smaller sizes in pypto.set_cube_tile_shapes");
+    };
+    check("L1 tiles of A and B (m1*k1 + k1*n1)", (t.cube[1] * t.cube[3] + t.cube[3] * t.cube[5]) * in, m.l1_bytes);
+    check("L0A tile (m0*k0)", t.cube[0] * t.cube[2] * in, m.l0a_bytes);
+    check("L0B tile (k0*n0)", t.cube[2] * t.cube[4] * in, m.l0b_bytes);
+    check("L0C accumulator (m0*n0)", t.cube[0] * t.cube[4] * acc, m.l0c_bytes);
+    (void)out;
   }
 
   // Picks the tile shape for an iteration space and says why.
@@ -126,6 +179,14 @@ class TileExpander {
         t.output = g_.fn.AddValue(w);
         break;
       }
+      case OpKind::Matmul: {
+        t.extent = g_.fn.value(call.output).shape;
+        t.output = call.output;
+        bool at = call.attrs.get<int64_t>("a_trans") != 0;
+        t.k_extent = x.shape[at ? x.rank() - 2 : x.rank() - 1];
+        ChooseCubeTile(call, t);
+        break;
+      }
       default:
         t.extent = g_.fn.value(call.output).shape;
         t.output = call.output;
@@ -133,7 +194,16 @@ class TileExpander {
     }
     if (t.extent.empty())
       throw UserError("pypto." + call.op + " on a 0-d tensor is not supported", call.loc, "keep at least one dim");
-    ChooseTile(call, t);
+    auto producer = matmul_tile_.find(call.inputs[0]);
+    if (def.kind == OpKind::Assemble && producer != matmul_tile_.end()) {
+      // Storing a matmul result: take the matmul's output block, so the store joins the cube
+      // kernel instead of copying the result through a workspace.
+      t.tile = producer->second;
+      t.tile_reason = "the output block " + IntList(t.tile) + " of the matmul it stores";
+    } else if (def.kind != OpKind::Matmul) {
+      ChooseTile(call, t);
+    }
+    if (def.kind == OpKind::Matmul) matmul_tile_[t.output] = t.tile;
     // Assemble reads its source only; every other op reads all its inputs.
     size_t n_in = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
     for (size_t i = 0; i < n_in; ++i) t.inputs.push_back(Access(call.inputs[i], t.extent));
@@ -142,6 +212,7 @@ class TileExpander {
 
   PassContext& ctx_;
   TileGraph g_;
+  std::map<int, std::vector<int64_t>> matmul_tile_;  // matmul result -> its output block
   int next_id_ = 0;
 };
 

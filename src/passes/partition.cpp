@@ -67,6 +67,18 @@ class Partitioner {
   // Why `t` cannot join `g`, or "" if it can.
   std::string JoinBlocker(const Group& g, const TileOp& t) const {
     const TileOp& first = *g.ops.front();
+    // Cube and vector work never share a kernel: a cube kernel runs one matmul and, at most,
+    // the store of its result (the NPU's fixpipe writes L0C to global memory directly).
+    if (t.is_matmul()) return "matmul runs on the cube core (AIC), in its own kernel";
+    if (first.is_matmul()) {
+      bool stores_result = t.op == "assemble" && g.ops.size() == 1 && t.inputs[0].value == first.output &&
+                           t.tile == first.tile;
+      if (!stores_result) return "the cube kernel holds only the matmul and the store of its result; " + t.op +
+                                 " runs on a vector core (AIV)";
+      int root_out = Root(t.output);
+      if (root_out >= 0 && g.read_roots.count(root_out)) return "it writes a tensor the kernel reads";
+      return "";
+    }
     if (IsSplitReduction(first)) return "the previous kernel reduces across tiles";
     if (IsSplitReduction(t)) return "reduction over axis " + std::to_string(t.reduce_axis) + " spans several tiles";
     if (!SameExprs(first.counts(), t.counts()))
@@ -154,6 +166,7 @@ class Partitioner {
   }
 
   void CheckFits(const TileOp& t) const {
+    if (t.is_matmul()) return;  // ExpandTiles checked the cube buffers
     int64_t need = OpBytes(t, nullptr);
     int64_t cap = ctx_.machine().ub_bytes;
     if (need > cap)
@@ -423,6 +436,106 @@ class Partitioner {
     throw InternalError("unhandled op kind");
   }
 
+  // A matmul output block [m1, n1] at `coord`: acc = 0; for each L1 step of K load the A and B
+  // blocks into Mat (L1); for each L0 step extract Left/Right (L0A/L0B) and accumulate into Acc
+  // (L0C); then move the accumulator out to a vector tile (with the dtype conversion).
+  int Cube(Builder& b, const TileOp& t, const std::vector<Expr>& coord, std::vector<Instr>& out) {
+    const Value& ov = g_.fn.value(t.output);
+    const Value& av = g_.fn.value(t.inputs[0].value);
+    const Value& bv = g_.fn.value(t.inputs[1].value);
+    int R = static_cast<int>(t.extent.size());
+    const int64_t k0 = t.cube[2], k1 = t.cube[3];
+    bool at = t.attrs.get<int64_t>("a_trans") != 0, bt = t.attrs.get<int64_t>("b_trans") != 0;
+    DataType acc_dt = av.dtype == DataType::INT8 ? DataType::INT32 : DataType::FP32;
+    auto instr = [&](const std::string& op, int dst, std::vector<int> srcs) {
+      Instr in;
+      in.opcode = op;
+      in.dst = dst;
+      in.srcs = std::move(srcs);
+      in.loc = t.loc;
+      return in;
+    };
+    auto with_loc = [&](int buf, const char* loc) {
+      b.k.bufs[buf].loc = loc;
+      return buf;
+    };
+    std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+    const Expr& vm = valid[R - 2];
+    const Expr& vn = valid[R - 1];
+    int acc = with_loc(NewBuf(b, -1, acc_dt, t.tile, valid, ov.name + "_acc"), "Acc");
+    Instr zero = instr("TEXPANDS", acc, {});
+    zero.has_scalar = true;
+    out.push_back(zero);
+
+    // One L1 step of K: index $r, valid extent kv.
+    Expr r = Expr::Var(kReduceVar);
+    const Expr& K = t.k_extent;
+    auto Kc = K.as_const();
+    Expr kv = Kc && *Kc % k1 == 0 ? Expr(k1) : Min(Expr(k1), K - r * Expr(k1));
+    Instr loop = instr("LOOP", -1, {});
+    loop.var = kReduceVar;
+    loop.trip = CeilDiv(K, Expr(k1));
+    auto load = [&](size_t i, const Value& v, bool trans, const Expr& outer) {
+      std::vector<int> map = AlignedMap(R, v.rank());
+      std::vector<int64_t> tile = t.input_tile(i);
+      std::vector<Expr> starts;
+      for (int d = 0; d < R - 2; ++d) starts.push_back(coord[d]);
+      // Stored as [rows, k] (A) or [k, cols] (B), or transposed.
+      bool k_first = (i == 0) == trans;
+      starts.push_back(k_first ? r * Expr(k1) : outer);
+      starts.push_back(k_first ? outer : r * Expr(k1));
+      int buf = with_loc(NewBuf(b, v.id, v.dtype, tile, Valid(v, map, tile, starts), v.name + "_l1"), "Mat");
+      Instr ld = instr("TLOAD", buf, {});
+      ld.param = Param(b, v.id, map, false);
+      ld.coord = starts;
+      loop.body.push_back(ld);
+      return buf;
+    };
+    int a1 = load(0, av, at, coord[R - 2] * Expr(t.tile[R - 2]));
+    int b1 = load(1, bv, bt, coord[R - 1] * Expr(t.tile[R - 1]));
+
+    // L0 steps within it: index $s, valid extent kv0.
+    Expr s = k0 == k1 ? Expr(0) : Expr::Var(kInnerKVar);
+    Expr kv0 = kv.as_const() && *kv.as_const() % k0 == 0 ? Expr(k0) : Min(Expr(k0), kv - s * Expr(k0));
+    std::vector<Instr> inner;
+    auto extract = [&](int src, bool left, bool trans) {
+      std::vector<int64_t> shape(R, 1);
+      std::vector<Expr> v(R, Expr(1));
+      shape[R - 2] = left ? t.cube[0] : k0;
+      shape[R - 1] = left ? k0 : t.cube[4];
+      v[R - 2] = left ? vm : kv0;
+      v[R - 1] = left ? kv0 : vn;
+      const TileBuf& sb = b.k.bufs[src];
+      int dst = with_loc(NewBuf(b, sb.value, sb.dtype, shape, v, sb.name.substr(0, sb.name.size() - 3) + "_l0"),
+                         left ? "Left" : "Right");
+      Instr ex = instr("TEXTRACT", dst, {src});
+      bool k_first = left == trans;  // where the k offset goes in the stored (L1) layout
+      ex.coord = {k_first ? s * Expr(k0) : Expr(0), k_first ? Expr(0) : s * Expr(k0)};
+      ex.transpose = trans;
+      inner.push_back(ex);
+      return dst;
+    };
+    int a0 = extract(a1, true, at);
+    int b0 = extract(b1, false, bt);
+    inner.push_back(instr("TMATMUL_ACC", acc, {a0, b0}));  // acc += a0 x b0
+    if (k0 == k1) {
+      for (auto& in : inner) loop.body.push_back(std::move(in));
+    } else {
+      Instr il = instr("LOOP", -1, {});
+      il.var = kInnerKVar;
+      il.trip = CeilDiv(kv, Expr(k0));
+      il.body = std::move(inner);
+      loop.body.push_back(std::move(il));
+    }
+    out.push_back(std::move(loop));
+
+    int res = NewBuf(b, t.output, ov.dtype, t.tile, valid, ov.name);
+    Instr mv = instr(ov.dtype == acc_dt ? "TMOV" : "TCVT", res, {acc});
+    mv.dtype = ov.dtype;
+    out.push_back(mv);
+    return res;
+  }
+
   Kernel BuildKernel(int k) {
     const Group& grp = groups_[k];
     Builder b;
@@ -455,6 +568,7 @@ class Partitioner {
       cr[axis] = Expr::Var(kReduceVar) + Expr(1);
       Instr loop;
       loop.opcode = "LOOP";
+      loop.var = kReduceVar;
       loop.trip = t.counts()[axis] - Expr(1);
       loop.loc = t.loc;
       b.bufs_by_key.clear();
@@ -471,7 +585,8 @@ class Partitioner {
     }
 
     for (auto* t : grp.ops) {
-      int out = Compute(b, *t, coord, b.k.body);
+      if (t->is_matmul()) b.k.core = "AIC";
+      int out = t->is_matmul() ? Cube(b, *t, coord, b.k.body) : Compute(b, *t, coord, b.k.body);
       const Value& ov = g_.fn.value(t->output);
       if (ov.kind == ValueKind::Temp) {
         b.produced[t->output] = out;

@@ -140,6 +140,53 @@ void ColReduce(Ctx& c, const Instr& in, F&& op) {
   }
 }
 
+// The last two dims of a tile as a 2-D ref whose valid region is the buffer's valid extent in
+// both dims (cube tiles: no padding rows take part).
+template <class T>
+pto::TileRef<T> Valid2D(const BufState& b) {
+  int R = static_cast<int>(b.buf->shape.size());
+  int rows = static_cast<int>(b.buf->rows()), cols = static_cast<int>(b.buf->cols());
+  int vr = R >= 2 ? static_cast<int>(b.valid[R - 2]) : 1;
+  return pto::TileRef<T>{reinterpret_cast<T*>(b.data), rows, cols, cols, vr, static_cast<int>(b.valid[R - 1])};
+}
+
+// dst = src[row : row + VR, col : col + VC] (or the transpose of src[row : row + VC, col : col + VR]);
+// the rest of dst is zero.
+void Extract(Ctx& c, const Instr& in) {
+  const BufState& s = c.bufs[in.srcs[0]];
+  const BufState& d = c.bufs[in.dst];
+  int64_t row = in.coord[0].Eval(c.env), col = in.coord[1].Eval(c.env);
+  std::memset(d.data, 0, d.buf->bytes());
+  pto::visit_dtype(ToPto(d.buf->dtype), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto dst = Valid2D<T>(d);
+    auto src = Valid2D<T>(s);
+    int sr = in.transpose ? dst.valid_cols : dst.valid_rows, sc = in.transpose ? dst.valid_rows : dst.valid_cols;
+    if (row < 0 || col < 0 || row + sr > src.valid_rows || col + sc > src.valid_cols)
+      throw InternalError("TEXTRACT window outside the source's valid region in kernel " + c.k.name);
+    for (int i = 0; i < dst.valid_rows; ++i)
+      for (int j = 0; j < dst.valid_cols; ++j)
+        dst.at(i, j) = in.transpose ? src.at(row + j, col + i) : src.at(row + i, col + j);
+  });
+}
+
+// dst[VM, VN] += left[VM, VK] x right[VK, VN] with the reference TMATMUL_ACC.
+void MatmulAcc(Ctx& c, const Instr& in) {
+  const BufState& d = c.bufs[in.dst];
+  const BufState& a = c.bufs[in.srcs[0]];
+  const BufState& b = c.bufs[in.srcs[1]];
+  pto::visit_dtype(ToPto(a.buf->dtype), [&](auto itag) {
+    using In = typename decltype(itag)::type;
+    if constexpr (std::is_same_v<In, int8_t>) {
+      pto::ref::TMATMUL_ACC(Valid2D<int32_t>(d), Valid2D<In>(a), Valid2D<In>(b));
+    } else if constexpr (pto::is_float_v<In>) {
+      pto::ref::TMATMUL_ACC(Valid2D<float>(d), Valid2D<In>(a), Valid2D<In>(b));
+    } else {
+      throw InternalError("TMATMUL_ACC on an unsupported dtype in kernel " + c.k.name);
+    }
+  });
+}
+
 using Handler = std::function<void(Ctx&, const Instr&)>;
 
 #define PYPTO_FLOAT_UNARY(NAME)                                                          \
@@ -200,6 +247,22 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       {"TLOAD", [](Ctx& c, const Instr& in) { LoadStore(c, in, true); }},
       {"TSTORE", [](Ctx& c, const Instr& in) { LoadStore(c, in, false); }},
       {"TBROADCAST", Broadcast},
+      {"TEXTRACT", Extract},
+      {"TMATMUL_ACC", MatmulAcc},
+      {"TEXPANDS",
+       [](Ctx& c, const Instr& in) {
+         pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
+           using T = typename decltype(tag)::type;
+           pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), static_cast<T>(static_cast<float>(in.scalar)));
+         });
+       }},
+      {"TMOV",
+       [](Ctx& c, const Instr& in) {
+         pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
+           using T = typename decltype(tag)::type;
+           pto::ref::TMOV(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]));
+         });
+       }},
       PYPTO_FLOAT_UNARY(TEXP), PYPTO_FLOAT_UNARY(TLOG), PYPTO_FLOAT_UNARY(TSQRT), PYPTO_FLOAT_UNARY(TRSQRT),
       PYPTO_FLOAT_UNARY(TRECIP), PYPTO_NUM_UNARY(TABS), PYPTO_NUM_UNARY(TNEG), PYPTO_NUM_UNARY(TRELU),
       PYPTO_NUM_BINARY(TADD), PYPTO_NUM_BINARY(TSUB), PYPTO_NUM_BINARY(TMUL), PYPTO_NUM_BINARY(TDIV),
@@ -233,7 +296,7 @@ void Exec(Ctx& c, const std::vector<Instr>& body) {
     if (in.opcode == "LOOP") {
       int64_t trip = in.trip.Eval(c.env);
       for (int64_t r = 0; r < trip; ++r) {
-        c.env[kReduceVar] = r;
+        c.env[in.var.empty() ? kReduceVar : in.var] = r;
         for (auto& b : c.bufs)  // valid extents may depend on the loop index
           for (size_t d = 0; d < b.valid.size(); ++d) b.valid[d] = b.buf->valid[d].Eval(c.env);
         Exec(c, in.body);
@@ -256,6 +319,7 @@ void InterpretKernel(const Kernel& k, const std::vector<BoundParam>& params, con
                      SymEnv& env, char* ub) {
   for (size_t d = 0; d < coord.size(); ++d) env[GridVar(static_cast<int>(d))] = coord[d];
   env[kReduceVar] = 0;
+  env[kInnerKVar] = 0;
   std::vector<BufState> bufs(k.bufs.size());
   for (size_t i = 0; i < k.bufs.size(); ++i) {
     const TileBuf& b = k.bufs[i];

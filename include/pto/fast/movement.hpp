@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <utility>
 
 #include "pto/ref/movement.hpp"
 #include "pto/simd.hpp"
@@ -47,6 +48,43 @@ void TINSERT(TileRef<T> dst, TileRef<T> src, int row, int col) {
   ref::detail::check_covers(dst, row + src.valid_rows, col + src.valid_cols, "dst");
   for (int r = 0; r < src.valid_rows; ++r)
     std::copy_n(src.row(r), src.valid_cols, dst.row(row + r) + col);
+}
+
+// Row segments are copied straight from src to dst; only overlapping storage (the reference's
+// aliasing case) goes through a copy of src's valid elements.
+template <class T>
+void TRESHAPE(TileRef<T> dst, TileRef<T> src) {
+  ref::detail::check_tile(dst, "dst");
+  ref::detail::check_tile(src, "src");
+  PTO_CHECK(int64_t(dst.valid_rows) * dst.valid_cols == int64_t(src.valid_rows) * src.valid_cols,
+            "element counts differ");
+  const int64_t total = int64_t(src.valid_rows) * src.valid_cols;
+  if (total == 0) return;
+  auto span = [](const TileRef<T>& t) {
+    const T* lo = t.data;
+    return std::pair{lo, lo + int64_t(t.valid_rows - 1) * t.stride + t.valid_cols};
+  };
+  const auto [d0, d1] = span(dst);
+  const auto [s0, s1] = span(src);
+  TileRef<T> from = src;
+  if (d0 < s1 && s0 < d1) {  // overlap: dst may alias src
+    if (d0 == s0 && dst.stride == src.stride && dst.valid_cols == src.valid_cols) return;
+    T* flat = simd::scratch<T>(size_t(total));
+    for (int r = 0; r < src.valid_rows; ++r)
+      std::copy_n(src.row(r), src.valid_cols, flat + size_t(r) * src.valid_cols);
+    from = TileRef<T>{flat, src.valid_rows, src.valid_cols, src.valid_cols,
+                      src.valid_rows, src.valid_cols};
+  }
+  // Two cursors over the row-major element streams; each step copies the longest run that
+  // stays inside one row of both.
+  int sr = 0, sc = 0, dr = 0, dc = 0;
+  for (int64_t done = 0; done < total;) {
+    const int m = std::min(from.valid_cols - sc, dst.valid_cols - dc);
+    std::copy_n(from.row(sr) + sc, m, dst.row(dr) + dc);
+    done += m;
+    if ((sc += m) == from.valid_cols) sc = 0, ++sr;
+    if ((dc += m) == dst.valid_cols) dc = 0, ++dr;
+  }
 }
 
 template <class T>

@@ -1,0 +1,271 @@
+// The cube tiles on the CPU. A cube kernel's instructions map to a register-blocked GEMM:
+//   TLOAD into Mat (L1)    -> a view of global memory (no copy: the L1 tile is whatever the
+//                             caches hold of it)
+//   TEXTRACT into Left     -> a row-major copy of the m0 x k0 block, widened to the compute type
+//                             (fp16/bf16 -> float, int8 -> int16); this is the CPU's L0A layout
+//   TEXTRACT into Right    -> packed 16-column panels, k-major (the CPU's L0B "fractal"), so
+//                             the micro-kernel reads B with two aligned loads per k
+//   TMATMUL_ACC            -> a 6 x 16 micro-kernel over the panels (12 accumulators in ymm)
+// Results equal the reference in exact arithmetic; fp32 sums run in k order per output with
+// FMAs, and int8 products accumulate exactly in int32.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include <pto/pto.hpp>
+
+#include "pypto/kernel_abi.h"
+
+namespace pypto_kernel {
+
+/// Element (i, j) of a Mat tile is p[i * rs + j * cs].
+template <class T>
+struct MatView {
+  const T* p;
+  int64_t rs, cs;
+};
+
+template <class T, int R>
+inline MatView<T> MatLoad(const int64_t (&start)[R], const PyptoParamView& v) {
+  int64_t off = 0;
+  for (int d = 0; d < R; ++d) off += start[d] * v.stride[d];
+  return {reinterpret_cast<const T*>(v.data) + off, v.stride[R - 2], v.stride[R - 1]};
+}
+
+/// The compute type of the cube on the CPU: float for float inputs, int16 pairs for int8.
+template <class In>
+using CubeT = std::conditional_t<std::is_same_v<In, int8_t>, int16_t, float>;
+
+constexpr int kCubeMR = 6;   // rows of the micro-kernel
+constexpr int kCubeNR = 16;  // columns of the micro-kernel (two ymm of float or int32)
+
+/// Elements of the Left buffer for an m0 x k0 tile: rows of k0 (rounded up to even, for int8
+/// pairs) plus kCubeMR rows of slack so edge panels may read past the last row.
+constexpr int64_t LeftElems(int64_t m0, int64_t k0) { return (m0 + kCubeMR) * ((k0 + 1) / 2 * 2); }
+/// Elements of the Right buffer for a k0 x n0 tile: 16-column panels of k0 (even) rows.
+constexpr int64_t RightElems(int64_t k0, int64_t n0) {
+  return (n0 + kCubeNR - 1) / kCubeNR * kCubeNR * ((k0 + 1) / 2 * 2);
+}
+
+template <class In>
+inline CubeT<In> Widen(In x) {
+  if constexpr (std::is_same_v<In, int8_t>) return static_cast<int16_t>(x);
+  else return static_cast<float>(x);
+}
+
+/// Left (m x k, row stride ldl) from the window at `base` of a Mat tile, element (m, k) at
+/// base[m * ms + k * ks]. Rows are padded with zeros to an even k for int8.
+template <class In>
+inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, int64_t ks, int64_t vm, int64_t vk) {
+  const int64_t kp = (vk + 1) / 2 * 2;
+  for (int64_t m = 0; m < vm; ++m) {
+    CubeT<In>* d = dst + m * ldl;
+    const In* s = base + m * ms;
+    if constexpr (std::is_same_v<In, float>) {
+      if (ks == 1) {
+        std::memcpy(d, s, vk * sizeof(float));
+      } else {
+        for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
+      }
+    } else {
+      for (int64_t k = 0; k < vk; ++k) d[k] = Widen(s[k * ks]);
+    }
+    for (int64_t k = vk; k < kp; ++k) d[k] = 0;
+  }
+}
+
+/// Right (k x n) into 16-column panels: panel q holds, for each k, columns 16q .. 16q+15
+/// (zero past n). For int8 the panel is k-pair-major: (b[2p][j], b[2p+1][j]) side by side, the
+/// operand order of a 16-bit multiply-add.
+template <class In>
+inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, int64_t vk, int64_t vn) {
+  const int64_t panels = (vn + kCubeNR - 1) / kCubeNR;
+  if constexpr (std::is_same_v<In, int8_t>) {
+    const int64_t pairs = (vk + 1) / 2;
+    for (int64_t q = 0; q < panels; ++q) {
+      int16_t* d = dst + q * pairs * 2 * kCubeNR;
+      const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);
+      for (int64_t p = 0; p < pairs; ++p) {
+        int16_t* row = d + p * 2 * kCubeNR;
+        for (int64_t j = 0; j < kCubeNR; ++j) {
+          // Lane order of _mm256_madd_epi16: for column j, the pair sits at 2j, 2j+1.
+          bool in = j < nc;
+          int64_t k = 2 * p;
+          row[2 * j] = in ? base[k * ks + (n0 + j) * ns] : 0;
+          row[2 * j + 1] = in && k + 1 < vk ? base[(k + 1) * ks + (n0 + j) * ns] : 0;
+        }
+      }
+    }
+  } else {
+    for (int64_t q = 0; q < panels; ++q) {
+      float* d = dst + q * vk * kCubeNR;
+      const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);
+      if (ns == 1 && nc == kCubeNR) {
+        for (int64_t k = 0; k < vk; ++k) {
+          const In* s = base + k * ks + n0;
+          float* o = d + k * kCubeNR;
+          if constexpr (std::is_same_v<In, float>) std::memcpy(o, s, kCubeNR * sizeof(float));
+          else
+            for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[j]);
+        }
+      } else {
+        for (int64_t k = 0; k < vk; ++k)
+          for (int64_t j = 0; j < kCubeNR; ++j)
+            d[k * kCubeNR + j] = j < nc ? static_cast<float>(base[k * ks + (n0 + j) * ns]) : 0.0f;
+      }
+    }
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// C[MR x 16] += A[MR x K] (rows lda apart) * Bp (a packed 16-column panel). The accumulators
+// are named variables: GCC keeps an array of __m256 in memory across the loop.
+template <int MR>
+inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, float* C, int64_t ldc) {
+  static_assert(MR >= 1 && MR <= 6);
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+#define PYPTO_ROWS(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
+#define PYPTO_LOAD(I, X0, X1)                 \
+  if constexpr (I < MR) {                     \
+    X0 = _mm256_loadu_ps(C + I * ldc);        \
+    X1 = _mm256_loadu_ps(C + I * ldc + 8);    \
+  }
+#define PYPTO_FMA(I, X0, X1)                                \
+  if constexpr (I < MR) {                                   \
+    const __m256 a = _mm256_broadcast_ss(A + I * lda + k);  \
+    X0 = _mm256_fmadd_ps(a, b0, X0);                        \
+    X1 = _mm256_fmadd_ps(a, b1, X1);                        \
+  }
+#define PYPTO_STORE(I, X0, X1)             \
+  if constexpr (I < MR) {                  \
+    _mm256_storeu_ps(C + I * ldc, X0);     \
+    _mm256_storeu_ps(C + I * ldc + 8, X1); \
+  }
+  PYPTO_ROWS(PYPTO_LOAD)
+  for (int64_t k = 0; k < K; ++k) {
+    const __m256 b0 = _mm256_load_ps(Bp + k * kCubeNR);
+    const __m256 b1 = _mm256_load_ps(Bp + k * kCubeNR + 8);
+    PYPTO_ROWS(PYPTO_FMA)
+  }
+  PYPTO_ROWS(PYPTO_STORE)
+#undef PYPTO_FMA
+#undef PYPTO_LOAD
+#undef PYPTO_STORE
+
+// int8 as int16 pairs: per k pair, _mm256_madd_epi16 forms a[2p] * b[2p][j] + a[2p+1] * b[2p+1][j]
+// exactly in int32 (|products| <= 2^14), added to the int32 accumulators.
+#define PYPTO_ILOAD(I, X0, X1)                                                 \
+  if constexpr (I < MR) {                                                      \
+    X0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc));    \
+    X1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc + 8)); \
+  }
+#define PYPTO_IMAD(I, X0, X1)                                                          \
+  if constexpr (I < MR) {                                                              \
+    int32_t pair;                                                                      \
+    std::memcpy(&pair, A + I * lda + 2 * p, 4);                                        \
+    const __m256i a = _mm256_set1_epi32(pair);                                         \
+    X0 = _mm256_add_epi32(X0, _mm256_madd_epi16(a, b0));                               \
+    X1 = _mm256_add_epi32(X1, _mm256_madd_epi16(a, b1));                               \
+  }
+#define PYPTO_ISTORE(I, X0, X1)                                             \
+  if constexpr (I < MR) {                                                   \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc), X0);       \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc + 8), X1);   \
+  }
+}
+
+template <int MR>
+inline void MicroI8(int64_t pairs, const int16_t* A, int64_t lda, const int16_t* Bp, int32_t* C, int64_t ldc) {
+  __m256i c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+  PYPTO_ROWS(PYPTO_ILOAD)
+  for (int64_t p = 0; p < pairs; ++p) {
+    // Columns 0-7 and 8-15 of the pair row: the panel stores (b0 b1) per column, 16 columns.
+    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR));
+    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR + 16));
+    PYPTO_ROWS(PYPTO_IMAD)
+  }
+  PYPTO_ROWS(PYPTO_ISTORE)
+}
+#undef PYPTO_ROWS
+#undef PYPTO_ILOAD
+#undef PYPTO_IMAD
+#undef PYPTO_ISTORE
+
+template <class Acc, int MR>
+inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
+                  int64_t lda, const void* Bp, Acc* C, int64_t ldc) {
+  if constexpr (std::is_same_v<Acc, int32_t>)
+    MicroI8<MR>((K + 1) / 2, A, lda, static_cast<const int16_t*>(Bp), C, ldc);
+  else
+    MicroF32<MR>(K, A, lda, static_cast<const float*>(Bp), C, ldc);
+}
+#else
+// Portable: the same blocking with scalar loops (the compiler vectorizes the j loop).
+template <class Acc, int MR>
+inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
+                  int64_t lda, const void* Bpv, Acc* C, int64_t ldc) {
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    const int16_t* Bp = static_cast<const int16_t*>(Bpv);
+    for (int i = 0; i < MR; ++i)
+      for (int64_t p = 0; p < (K + 1) / 2; ++p)
+        for (int j = 0; j < kCubeNR; ++j)
+          C[i * ldc + j] = int32_t(uint32_t(C[i * ldc + j]) +
+                                   uint32_t(int32_t(A[i * lda + 2 * p]) * Bp[p * 32 + 2 * j] +
+                                            int32_t(A[i * lda + 2 * p + 1]) * Bp[p * 32 + 2 * j + 1]));
+  } else {
+    const float* Bp = static_cast<const float*>(Bpv);
+    for (int i = 0; i < MR; ++i)
+      for (int64_t k = 0; k < K; ++k)
+        for (int j = 0; j < kCubeNR; ++j) C[i * ldc + j] = std::fma(A[i * lda + k], Bp[k * kCubeNR + j], C[i * ldc + j]);
+  }
+}
+#endif
+
+/// C[vm x vn] (row stride ldc) += Left[vm x vk] (row stride ldl) * Right (packed panels).
+template <class Acc>
+inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* L,
+                          int64_t ldl, const void* Rp, int64_t vm, int64_t vn, int64_t vk) {
+  using CT = CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>;
+  const int64_t kp = (vk + 1) / 2 * 2;
+  const int64_t panel = (std::is_same_v<Acc, int32_t> ? kp : vk) * kCubeNR;  // elements per panel
+  for (int64_t n0 = 0; n0 < vn; n0 += kCubeNR) {
+    const CT* bp = static_cast<const CT*>(Rp) + (n0 / kCubeNR) * panel;
+    const int64_t nc = std::min<int64_t>(kCubeNR, vn - n0);
+    alignas(32) Acc edge[kCubeMR * kCubeNR];
+    for (int64_t m0 = 0; m0 < vm; m0 += kCubeMR) {
+      const int64_t mr = std::min<int64_t>(kCubeMR, vm - m0);
+      const CT* a = L + m0 * ldl;
+      Acc* c = C + m0 * ldc + n0;
+      Acc* out = c;
+      int64_t ldo = ldc;
+      if (nc < kCubeNR) {  // a partial panel: compute into a 16-wide scratch block
+        for (int64_t i = 0; i < mr; ++i) {
+          std::memcpy(edge + i * kCubeNR, c + i * ldc, nc * sizeof(Acc));
+          std::fill(edge + i * kCubeNR + nc, edge + (i + 1) * kCubeNR, Acc(0));
+        }
+        out = edge;
+        ldo = kCubeNR;
+      }
+      switch (mr) {
+        case 6: Micro<Acc, 6>(vk, a, ldl, bp, out, ldo); break;
+        case 5: Micro<Acc, 5>(vk, a, ldl, bp, out, ldo); break;
+        case 4: Micro<Acc, 4>(vk, a, ldl, bp, out, ldo); break;
+        case 3: Micro<Acc, 3>(vk, a, ldl, bp, out, ldo); break;
+        case 2: Micro<Acc, 2>(vk, a, ldl, bp, out, ldo); break;
+        default: Micro<Acc, 1>(vk, a, ldl, bp, out, ldo); break;
+      }
+      if (out == edge)
+        for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * ldc, edge + i * kCubeNR, nc * sizeof(Acc));
+    }
+  }
+}
+
+}  // namespace pypto_kernel
