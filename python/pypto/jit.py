@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _core, options
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
-from ._dtypes import as_dtype, to_numpy_dtype
+from ._dtypes import DT_BF16, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
 
 
@@ -195,8 +195,13 @@ class JitFunction:
     # --- calls ---------------------------------------------------------------------------------
     def _as_array(self, a: Any, name: str, shapes_ok: bool = False) -> np.ndarray:
         if _is_torch(a):
-            a = a.detach().cpu().numpy()
+            import torch
+            t = a.detach().cpu()
+            # numpy has no bf16: pass the bit patterns, which the core reads as bf16.
+            a = t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
         if isinstance(a, np.ndarray):
+            if a.dtype in (np.int16, np.uint16) and dict(self.params)[name].dtype == DT_BF16:
+                return a
             try:
                 as_dtype(a.dtype)
             except TypeError:
@@ -249,7 +254,9 @@ class JitFunction:
             self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:
             import torch
-            outs = [torch.from_numpy(o) for o in outs]
+            # uint16 results are bf16 bit patterns (no other pypto dtype maps to uint16).
+            outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if o.dtype == np.uint16
+                    else torch.from_numpy(o) for o in outs]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)

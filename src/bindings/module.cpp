@@ -248,8 +248,26 @@ NB_MODULE(_core, m) {
            [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode,
               bool trace, const std::string& run_mode) {
              std::vector<HostTensor> hp;
-             for (auto& a : params) hp.push_back(ToHost(a));
              const Function& fn = p.compiled->tensor_graph;
+             for (size_t i = 0; i < params.size(); ++i) {
+               // numpy has no bf16: a bf16 parameter takes its bit patterns as a 16-bit integer array.
+               auto dt = params[i].dtype();
+               bool bits16 = dt.bits == 16 && (dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int) ||
+                                                dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt));
+               bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
+               if (bits16 && bf16_param) {
+                 HostTensor t;
+                 t.data = params[i].data();
+                 t.dtype = DataType::BF16;
+                 for (size_t d = 0; d < params[i].ndim(); ++d) {
+                   t.shape.push_back(static_cast<int64_t>(params[i].shape(d)));
+                   t.strides.push_back(static_cast<int64_t>(params[i].stride(d)));
+                 }
+                 hp.push_back(t);
+               } else {
+                 hp.push_back(ToHost(params[i]));
+               }
+             }
              std::vector<Array> outs;
              std::vector<HostTensor> hr;
              {
@@ -269,7 +287,9 @@ NB_MODULE(_core, m) {
                    delete b;
                  });
                  std::vector<size_t> shp(shapes[i].begin(), shapes[i].end());
-                 outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr, ToDlpack(dt));
+                 // bf16 results come back as uint16 bit patterns (numpy has no bf16).
+                 outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr,
+                                   dt == DataType::BF16 ? nb::dtype<uint16_t>() : ToDlpack(dt));
                  HostTensor h;
                  h.data = data;
                  h.dtype = dt;

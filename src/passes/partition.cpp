@@ -479,7 +479,7 @@ class Partitioner {
       std::vector<int> map = AlignedMap(R, v.rank());
       std::vector<int64_t> tile = t.input_tile(i);
       std::vector<Expr> starts;
-      for (int d = 0; d < R - 2; ++d) starts.push_back(coord[d]);
+      for (int d = 0; d < R - 2; ++d) starts.push_back(map[d] < 0 ? Expr(0) : coord[d]);  // 2-D: shared
       // Stored as [rows, k] (A) or [k, cols] (B), or transposed.
       bool k_first = (i == 0) == trans;
       starts.push_back(k_first ? r * Expr(k1) : outer);

@@ -1,0 +1,314 @@
+"""pypto.matmul against numpy (and torch for bf16): tails in M, N and K, L0 splits of K,
+transposed operands, batches, every dtype, both backends, epilogues, and the errors."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import assert_close, rng
+
+BACKENDS = ["cpu", "interp"]
+
+
+def _mm_fn(M, K, N, dt, cube, mode, a_trans=False, b_trans=False, out_dtype=None, batch=None, b_batched=True):
+    a_shape = (K, M) if a_trans else (M, K)
+    b_shape = (N, K) if b_trans else (K, N)
+    if batch is not None:
+        a_shape = (batch,) + a_shape
+        if b_batched:
+            b_shape = (batch,) + b_shape
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def mm(a: pypto.Tensor(a_shape, dt), b: pypto.Tensor(b_shape, dt)):
+        if cube is not None:
+            pypto.set_cube_tile_shapes(*cube)
+        return pypto.matmul(a, b, out_dtype, a_trans=a_trans, b_trans=b_trans)
+
+    return mm
+
+
+def _ref(a, b, a_trans, b_trans):
+    a64 = np.swapaxes(a, -1, -2).astype(np.float64) if a_trans else a.astype(np.float64)
+    b64 = np.swapaxes(b, -1, -2).astype(np.float64) if b_trans else b.astype(np.float64)
+    return a64 @ b64
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+@pytest.mark.parametrize(
+    "M,K,N,cube",
+    [
+        (100, 70, 90, ([32, 32], [16, 32], [48, 48])),  # tails in M, N and K (K tail inside an L1 step)
+        (64, 64, 64, ([32, 32], [32, 32], [32, 32])),  # exact tiles, no L0 split
+        (37, 129, 53, ([16, 16], [32, 64], [16, 16])),  # odd sizes, micro-kernel edges in both dims
+        (1, 300, 7, None),  # a row vector, automatic tiles
+        (200, 33, 300, None),  # automatic tiles clipped to K
+    ],
+)
+def test_matmul_fp32_tails(mode, M, K, N, cube):
+    r = rng(M * 1000 + K * 10 + N)
+    a = r.standard_normal((M, K)).astype(np.float32)
+    b = r.standard_normal((K, N)).astype(np.float32)
+    got = _mm_fn(M, K, N, pypto.DT_FP32, cube, mode)(a, b)
+    assert got.dtype == np.float32
+    assert_close(got, _ref(a, b, False, False), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+@pytest.mark.parametrize("a_trans,b_trans", [(True, False), (False, True), (True, True)])
+def test_matmul_transposed(mode, a_trans, b_trans):
+    M, K, N = 45, 77, 61
+    r = rng(7)
+    a = r.standard_normal((K, M) if a_trans else (M, K)).astype(np.float32)
+    b = r.standard_normal((N, K) if b_trans else (K, N)).astype(np.float32)
+    fn = _mm_fn(M, K, N, pypto.DT_FP32, ([16, 16], [16, 32], [32, 32]), mode, a_trans, b_trans)
+    assert_close(fn(a, b), _ref(a, b, a_trans, b_trans), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+@pytest.mark.parametrize("b_batched", [True, False])
+def test_matmul_batched(mode, b_batched):
+    B, M, K, N = 3, 20, 50, 30
+    r = rng(11)
+    a = r.standard_normal((B, M, K)).astype(np.float32)
+    b = r.standard_normal((B, K, N) if b_batched else (K, N)).astype(np.float32)
+    fn = _mm_fn(M, K, N, pypto.DT_FP32, ([16, 16], [16, 32], [16, 16]), mode, batch=B, b_batched=b_batched)
+    got = fn(a, b)
+    assert got.shape == (B, M, N)
+    assert_close(got, _ref(a, b, False, False), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_int8_exact(mode):
+    M, K, N = 70, 301, 45  # odd K: the last int16 pair is half padding
+    r = rng(3)
+    a = r.integers(-128, 128, size=(M, K), dtype=np.int8)
+    b = r.integers(-128, 128, size=(K, N), dtype=np.int8)
+    fn = _mm_fn(M, K, N, pypto.DT_INT8, ([32, 32], [32, 128], [32, 32]), mode)
+    got = fn(a, b)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_int8_transposed_b_exact(mode):
+    M, K, N = 33, 64, 50
+    r = rng(4)
+    a = r.integers(-128, 128, size=(M, K), dtype=np.int8)
+    b = r.integers(-128, 128, size=(N, K), dtype=np.int8)
+    fn = _mm_fn(M, K, N, pypto.DT_INT8, ([16, 16], [32, 64], [32, 32]), mode, b_trans=True)
+    np.testing.assert_array_equal(fn(a, b), a.astype(np.int32) @ b.astype(np.int32).T)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_fp16_in_fp32_out(mode):
+    M, K, N = 50, 90, 40
+    r = rng(5)
+    a = r.standard_normal((M, K)).astype(np.float16)
+    b = r.standard_normal((K, N)).astype(np.float16)
+    fn = _mm_fn(M, K, N, pypto.DT_FP16, ([16, 16], [32, 64], [16, 16]), mode, out_dtype=pypto.DT_FP32)
+    got = fn(a, b)
+    assert got.dtype == np.float32
+    assert_close(got, _ref(a, b, False, False), rtol=1e-4, atol=1e-3)  # fp32 accumulation of exact products
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_fp16_out(mode):
+    M, K, N = 24, 40, 24
+    r = rng(6)
+    a = r.standard_normal((M, K)).astype(np.float16)
+    b = r.standard_normal((K, N)).astype(np.float16)
+    got = _mm_fn(M, K, N, pypto.DT_FP16, None, mode)(a, b)
+    assert got.dtype == np.float16
+    # fp32 accumulation rounded once to fp16
+    np.testing.assert_array_equal(got, _ref(a, b, False, False).astype(np.float32).astype(np.float16))
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_bf16_torch(mode):
+    torch = pytest.importorskip("torch")
+    M, K, N = 40, 100, 36
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    fn = _mm_fn(M, K, N, pypto.DT_BF16, ([16, 16], [32, 64], [32, 32]), mode, out_dtype=pypto.DT_FP32)
+    got = fn(a, b)
+    ref = a.double() @ b.double()
+    assert_close(got.numpy() if hasattr(got, "numpy") else got, ref.numpy(), rtol=1e-4, atol=1e-3)
+    fn16 = _mm_fn(M, K, N, pypto.DT_BF16, ([16, 16], [32, 64], [32, 32]), mode)
+    got16 = fn16(a, b)
+    assert got16.dtype == torch.bfloat16
+    # fp32 accumulation rounded once to bf16
+    torch.testing.assert_close(got16, ref.float().to(torch.bfloat16), rtol=0, atol=0)
+
+
+def test_matmul_dynamic_m():
+    K, N = 64, 48
+
+    @pypto.jit
+    def mm(a: pypto.Tensor((pypto.DYNAMIC, K), pypto.DT_FP32), b: pypto.Tensor((K, N), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 64], [48, 48])
+        return pypto.matmul(a, b)
+
+    r = rng(8)
+    b = r.standard_normal((K, N)).astype(np.float32)
+    for M in (1, 33, 100):
+        a = r.standard_normal((M, K)).astype(np.float32)
+        assert_close(mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_epilogue_bias_relu_cast(mode):
+    M, K, N = 70, 96, 80
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def linear(x: pypto.Tensor((M, K), pypto.DT_FP32), w: pypto.Tensor((K, N), pypto.DT_FP32),
+               bias: pypto.Tensor((1, N), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([32, 32], [32, 64], [80, 80])
+        y = pypto.matmul(x, w)
+        pypto.set_vec_tile_shapes(32, 80)
+        return pypto.cast(pypto.relu(pypto.add(y, bias)), pypto.DT_FP16)
+
+    r = rng(9)
+    x = r.standard_normal((M, K)).astype(np.float32)
+    w = r.standard_normal((K, N)).astype(np.float32)
+    bias = r.standard_normal((1, N)).astype(np.float32)
+    got = linear(x, w, bias)
+    ref = np.maximum(x.astype(np.float64) @ w + bias, 0)
+    assert got.dtype == np.float16
+    assert_close(got, ref, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_ffn_silu(mode):
+    T, D, H = 48, 64, 160
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def ffn(x: pypto.Tensor((T, D), pypto.DT_FP32), w1: pypto.Tensor((D, H), pypto.DT_FP32),
+            w2: pypto.Tensor((H, D), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 64], [32, 32])
+        h = pypto.silu(pypto.matmul(x, w1))
+        return pypto.matmul(h, w2)
+
+    r = rng(10)
+    x = r.standard_normal((T, D)).astype(np.float32)
+    w1 = (r.standard_normal((D, H)) / 8).astype(np.float32)
+    w2 = (r.standard_normal((H, D)) / 8).astype(np.float32)
+    h = x.astype(np.float64) @ w1
+    h = h / (1 + np.exp(-h))
+    assert_close(ffn(x, w1, w2), h @ w2, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_in_loop_over_views():
+    """A matmul per block row inside pypto.loop, assembled into the output."""
+    M, K, N, BM = 96, 40, 24, 32
+
+    @pypto.jit
+    def blocked(a: pypto.Tensor((M, K), pypto.DT_FP32), b: pypto.Tensor((K, N), pypto.DT_FP32),
+                out: pypto.Tensor((M, N), pypto.DT_FP32)):
+        for i in pypto.loop(M // BM):
+            blk = a[i * BM:(i + 1) * BM, :]
+            pypto.assemble(pypto.matmul(blk, b), [i * BM, 0], out)
+
+    r = rng(12)
+    a = r.standard_normal((M, K)).astype(np.float32)
+    b = r.standard_normal((K, N)).astype(np.float32)
+    out = np.zeros((M, N), np.float32)
+    blocked(a, b, out)
+    assert_close(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_cube_and_vector_kernels_are_separate(tmp_path):
+    M, K, N = 64, 64, 64
+
+    @pypto.jit(debug_options={"dump_dir": str(tmp_path), "dump_passes": True})
+    def lin(x: pypto.Tensor((M, K), pypto.DT_FP32), w: pypto.Tensor((K, N), pypto.DT_FP32)):
+        return pypto.exp(pypto.matmul(x, w))
+
+    x = np.full((M, K), 0.01, np.float32)
+    w = np.full((K, N), 0.01, np.float32)
+    assert_close(lin(x, w), np.exp(x.astype(np.float64) @ w), rtol=1e-5)
+    text = (tmp_path / "lin" / "passes").glob("*allocate_buffers.txt")
+    dump = next(iter(text)).read_text()
+    assert "[AIC]" in dump and "[AIV]" in dump
+    assert "TMATMUL_ACC" in dump and "TEXTRACT" in dump and "Left" in dump and "Acc" in dump
+    aic = dump.split("kernel ")[1]
+    assert "TEXP" not in aic, "vector work must not run in the cube kernel"
+
+
+def test_get_cube_tile_shapes():
+    seen = []
+
+    @pypto.jit
+    def f(a: pypto.Tensor((16, 16), pypto.DT_FP32)):
+        seen.append(pypto.get_cube_tile_shapes())
+        pypto.set_cube_tile_shapes([16, 16], [8, 16], [16, 16])
+        seen.append(pypto.get_cube_tile_shapes())
+        return pypto.matmul(a, a)
+
+    a = np.eye(16, dtype=np.float32)
+    assert_close(f(a), a)
+    assert seen == [[], [[16, 16], [8, 16], [16, 16]]]
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+
+def _expect_error(fn, args, *needles):
+    with pytest.raises(pypto.UserError) as e:
+        fn(*args)
+    msg = str(e.value)
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
+def test_error_inner_dim_mismatch():
+    @pypto.jit
+    def f(a: pypto.Tensor((8, 5), pypto.DT_FP32), b: pypto.Tensor((6, 4), pypto.DT_FP32)):
+        return pypto.matmul(a, b)
+
+    msg = _expect_error(f, (np.zeros((8, 5), np.float32), np.zeros((6, 4), np.float32)),
+                        "pypto.matmul", "inner dims differ", "(8, 5)", "(6, 4)", "test_matmul.py")
+    assert "^" in msg
+
+
+def test_error_dtype_mismatch():
+    @pypto.jit
+    def f(a: pypto.Tensor((8, 8), pypto.DT_FP32), b: pypto.Tensor((8, 8), pypto.DT_FP16)):
+        return pypto.matmul(a, b)
+
+    _expect_error(f, (np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float16)), "dtypes differ", "pypto.cast")
+
+
+def test_error_int8_out_dtype():
+    @pypto.jit
+    def f(a: pypto.Tensor((8, 8), pypto.DT_INT8)):
+        return pypto.matmul(a, a, pypto.DT_FP32)
+
+    _expect_error(f, (np.zeros((8, 8), np.int8),), "out_dtype fp32", "int32")
+
+
+def test_error_bad_cube_tile_shapes():
+    @pypto.jit
+    def f(a: pypto.Tensor((8, 8), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 24], [8, 8], [8, 8])
+        return pypto.matmul(a, a)
+
+    _expect_error(f, (np.zeros((8, 8), np.float32),), "set_cube_tile_shapes", "multiple of L0")
+
+
+def test_error_cube_tile_too_big_for_npu():
+    @pypto.jit(pass_options={"machine": "a2a3"})
+    def f(a: pypto.Tensor((512, 512), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([256, 256], [64, 64], [256, 256])
+        return pypto.matmul(a, a)
+
+    _expect_error(f, (np.zeros((512, 512), np.float32),), "L0C accumulator", "a2a3", "set_cube_tile_shapes")
+
+
+def test_error_batch_mismatch():
+    @pypto.jit
+    def f(a: pypto.Tensor((2, 8, 8), pypto.DT_FP32), b: pypto.Tensor((3, 8, 8), pypto.DT_FP32)):
+        return pypto.matmul(a, b)
+
+    _expect_error(f, (np.zeros((2, 8, 8), np.float32), np.zeros((3, 8, 8), np.float32)), "batch dims differ")
