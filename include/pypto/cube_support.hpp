@@ -105,22 +105,24 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
       }
     }
   } else {
-    for (int64_t q = 0; q < panels; ++q) {
+    // Full panels of a row-major B: k outer, so each row of B is read once, front to back, and
+    // each panel row is one 64-byte line.
+    const int64_t full = ns == 1 ? vn / kCubeNR : 0;
+    for (int64_t k = 0; k < vk; ++k) {
+      const In* s = base + k * ks;
+      for (int64_t q = 0; q < full; ++q) {
+        float* o = dst + q * vk * kCubeNR + k * kCubeNR;
+        if constexpr (std::is_same_v<In, float>) std::memcpy(o, s + q * kCubeNR, kCubeNR * sizeof(float));
+        else
+          for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[q * kCubeNR + j]);
+      }
+    }
+    for (int64_t q = full; q < panels; ++q) {  // a partial last panel, or a transposed B
       float* d = dst + q * vk * kCubeNR;
       const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);
-      if (ns == 1 && nc == kCubeNR) {
-        for (int64_t k = 0; k < vk; ++k) {
-          const In* s = base + k * ks + n0;
-          float* o = d + k * kCubeNR;
-          if constexpr (std::is_same_v<In, float>) std::memcpy(o, s, kCubeNR * sizeof(float));
-          else
-            for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[j]);
-        }
-      } else {
-        for (int64_t k = 0; k < vk; ++k)
-          for (int64_t j = 0; j < kCubeNR; ++j)
-            d[k * kCubeNR + j] = j < nc ? static_cast<float>(base[k * ks + (n0 + j) * ns]) : 0.0f;
-      }
+      for (int64_t k = 0; k < vk; ++k)
+        for (int64_t j = 0; j < kCubeNR; ++j)
+          d[k * kCubeNR + j] = j < nc ? static_cast<float>(base[k * ks + (n0 + j) * ns]) : 0.0f;
     }
   }
 }

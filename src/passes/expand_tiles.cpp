@@ -47,8 +47,8 @@ class TileExpander {
     } else {
       // The host: a 128 x 256 output block per task keeps the packed B panel (k0 x 256) in L2
       // and amortizes packing over 128 rows; k0 = 256 keeps a micro-kernel's A and B in L1.
-      t.cube = {128, 128, 256, 1024, 256, 256};
-      t.tile_reason = "automatic m=[128, 128] k=[256, 1024] n=[256, 256] for the host's caches";
+      t.cube = {128, 128, 256, 512, 256, 256};
+      t.tile_reason = "automatic m=[128, 128] k=[256, 512] n=[256, 256] for the host's caches";
     }
     // Clip to static extents (a tile larger than the matrix only wastes buffer).
     auto clip = [&](int l0, int l1, const Expr& ext) {

@@ -1,0 +1,137 @@
+"""Flash attention at the tensor level: online softmax over blocks of keys, causal or not.
+
+For each block of Bq queries, the keys and values are visited in blocks of Bk. The running
+row max m, row sum l and output acc are tensors of the function updated in place, so every
+(query block, key block) step works on tiles that stay in cache:
+
+    s     = (q_i @ k_j^T) * scale (+ a causal mask on the diagonal block)   cube, then vector
+    m_new = max(m, rowmax(s));  p = exp(s - m_new);  alpha = exp(m - m_new)  vector
+    l     = l * alpha + rowsum(p);  acc = acc * alpha + p @ v_j             vector, cube, vector
+
+The causal version starts each query block with its diagonal block (masked) and then visits
+the blocks left of it, so no step needs a condition. Run: python examples/flash_attention.py
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import pypto
+
+NEG = -1e30  # the mask value: exp(NEG - m) is 0 for any finite row max m
+
+
+def causal_mask(block: int) -> np.ndarray:
+    """Additive mask of the diagonal block: 0 on and below the diagonal, NEG above it."""
+    return np.triu(np.full((block, block), NEG, np.float32), k=1)
+
+
+def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128, block_k: int = 128,
+                   **jit_kwargs: Any) -> Callable[..., Any]:
+    """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block, block] if causal)."""
+    if seq % block_q or seq % block_k:
+        raise ValueError(f"seq {seq} must be a multiple of the blocks {block_q} and {block_k}")
+    if causal and block_q != block_k:
+        raise ValueError("the causal version needs block_q == block_k")
+    scale = 1.0 / math.sqrt(dim)
+    nq, nk = seq // block_q, seq // block_k
+    shape = (bh, seq, dim)
+
+    def step(q_i: Any, k_j: Any, v_j: Any, mask: Any, m: Any, l: Any, acc: Any, first: bool) -> None:
+        pypto.set_cube_tile_shapes([block_q, block_q], [dim, dim], [block_k, block_k])
+        s = pypto.matmul(q_i, k_j, b_trans=True)
+        pypto.set_vec_tile_shapes(1, block_q, block_k)
+        s = s * scale
+        if mask is not None:
+            s = s + mask
+        row_max = pypto.amax(s, dim=-1, keepdim=True)
+        if first:
+            m_new = row_max
+        else:
+            m_new = pypto.maximum(m, row_max)
+        p = pypto.exp(s - m_new)
+        row_sum = pypto.sum(p, dim=-1, keepdim=True)
+        pypto.set_cube_tile_shapes([block_q, block_q], [block_k, block_k], [dim, dim])
+        pv = pypto.matmul(p, v_j)
+        pypto.set_vec_tile_shapes(1, block_q, dim)
+        if first:
+            l[:] = row_sum
+            acc[:] = pv
+        else:
+            alpha = pypto.exp(m - m_new)
+            l[:] = l * alpha + row_sum
+            acc[:] = acc * alpha + pv
+        m[:] = m_new
+
+    def body(q: Any, k: Any, v: Any, mask: Any, out: Any) -> None:
+        m = pypto.tensor((bh, block_q, 1), pypto.DT_FP32, "row_max")
+        l = pypto.tensor((bh, block_q, 1), pypto.DT_FP32, "row_sum")
+        acc = pypto.tensor((bh, block_q, dim), pypto.DT_FP32, "acc")
+        for i in pypto.loop(nq, name="LOOP_q", idx_name="i"):
+            q_i = q[:, i * block_q:(i + 1) * block_q, :]
+            if causal:
+                # The diagonal block first (it initializes the state), then the blocks left of it.
+                k_d = k[:, i * block_k:(i + 1) * block_k, :]
+                v_d = v[:, i * block_k:(i + 1) * block_k, :]
+                step(q_i, k_d, v_d, mask, m, l, acc, first=True)
+                for j in pypto.loop(i, name="LOOP_kv", idx_name="j"):
+                    step(q_i, k[:, j * block_k:(j + 1) * block_k, :], v[:, j * block_k:(j + 1) * block_k, :],
+                         None, m, l, acc, first=False)
+            else:
+                step(q_i, k[:, 0:block_k, :], v[:, 0:block_k, :], None, m, l, acc, first=True)
+                for j in pypto.loop(1, nk, name="LOOP_kv", idx_name="j"):
+                    step(q_i, k[:, j * block_k:(j + 1) * block_k, :], v[:, j * block_k:(j + 1) * block_k, :],
+                         None, m, l, acc, first=False)
+            pypto.set_vec_tile_shapes(1, block_q, dim)
+            pypto.assemble(acc / l, [0, i * block_q, 0], out)
+
+    T = pypto.Tensor
+    if causal:
+        @pypto.jit(**jit_kwargs)
+        def attention_causal(q: T(shape, pypto.DT_FP32), k: T(shape, pypto.DT_FP32), v: T(shape, pypto.DT_FP32),
+                             mask: T((block_q, block_k), pypto.DT_FP32), out: T(shape, pypto.DT_FP32)) -> None:
+            body(q, k, v, mask, out)
+        return attention_causal
+
+    @pypto.jit(**jit_kwargs)
+    def attention(q: T(shape, pypto.DT_FP32), k: T(shape, pypto.DT_FP32), v: T(shape, pypto.DT_FP32),
+                  out: T(shape, pypto.DT_FP32)) -> None:
+        body(q, k, v, None, out)
+    return attention
+
+
+def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2).astype(np.float64) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -np.inf), k=1)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p / p.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
+
+
+def main() -> None:
+    bh, seq, dim = 16, 2048, 64
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    for causal in (False, True):
+        fn = make_attention(bh, seq, dim, causal)
+        out = np.zeros_like(q)
+        args = (q, k, v, causal_mask(128), out) if causal else (q, k, v, out)
+        fn(*args)
+        err = np.abs(out - reference(q, k, v, causal)).max()
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn(*args)
+            times.append(time.perf_counter() - t0)
+        ms = sorted(times)[2] * 1e3
+        flops = 4 * bh * seq * seq * dim / (2 if causal else 1)
+        print(f"attention causal={causal} [{bh}, {seq}, {dim}]: max error {err:.2e}, {ms:.1f} ms, "
+              f"{flops / ms / 1e6:.1f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    main()
