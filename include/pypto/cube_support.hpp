@@ -231,10 +231,11 @@ inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, 
 }
 #endif
 
-/// C[vm x vn] (row stride ldc) += Left[vm x vk] (row stride ldl) * Right (packed panels).
+/// C[vm x vn] (row stride ldc) += Left[vm x vk] (row stride ldl) * Right (packed panels); with
+/// `init`, C = Left * Right (C's old values are not read).
 template <class Acc>
 inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* L,
-                          int64_t ldl, const void* Rp, int64_t vm, int64_t vn, int64_t vk) {
+                          int64_t ldl, const void* Rp, int64_t vm, int64_t vn, int64_t vk, bool init) {
   using CT = CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>;
   const int64_t kp = (vk + 1) / 2 * 2;
   const int64_t panel = (std::is_same_v<Acc, int32_t> ? kp : vk) * kCubeNR;  // elements per panel
@@ -250,11 +251,14 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<st
       int64_t ldo = ldc;
       if (nc < kCubeNR) {  // a partial panel: compute into a 16-wide scratch block
         for (int64_t i = 0; i < mr; ++i) {
-          std::memcpy(edge + i * kCubeNR, c + i * ldc, nc * sizeof(Acc));
+          if (init) std::fill(edge + i * kCubeNR, edge + i * kCubeNR + nc, Acc(0));
+          else std::memcpy(edge + i * kCubeNR, c + i * ldc, nc * sizeof(Acc));
           std::fill(edge + i * kCubeNR + nc, edge + (i + 1) * kCubeNR, Acc(0));
         }
         out = edge;
         ldo = kCubeNR;
+      } else if (init) {
+        for (int64_t i = 0; i < mr; ++i) std::fill(c + i * ldc, c + i * ldc + kCubeNR, Acc(0));
       }
       switch (mr) {
         case 6: Micro<Acc, 6>(vk, a, ldl, bp, out, ldo); break;

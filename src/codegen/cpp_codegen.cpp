@@ -162,10 +162,21 @@ class KernelWriter {
         continue;
       }
       const Instr& in = body[i];
+      if (in.opcode == "TEXPANDS" && k_.bufs[in.dst].loc == "Acc" && in.scalar == 0 && i + 1 < body.size() &&
+          body[i + 1].opcode == "LOOP" && body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1) {
+        // acc = 0 followed by the K loop: the loop's first TMATMUL_ACC writes instead of adding
+        // (every step covers the whole valid block), which saves a pass over the accumulator.
+        zero_acc_.insert(in.dst);
+        os_ << pad << "// " << Ptr(in.dst) << " = 0: folded into the first TMATMUL_ACC\n";
+        continue;
+      }
       if (in.opcode == "LOOP") {
         std::string v = in.var == kInnerKVar ? "s" : "r";
         os_ << pad << "for (int64_t " << v << " = 0; " << v << " < " << E(in.trip) << "; ++" << v << ") {\n";
+        bool inner = in.var == kInnerKVar, was = in_inner_;
+        in_inner_ = in_inner_ || inner;
         Body(in.body, indent + 1);
+        in_inner_ = was;
         os_ << pad << "}\n";
         continue;
       }
@@ -213,10 +224,11 @@ class KernelWriter {
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
     const TileBuf& l = k_.bufs[in.srcs[0]];
+    std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
     return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" + Ptr(in.dst) +
            ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + ", " + std::to_string((l.cols() + 1) / 2 * 2) +
            ", " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
-           ValidAt(in.srcs[0], 1) + ")";
+           ValidAt(in.srcs[0], 1) + init + ")";
   }
 
   std::string Instruction(const Instr& in) {
@@ -279,6 +291,8 @@ class KernelWriter {
   std::string entry_;
   std::vector<std::string> symbols_;
   std::set<int> views_;  // loaded buffers that may view global memory
+  bool in_inner_ = false;   // emitting the body of the L0 loop over K
+  std::set<int> zero_acc_;  // accumulators whose zeroing is folded into the first TMATMUL_ACC
   std::map<int, int> reads_;  // instructions reading each buffer
   std::map<std::string, int> slot_;
   std::ostringstream os_;

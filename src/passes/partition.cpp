@@ -529,8 +529,14 @@ class Partitioner {
     }
     out.push_back(std::move(loop));
 
+    // The result leaves from L0C: stored directly when it keeps the accumulator's dtype (the
+    // NPU's fixpipe writes L0C to global memory), else converted into a vector tile first.
+    if (ov.dtype == acc_dt) {
+      b.k.bufs[acc].value = t.output;
+      return acc;
+    }
     int res = NewBuf(b, t.output, ov.dtype, t.tile, valid, ov.name);
-    Instr mv = instr(ov.dtype == acc_dt ? "TMOV" : "TCVT", res, {acc});
+    Instr mv = instr("TCVT", res, {acc});
     mv.dtype = ov.dtype;
     out.push_back(mv);
     return res;
