@@ -1,0 +1,48 @@
+"""The cube-path examples (examples/flash_attention.py, examples/indexer_prolog.py) at small
+sizes with tails, on both backends, against float64 numpy references."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+
+import flash_attention as fa  # noqa: E402
+import indexer_prolog as ip  # noqa: E402
+
+BACKENDS = ["cpu", "interp"]
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bh,seq,dim,block", [(3, 192, 32, 64), (2, 128, 64, 32)])
+def test_flash_attention(mode, causal, bh, seq, dim, block):
+    r = np.random.default_rng(seq + dim + causal)
+    q, k, v = (r.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    fn = fa.make_attention(bh, seq, dim, causal, block, block, runtime_options={"run_mode": mode})
+    out = np.zeros_like(q)
+    fn(*((q, k, v, fa.causal_mask(block), out) if causal else (q, k, v, out)))
+    np.testing.assert_allclose(out, fa.reference(q, k, v, causal), rtol=1e-4, atol=1e-5)
+
+
+def test_flash_attention_checks_blocks():
+    with pytest.raises(ValueError):
+        fa.make_attention(1, 100, 32, False, 64, 64)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+@pytest.mark.parametrize("T,K,H,D,R", [(37, 96, 2, 64, 32), (64, 200, 3, 32, 16)])
+def test_indexer_prolog(mode, T, K, H, D, R):
+    inputs = ip.random_inputs(T, K, H, D, R, seed=T)
+    fn = ip.make_indexer_prolog(T, K, H, D, R, runtime_options={"run_mode": mode})
+    q8 = np.zeros((T, H * D), np.int8)
+    qs = np.zeros((T, H), np.float32)
+    fn(*inputs, q8, qs)
+    ref, ref_scale = ip.reference(*inputs, H, D, R)
+    np.testing.assert_allclose(qs, ref_scale, rtol=1e-5)
+    expect = np.clip(np.rint(ref / np.repeat(ref_scale, D, axis=1)), -128, 127)
+    # fp32 against float64: a value within rounding of a .5 boundary may land one step away.
+    diff = np.abs(q8.astype(np.float64) - expect)
+    assert diff.max() <= 1 and (diff > 0).mean() < 1e-3
