@@ -138,6 +138,109 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
 
 # --- timing -------------------------------------------------------------------------------------
 
+# --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
+
+COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal"]
+
+
+def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
+    """name -> {flops, args, pypto, torch eager, numpy, check}; torch entries need torch."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import flash_attention as fa
+
+    rng = np.random.default_rng(1)
+    cases: Dict[str, Dict[str, Any]] = {}
+    n = 512 if quick else 2048
+
+    @pypto.jit
+    def mm32(a: pypto.Tensor((n, n), pypto.DT_FP32), b: pypto.Tensor((n, n), pypto.DT_FP32)):
+        return pypto.matmul(a, b)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    cases["matmul_fp32"] = {"what": f"{n}x{n}x{n} fp32", "flops": 2 * n ** 3, "pypto": (mm32, (a, b)),
+                            "numpy": (np.matmul, (a, b)), "ref": lambda out: a.astype(np.float64) @ b}
+    if torch is not None:
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        cases["matmul_fp32"]["torch eager"] = (torch.matmul, (ta, tb))
+
+        @pypto.jit
+        def mm16(a: pypto.Tensor((n, n), pypto.DT_BF16), b: pypto.Tensor((n, n), pypto.DT_BF16)):
+            return pypto.matmul(a, b)
+        a16, b16 = ta.to(torch.bfloat16), tb.to(torch.bfloat16)
+        ref16 = a16.double() @ b16.double()
+        cases["matmul_bf16"] = {"what": f"{n}x{n}x{n} bf16 (fp32 accumulation, bf16 out)", "flops": 2 * n ** 3,
+                                "pypto": (mm16, (a16, b16)), "torch eager": (torch.matmul, (a16, b16)),
+                                "ref": lambda out: ref16.float().to(torch.bfloat16).double().numpy(),
+                                "to_np": lambda out: out.double().numpy()}
+
+    t, d, h = (256, 256, 512) if quick else (2048, 1024, 4096)
+
+    @pypto.jit
+    def ffn(x: pypto.Tensor((t, d), pypto.DT_FP32), w1: pypto.Tensor((d, h), pypto.DT_FP32),
+            w2: pypto.Tensor((h, d), pypto.DT_FP32)):
+        return pypto.matmul(pypto.silu(pypto.matmul(x, w1)), w2)
+    x = rng.standard_normal((t, d)).astype(np.float32)
+    w1 = (rng.standard_normal((d, h)) / np.sqrt(d)).astype(np.float32)
+    w2 = (rng.standard_normal((h, d)) / np.sqrt(h)).astype(np.float32)
+
+    def ffn_np(x, w1, w2):
+        y = x @ w1
+        return (y / (1 + np.exp(-y))) @ w2
+    cases["ffn"] = {"what": f"x[{t},{d}] @ w1[{d},{h}], silu, @ w2[{h},{d}] fp32", "flops": 4 * t * d * h,
+                    "pypto": (ffn, (x, w1, w2)), "numpy": (ffn_np, (x, w1, w2)),
+                    "ref": lambda out: ffn_np(x.astype(np.float64), w1, w2)}
+    if torch is not None:
+        tx, tw1, tw2 = (torch.from_numpy(v) for v in (x, w1, w2))
+        cases["ffn"]["torch eager"] = (lambda x, a, b: torch.nn.functional.silu(x @ a) @ b, (tx, tw1, tw2))
+
+    bh, seq, dim = (4, 512, 64) if quick else (16, 2048, 64)
+    q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    for causal in (False, True):
+        name = "attention_causal" if causal else "attention"
+        fn = fa.make_attention(bh, seq, dim, causal)
+        out = np.zeros_like(q)
+        args = (q, k, v, fa.causal_mask(128), out) if causal else (q, k, v, out)
+        cases[name] = {"what": f"[{bh}, {seq}, {dim}] fp32{' causal' if causal else ''}, flash (online softmax)",
+                       "flops": 4 * bh * seq * seq * dim // (2 if causal else 1), "pypto": (fn, args),
+                       "ref": (lambda c: lambda _: fa.reference(q, k, v, c))(causal), "result": out}
+        if torch is not None:
+            tq, tk, tv = (torch.from_numpy(t_).unsqueeze(0) for t_ in (q, k, v))
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            cases[name]["torch eager"] = ((lambda c: lambda a, b_, c_: sdpa(a, b_, c_, is_causal=c))(causal),
+                                          (tq, tk, tv))
+    return cases
+
+
+def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peak: float) -> List[Any]:
+    rows = []
+    cases = compute_cases(quick, torch)
+    for name in names:
+        if name not in cases:
+            print(f"\n{name}: skipped (needs torch)")
+            continue
+        c = cases[name]
+        fn, args = c["pypto"]
+        got = fn(*args)
+        got = c.get("result", got)
+        got = c["to_np"](got) if "to_np" in c else np.asarray(got, dtype=np.float64)
+        ref = c["ref"](got)
+        ok = bool(np.allclose(got, ref, rtol=2e-2 if "bf16" in name else 1e-3, atol=1e-3))
+        results: Dict[str, Tuple[float, float, float]] = {}
+        for impl in ("pypto", "torch eager", "numpy"):
+            if impl in c:
+                f, a = c[impl]
+                results[impl] = summary(measure(f, a, reps))
+        p_med = results["pypto"][0]
+        gflops = c["flops"] / p_med / 1e9
+        print(f"\n{name} ({c['what']}) check={'OK' if ok else 'MISMATCH'}")
+        for impl, (med, q1, q3) in results.items():
+            print(f"  {impl:>14}: {med * 1e3:8.2f} ms  [IQR {q1 * 1e3:.2f}-{q3 * 1e3:.2f}]  "
+                  f"{c['flops'] / med / 1e9:7.1f} GFLOP/s  pypto speedup x{med / p_med:5.2f}")
+        print(f"  pypto at {100 * gflops / peak:.0f}% of the FP32 FMA peak")
+        rows.append((name, c["what"], ok, results, gflops))
+    return rows
+
+
 def measure(fn: Callable[..., Any], args: Tuple[Any, ...], reps: int, warmup: int = 2) -> List[float]:
     for _ in range(warmup):
         fn(*args)
@@ -168,7 +271,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
-    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain"]
+    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain"] + COMPUTE
+    compute_names = [nm for nm in names if nm in COMPUTE]
+    names = [nm for nm in names if nm not in COMPUTE]
     info = machine_info()
     probes = load_probes()
     n = 1 << (22 if args.quick else 25)
@@ -227,14 +332,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"  pypto at {100 * gbs / triadN:.0f}% of the {args.workers}-core triad bandwidth")
         rows.append((name, ok, bytes_moved, results, gbs))
 
+    compute_rows = run_compute(compute_names, args.quick, reps, torch, fmaN) if compute_names else []
     if not args.quick:
-        write_markdown(args.out, info, triad1, triadN, fma1, fmaN, args.workers, R, C, reps, rows, args.note)
+        write_markdown(args.out, info, triad1, triadN, fma1, fmaN, args.workers, R, C, reps, rows, args.note,
+                       compute_rows)
         print(f"\nwrote {os.path.relpath(args.out)}")
     return 0
 
 
 def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float, fma1: float, fmaN: float,
-                   workers: int, R: int, C: int, reps: int, rows: List[Any], note: str = "") -> None:
+                   workers: int, R: int, C: int, reps: int, rows: List[Any], note: str = "",
+                   compute_rows: Optional[List[Any]] = None) -> None:
     impls = ["pypto", "torch eager", "torch.compile", "numpy"]
     lines = [
         "# Benchmarks",
@@ -265,6 +373,28 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
                 cells.append("n/a")
         lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | " + " | ".join(cells) +
                      f" | {gbs:.1f} | {100 * gbs / triadN:.0f}% |")
+    if compute_rows:
+        lines += [
+            "",
+            "## Compute-bound kernels (the cube path)",
+            "",
+            f"GFLOP/s of the useful work (2*M*N*K per matmul) and its share of the {workers}-core FP32 FMA "
+            f"peak ({fmaN:.0f} GFLOP/s). bf16 runs on the fp32 FMA units (this CPU has no AVX512_BF16), so "
+            "its peak is the same. torch: `torch.matmul`, `scaled_dot_product_attention`; numpy: OpenBLAS.",
+            "",
+            "| kernel | shape | pypto | torch eager | numpy | pypto GFLOP/s | % of FMA peak |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for name, what, ok, res, gflops in compute_rows:
+            cells = []
+            for impl in ("pypto", "torch eager", "numpy"):
+                if impl in res:
+                    med, q1, q3 = res[impl]
+                    cells.append(f"{med * 1e3:.1f} ms [{q1 * 1e3:.1f}-{q3 * 1e3:.1f}]")
+                else:
+                    cells.append("n/a")
+            lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | {what} | " + " | ".join(cells) +
+                         f" | {gflops:.1f} | {100 * gflops / fmaN:.0f}% |")
     lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
