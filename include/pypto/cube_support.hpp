@@ -105,17 +105,20 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
       }
     }
   } else {
-    // Full panels of a row-major B: k outer, so each row of B is read once, front to back, and
-    // each panel row is one 64-byte line.
+    // Full panels of a row-major B, 8 rows of B at a time: the rows are read front to back and
+    // each panel receives 8 consecutive 64-byte lines (writing one line per panel per row
+    // scatters stores 16 KiB apart, which costs twice as much).
     const int64_t full = ns == 1 ? vn / kCubeNR : 0;
-    for (int64_t k = 0; k < vk; ++k) {
-      const In* s = base + k * ks;
-      for (int64_t q = 0; q < full; ++q) {
-        float* o = dst + q * vk * kCubeNR + k * kCubeNR;
-        if constexpr (std::is_same_v<In, float>) std::memcpy(o, s + q * kCubeNR, kCubeNR * sizeof(float));
-        else
-          for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[q * kCubeNR + j]);
-      }
+    for (int64_t k0 = 0; k0 < vk; k0 += 8) {
+      const int64_t k1 = std::min<int64_t>(vk, k0 + 8);
+      for (int64_t q = 0; q < full; ++q)
+        for (int64_t k = k0; k < k1; ++k) {
+          const In* s = base + k * ks + q * kCubeNR;
+          float* o = dst + q * vk * kCubeNR + k * kCubeNR;
+          if constexpr (std::is_same_v<In, float>) std::memcpy(o, s, kCubeNR * sizeof(float));
+          else
+            for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[j]);
+        }
     }
     for (int64_t q = full; q < panels; ++q) {  // a partial last panel, or a transposed B
       float* d = dst + q * vk * kCubeNR;

@@ -45,10 +45,11 @@ class TileExpander {
       t.cube = {128, 128, 64, 256, 256, 256};
       t.tile_reason = "automatic m=[128, 128] k=[64, 256] n=[256, 256]: fits L0A/L0B/L0C of " + ctx_.machine().name;
     } else {
-      // The host: a 128 x 256 output block per task keeps the packed B panel (k0 x 256) in L2
-      // and amortizes packing over 128 rows; k0 = 256 keeps a micro-kernel's A and B in L1.
-      t.cube = {128, 128, 256, 512, 256, 256};
-      t.tile_reason = "automatic m=[128, 128] k=[256, 512] n=[256, 256] for the host's caches";
+      // The host: a 256 x 256 output block per task keeps the packed B block (k0 x 256) in L2
+      // and amortizes its packing over 256 rows; k0 = 256 keeps a micro-kernel's A rows and B
+      // panel in L1.
+      t.cube = {256, 256, 256, 512, 256, 256};
+      t.tile_reason = "automatic m=[256, 256] k=[256, 512] n=[256, 256] for the host's caches";
     }
     // Clip to static extents (a tile larger than the matrix only wastes buffer).
     auto clip = [&](int l0, int l1, const Expr& ext) {
