@@ -216,8 +216,8 @@ inline void exp_block(const float* in, float* out) {
   for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP4));
   for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP5));
   for (int u = 0; u < U; ++u)
-    p[u] = _mm256_fmadd_ps(p[u], _mm256_mul_ps(r[u], r[u]),
-                           _mm256_add_ps(r[u], _mm256_set1_ps(1.0f)));
+    p[u] =
+        _mm256_fmadd_ps(p[u], _mm256_mul_ps(r[u], r[u]), _mm256_add_ps(r[u], _mm256_set1_ps(1.0f)));
   // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (n in [-150, 129], both halves normal).
   for (int u = 0; u < U; ++u) {
     const __m256i ni = _mm256_cvtps_epi32(n[u]);

@@ -12,12 +12,12 @@
 #include "pto/fast/memory.hpp"
 #include "pto/fast/movement.hpp"
 #include "pto/fast/reduce.hpp"
+#include "pto/isa_list.hpp"
 #include "pto/ref/compare.hpp"
 #include "pto/ref/complex.hpp"
 #include "pto/ref/memory.hpp"
 #include "pto/ref/movement.hpp"
 #include "pto/sync.hpp"
-#include "pto/isa_list.hpp"
 #include "pto/tile.hpp"
 
 namespace pto {
@@ -31,11 +31,11 @@ PTO_INSTRUCTIONS(PTO_USE_REF)
 #undef PTO_USE_REF_1
 
 // Tiles become TileRefs; everything else (TileRef, GlobalRef, scalars, modes) passes through.
-#define PTO_TILE_FORWARD(NAME, FAST)                              \
-  template <class... A>                                           \
-    requires(is_tile_v<A> || ...)                                 \
-  decltype(auto) NAME(A&&... a) {                                 \
-    return NAME(as_ref(std::forward<A>(a))...);                   \
+#define PTO_TILE_FORWARD(NAME, FAST)            \
+  template <class... A>                         \
+    requires(is_tile_v<A> || ...)               \
+  decltype(auto) NAME(A&&... a) {               \
+    return NAME(as_ref(std::forward<A>(a))...); \
   }
 PTO_INSTRUCTIONS(PTO_TILE_FORWARD)
 #undef PTO_TILE_FORWARD
@@ -71,22 +71,22 @@ auto mat_view(X&& x) {
   if constexpr (is_tile_v<X>) {
     using T = typename XT::value_type;
     const int stride = XT::kLayout == Layout::ColMajor ? XT::kRows : XT::kCols;
-    return fast::MatView<T>{x.data,         XT::kRows,      XT::kCols,     stride,
-                            XT::kLayout,    x.valid_rows(), x.valid_cols()};
+    return fast::MatView<T>{x.data,      XT::kRows,      XT::kCols,     stride,
+                            XT::kLayout, x.valid_rows(), x.valid_cols()};
   } else {
     return fast::view(x);
   }
 }
 }  // namespace detail
 
-#define PTO_MATMUL_ANY_LAYOUT(NAME, INIT)                                                     \
-  template <class D, class L, class R>                                                        \
-    requires(detail::is_non_row_major_tile_v<L> || detail::is_non_row_major_tile_v<R>)       \
-  void NAME(D&& dst, L&& src0, R&& src1) {                                                    \
-    auto c = as_ref(std::forward<D>(dst));                                                    \
-    using Acc = std::remove_pointer_t<decltype(c.data)>;                                      \
-    fast::matmul(c, detail::mat_view(src0), detail::mat_view(src1), INIT,                     \
-                 static_cast<const Acc*>(nullptr));                                           \
+#define PTO_MATMUL_ANY_LAYOUT(NAME, INIT)                                              \
+  template <class D, class L, class R>                                                 \
+    requires(detail::is_non_row_major_tile_v<L> || detail::is_non_row_major_tile_v<R>) \
+  void NAME(D&& dst, L&& src0, R&& src1) {                                             \
+    auto c = as_ref(std::forward<D>(dst));                                             \
+    using Acc = std::remove_pointer_t<decltype(c.data)>;                               \
+    fast::matmul(c, detail::mat_view(src0), detail::mat_view(src1), INIT,              \
+                 static_cast<const Acc*>(nullptr));                                    \
   }
 PTO_MATMUL_ANY_LAYOUT(TMATMUL, 0)
 PTO_MATMUL_ANY_LAYOUT(TMATMUL_ACC, 1)

@@ -26,13 +26,14 @@ void TCI(TileRef<T> dst, std::type_identity_t<T> start, bool descending = false)
   const int vc = dst.valid_cols;
   for (int r = 0; r < dst.valid_rows; ++r) {
     T* d = dst.row(r);
-    const U k0 = U(T(int64_t(r) * vc));
+    // Everything modulo 2^bits(U), truncated to T at the end: the same as T's wrapping.
+    const U k0 = U(int64_t(r) * vc);
     if (descending) {
       const U base = U(U(start) - k0);
-      for (int c = 0; c < vc; ++c) d[c] = T(U(base - U(T(c))));
+      for (int c = 0; c < vc; ++c) d[c] = T(base - U(c));
     } else {
       const U base = U(U(start) + k0);
-      for (int c = 0; c < vc; ++c) d[c] = T(U(base + U(T(c))));
+      for (int c = 0; c < vc; ++c) d[c] = T(base + U(c));
     }
   }
 }
@@ -137,12 +138,14 @@ static_assert(kSortNet.second == 191, "odd-even merge sort of 32 has 191 compara
 template <class K>
 inline void sort32(K* k) {
   [&]<size_t... C>(std::index_sequence<C...>) {
-    ((void)[&] {
-      constexpr int a = kSortNet.first[C].first, b = kSortNet.first[C].second;
-      const K x = k[a], y = k[b];
-      k[a] = x < y ? x : y;
-      k[b] = x < y ? y : x;
-    }(), ...);
+    (
+        (void)[&] {
+          constexpr int a = kSortNet.first[C].first, b = kSortNet.first[C].second;
+          const K x = k[a], y = k[b];
+          k[a] = x < y ? x : y;
+          k[b] = x < y ? y : x;
+        }(),
+        ...);
   }(std::make_index_sequence<191>{});
 }
 
@@ -180,35 +183,62 @@ void TSORT32(TileRef<T> dst, TileRef<T> src, TileRef<I> dst_index) {
 }
 
 template <class T, class I>
-void TMRGSORT(TileRef<T> dst, TileRef<I> dst_index, TileRef<T> src, TileRef<I> src_index,
-              int run) {
+void TMRGSORT(TileRef<T> dst, TileRef<I> dst_index, TileRef<T> src, TileRef<I> src_index, int run) {
   ref::detail::check_tile(dst, "dst");
   PTO_CHECK(run > 0, "run length must be positive");
   ref::detail::check_covers(dst_index, dst.valid_rows, dst.valid_cols, "dst_index");
   ref::detail::check_covers(src, dst.valid_rows, dst.valid_cols, "src");
   ref::detail::check_covers(src_index, dst.valid_rows, dst.valid_cols, "src_index");
+  // One key per element: (value key, source index with its sign bit flipped so that unsigned
+  // order is the index's order). Equal keys keep the left run first, as the reference.
   using VK = fast::sort_key_t<T>;
+  using IK = std::conditional_t<sizeof(I) == 8, uint64_t, uint32_t>;
+  using K = std::conditional_t<sizeof(VK) + sizeof(IK) <= 8, uint64_t, unsigned __int128>;
   const int n = dst.valid_cols;
-  VK* key = simd::scratch<VK, 0>(size_t(n));
+  K* key = simd::scratch<K, 0>(size_t(n));
   T* v = simd::scratch<T, 1>(size_t(n));
   I* ix = simd::scratch<I, 2>(size_t(n));
   for (int r = 0; r < dst.valid_rows; ++r) {
     const T* s = src.row(r);
     const I* si = src_index.row(r);
-    for (int c = 0; c < n; ++c) key[c] = fast::sort_key(s[c]);
+    for (int c = 0; c < n; ++c) {
+      IK ik;
+      if constexpr (std::is_signed_v<I>)
+        ik = IK(std::make_signed_t<IK>(si[c])) ^ (IK(1) << (8 * sizeof(IK) - 1));
+      else ik = IK(si[c]);
+      key[c] = (K(fast::sort_key(s[c])) << (8 * sizeof(IK))) | K(ik);
+    }
     for (int b = 0; b < n; b += 2 * run) {
       const int ie = std::min(b + run, n), je = std::min(b + 2 * run, n);
-      int i = b, j = ie;
-      for (int o = b; o < je; ++o) {
-        // j goes first only if it sorts strictly before i (reads past a run end are masked).
-        const int jj = std::min(j, n - 1), ii = std::min(i, n - 1);
-        const bool j_first = key[jj] < key[ii] || (key[jj] == key[ii] && si[jj] < si[ii]);
-        const bool take_i = (j >= je) | ((i < ie) & !j_first);
-        const int from = take_i ? i : j;
+      // Branch free. The front takes the left head unless the right head sorts strictly before
+      // it (the reference's rule, which defines the result for any input). When both runs are
+      // sorted that is the stable merge, and so is taking from the back the left tail only if
+      // it sorts strictly after the right tail: then both ends run at once, two independent
+      // chains instead of one. Reads past a run end are clamped and masked.
+      auto at = [&](int x) { return key[std::clamp(x, 0, n - 1)]; };
+      auto put = [&](int o, int from) {
         v[o] = s[from];
         ix[o] = si[from];
-        i += take_i;
-        j += !take_i;
+      };
+      bool sorted = true;
+      for (int x = b; x + 1 < je; ++x) sorted &= x + 1 == ie || !(key[x + 1] < key[x]);
+      int i = b, j = ie, ia = ie - 1, jb = je - 1;
+      const int total = je - b, steps = sorted ? total / 2 : total;
+      for (int t = 0; t < steps; ++t) {
+        const bool front_i = (j >= je) | ((i < ie) & !(at(j) < at(i)));
+        put(b + t, front_i ? i : j);
+        i += front_i;
+        j += !front_i;
+        if (sorted) {
+          const bool back_a = (jb < ie) | ((ia >= b) & (at(jb) < at(ia)));
+          put(je - 1 - t, back_a ? ia : jb);
+          ia -= back_a;
+          jb -= !back_a;
+        }
+      }
+      if (sorted && total % 2) {
+        const bool front_i = (j >= je) | ((i < ie) & !(at(j) < at(i)));
+        put(b + total / 2, front_i ? i : j);
       }
     }
     std::copy_n(v, n, dst.row(r));

@@ -60,8 +60,13 @@ MatView<T> view(TileRef<T> t) {
 // dst[0:n] = src[0:n] converted to O (exact: widening only).
 template <class T, class O>
 inline void widen_n(const T* src, int n, O* dst) {
-  if constexpr (std::is_same_v<T, O>) std::copy_n(src, n, dst);
-  else if constexpr (std::is_same_v<O, float> && is16_v<T>) simd::to_float(src, dst, n);
+  if constexpr (std::is_same_v<T, O>) {
+    // Fixed-size blocks inline as vector moves; std::copy_n would call memmove per fractal row.
+    constexpr int B = 32 / sizeof(T);
+    int i = 0;
+    for (; i + B <= n; i += B) std::memcpy(dst + i, src + i, 32);
+    for (; i < n; ++i) dst[i] = src[i];
+  } else if constexpr (std::is_same_v<O, float> && is16_v<T>) simd::to_float(src, dst, n);
   else
     for (int i = 0; i < n; ++i) dst[i] = O(src[i]);
 }
@@ -208,31 +213,31 @@ inline void sgemm(int M, int N, int K, const float* A, int lda, const float* B, 
 // MR x 16 block over kp k-pairs: A is MR int16 rows (lda int16 elements apart, pairs in 32-bit
 // words), Bp the interleaved panel (32 int16 per pair).
 template <int MR>
-inline void imicro_kernel(int kp, const int16_t* A, int lda, const int16_t* Bp, int32_t* C,
-                          int ldc, bool acc) {
+inline void imicro_kernel(int kp, const int16_t* A, int lda, const int16_t* Bp, int32_t* C, int ldc,
+                          bool acc) {
   static_assert(MR >= 1 && MR <= 6);
   const __m256i z = _mm256_setzero_si256();
-  __m256i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z,
-          c50 = z, c41 = z, c51 = z;
-#define PTO_IK_LOAD(I, X0, X1)                                                       \
-  if constexpr (I < MR) {                                                            \
-    if (acc) {                                                                       \
+  __m256i c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c50 = z,
+          c41 = z, c51 = z;
+#define PTO_IK_LOAD(I, X0, X1)                                                    \
+  if constexpr (I < MR) {                                                         \
+    if (acc) {                                                                    \
       X0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc));     \
       X1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc + 8)); \
-    }                                                                                \
+    }                                                                             \
   }
-#define PTO_IK_MADD(I, X0, X1)                                \
-  if constexpr (I < MR) {                                     \
-    int32_t w;                                                \
-    std::memcpy(&w, A + I * lda + 2 * p, 4);                  \
-    const __m256i a = _mm256_set1_epi32(w);                   \
-    X0 = _mm256_add_epi32(X0, _mm256_madd_epi16(a, b0));      \
-    X1 = _mm256_add_epi32(X1, _mm256_madd_epi16(a, b1));      \
+#define PTO_IK_MADD(I, X0, X1)                           \
+  if constexpr (I < MR) {                                \
+    int32_t w;                                           \
+    std::memcpy(&w, A + I * lda + 2 * p, 4);             \
+    const __m256i a = _mm256_set1_epi32(w);              \
+    X0 = _mm256_add_epi32(X0, _mm256_madd_epi16(a, b0)); \
+    X1 = _mm256_add_epi32(X1, _mm256_madd_epi16(a, b1)); \
   }
-#define PTO_IK_STORE(I, X0, X1)                                                 \
-  if constexpr (I < MR) {                                                       \
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc), X0);         \
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc + 8), X1);     \
+#define PTO_IK_STORE(I, X0, X1)                                           \
+  if constexpr (I < MR) {                                                 \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc), X0);     \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc + 8), X1); \
   }
   PTO_MK_ROWS(PTO_IK_LOAD)
   for (int p = 0; p < kp; ++p) {
@@ -393,7 +398,8 @@ void matmul(TileRef<Acc> c, const MatView<In>& a, const MatView<In>& b, int init
         const int32_t av = A[size_t(m) * lda + k];
         const In* bk = B + size_t(k) * ldb;
         // Exact: |a*b| <= 2^16 and int32 sums wrap like the reference's int64 -> int32.
-        for (int n = 0; n < N; ++n) out[n] = int32_t(uint32_t(out[n]) + uint32_t(av * int32_t(bk[n])));
+        for (int n = 0; n < N; ++n)
+          out[n] = int32_t(uint32_t(out[n]) + uint32_t(av * int32_t(bk[n])));
       }
     }
 #endif

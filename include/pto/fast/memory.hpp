@@ -41,8 +41,8 @@ inline void atomic_add_row(T* d, const T* s, int n) {
         std::memcpy(o, &old, 8);
         for (int j = 0; j < L; ++j) r[j] = elem::add(o[j], s[i + j]);
         std::memcpy(&next, r, 8);
-      } while (!__atomic_compare_exchange_n(w, &old, next, true, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED));
+      } while (
+          !__atomic_compare_exchange_n(w, &old, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     }
   } else if constexpr (std::is_integral_v<T>) {
     for (; i < n; ++i) __atomic_fetch_add(d + i, s[i], __ATOMIC_RELAXED);  // wraps

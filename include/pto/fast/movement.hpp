@@ -72,8 +72,8 @@ void TRESHAPE(TileRef<T> dst, TileRef<T> src) {
     T* flat = simd::scratch<T>(size_t(total));
     for (int r = 0; r < src.valid_rows; ++r)
       std::copy_n(src.row(r), src.valid_cols, flat + size_t(r) * src.valid_cols);
-    from = TileRef<T>{flat, src.valid_rows, src.valid_cols, src.valid_cols,
-                      src.valid_rows, src.valid_cols};
+    from = TileRef<T>{flat,           src.valid_rows, src.valid_cols,
+                      src.valid_cols, src.valid_rows, src.valid_cols};
   }
   // Two cursors over the row-major element streams; each step copies the longest run that
   // stays inside one row of both.

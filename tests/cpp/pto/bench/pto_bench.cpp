@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <pto/pto.hpp>
 #include <random>
 #include <vector>
-
-#include <pto/pto.hpp>
 
 #ifdef PTO_SIMD_AVX2
 #include <immintrin.h>
@@ -112,7 +112,8 @@ double copy_bw(size_t bytes, bool glibc) {
   return bytes / t / 1e9;
 }
 
-// ---- instruction cases ---------------------------------------------------------------------------
+// ---- instruction cases
+// ---------------------------------------------------------------------------
 
 template <class T>
 std::vector<T> random_vec(size_t n, float lo, float hi) {
@@ -151,39 +152,106 @@ int main(int argc, char** argv) {
   // Elementwise / axis on L1-resident 32 x 64 fp32 tiles (8 KiB each) and L2-resident 128 x 256.
   for (auto [R, C, lvl, bw] : {std::tuple{32, 64, "L1", l1}, std::tuple{128, 256, "L2", l2}}) {
     const size_t n = size_t(R) * C;
-    auto a = random_vec<float>(n, -4, 4), b = random_vec<float>(n, 0.5f, 4), d = random_vec<float>(n, 0, 1);
+    auto a = random_vec<float>(n, -4, 4), b = random_vec<float>(n, 0.5f, 4),
+         d = random_vec<float>(n, 0, 1);
     auto rowv = random_vec<float>(R, 1, 2);
     auto A = tile(a, R, C), B = tile(b, R, C), D = tile(d, R, C);
     pto::TileRef<float> RV{rowv.data(), R, 1, 1, R, 1};
     char name[64];
     auto gbps = [&](double bytes, auto f) { return bytes / time_per_call(f) / 1e9; };
     std::snprintf(name, sizeof name, "TADD f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(12.0 * n, [&] { pto::TADD(D, A, B); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(12.0 * n,
+                [&] {
+                  pto::TADD(D, A, B);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TMULS f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(8.0 * n, [&] { pto::TMULS(D, A, 1.5f); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(8.0 * n,
+                [&] {
+                  pto::TMULS(D, A, 1.5f);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TEXP f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(8.0 * n, [&] { pto::TEXP(D, A); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(8.0 * n,
+                [&] {
+                  pto::TEXP(D, A);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TROWSUM f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes read / s", gbps(4.0 * n, [&] { pto::TROWSUM(RV, A); escape(rowv.data()); }), "GB/s", bw);
+    report(name, "bytes read / s",
+           gbps(4.0 * n,
+                [&] {
+                  pto::TROWSUM(RV, A);
+                  escape(rowv.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TROWMAX f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes read / s", gbps(4.0 * n, [&] { pto::TROWMAX(RV, A); escape(rowv.data()); }), "GB/s", bw);
+    report(name, "bytes read / s",
+           gbps(4.0 * n,
+                [&] {
+                  pto::TROWMAX(RV, A);
+                  escape(rowv.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TCOLSUM f32 %dx%d (%s)", R, C, lvl);
     pto::TileRef<float> CV{d.data(), 1, C, C, 1, C};
-    report(name, "bytes read / s", gbps(4.0 * n, [&] { pto::TCOLSUM(CV, A); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes read / s",
+           gbps(4.0 * n,
+                [&] {
+                  pto::TCOLSUM(CV, A);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TROWEXPANDSUB f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(8.0 * n, [&] { pto::TROWEXPANDSUB(D, A, RV); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(8.0 * n,
+                [&] {
+                  pto::TROWEXPANDSUB(D, A, RV);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TROWEXPANDEXPDIF f32 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(8.0 * n, [&] { pto::TROWEXPANDEXPDIF(D, A, RV); escape(d.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(8.0 * n,
+                [&] {
+                  pto::TROWEXPANDEXPDIF(D, A, RV);
+                  escape(d.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TLOAD f32 %dx%d (%s)", R, C, lvl);
     auto g = random_vec<float>(n, 0, 1);
     const auto gv = pto::make_global_2d(g.data(), R, C, C);
-    report(name, "bytes r+w / s", gbps(8.0 * n, [&] { pto::TLOAD(D, gv); escape(d.data()); }), "GB/s", lvl[1] == '1' ? l1c : l2c);
+    report(name, "bytes r+w / s",
+           gbps(8.0 * n,
+                [&] {
+                  pto::TLOAD(D, gv);
+                  escape(d.data());
+                }),
+           "GB/s", lvl[1] == '1' ? l1c : l2c);
     auto h = random_vec<pto::half>(n, -4, 4), h2 = random_vec<pto::half>(n, -4, 4);
     auto H = tile(h, R, C), H2 = tile(h2, R, C);
     std::snprintf(name, sizeof name, "TADD f16 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(6.0 * n, [&] { pto::TADD(H2, H, H); escape(h2.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(6.0 * n,
+                [&] {
+                  pto::TADD(H2, H, H);
+                  escape(h2.data());
+                }),
+           "GB/s", bw);
     std::snprintf(name, sizeof name, "TCVT f32->f16 %dx%d (%s)", R, C, lvl);
-    report(name, "bytes r+w / s", gbps(6.0 * n, [&] { pto::TCVT(H, A); escape(h.data()); }), "GB/s", bw);
+    report(name, "bytes r+w / s",
+           gbps(6.0 * n,
+                [&] {
+                  pto::TCVT(H, A);
+                  escape(h.data());
+                }),
+           "GB/s", bw);
   }
   std::printf("\n");
   // Matmul on cache-resident tiles.
@@ -195,13 +263,230 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * M * N * K;
     char name[64];
     std::snprintf(name, sizeof name, "TMATMUL f32 %dx%dx%d", M, N, K);
-    report(name, "GFLOP/s", flops / time_per_call([&] { pto::TMATMUL(C, A, B); escape(c.data()); }) / 1e9, "GFLOP/s", peak);
+    report(name, "GFLOP/s", flops / time_per_call([&] {
+                              pto::TMATMUL(C, A, B);
+                              escape(c.data());
+                            }) / 1e9,
+           "GFLOP/s", peak);
     std::snprintf(name, sizeof name, "TMATMUL_ACC f32 %dx%dx%d", M, N, K);
-    report(name, "GFLOP/s", flops / time_per_call([&] { pto::TMATMUL_ACC(C, A, B); escape(c.data()); }) / 1e9, "GFLOP/s", peak);
-    auto ha = random_vec<pto::half>(size_t(M) * K, -1, 1), hb = random_vec<pto::half>(size_t(K) * N, -1, 1);
+    report(name, "GFLOP/s", flops / time_per_call([&] {
+                              pto::TMATMUL_ACC(C, A, B);
+                              escape(c.data());
+                            }) / 1e9,
+           "GFLOP/s", peak);
+    auto ha = random_vec<pto::half>(size_t(M) * K, -1, 1),
+         hb = random_vec<pto::half>(size_t(K) * N, -1, 1);
     auto HA = tile(ha, M, K), HB = tile(hb, K, N);
     std::snprintf(name, sizeof name, "TMATMUL f16->f32 %dx%dx%d", M, N, K);
-    report(name, "GFLOP/s", flops / time_per_call([&] { pto::TMATMUL(C, HA, HB); escape(c.data()); }) / 1e9, "GFLOP/s", peak);
+    report(name, "GFLOP/s", flops / time_per_call([&] {
+                              pto::TMATMUL(C, HA, HB);
+                              escape(c.data());
+                            }) / 1e9,
+           "GFLOP/s", peak);
+    auto ba = random_vec<pto::bfloat16>(size_t(M) * K, -1, 1),
+         bb = random_vec<pto::bfloat16>(size_t(K) * N, -1, 1);
+    auto BA = tile(ba, M, K), BB = tile(bb, K, N);
+    std::snprintf(name, sizeof name, "TMATMUL bf16->f32 %dx%dx%d", M, N, K);
+    report(name, "GFLOP/s", flops / time_per_call([&] {
+                              pto::TMATMUL(C, BA, BB);
+                              escape(c.data());
+                            }) / 1e9,
+           "GFLOP/s", peak);
+    // int8: "GOP/s" counts a multiply and an add per k step; the % is of the fp32 FMA peak.
+    std::vector<int8_t> ia(size_t(M) * K), ib(size_t(K) * N);
+    std::mt19937 rng(3);
+    for (auto& x : ia) x = int8_t(rng());
+    for (auto& x : ib) x = int8_t(rng());
+    std::vector<int32_t> ic(size_t(M) * N);
+    auto IA = tile(ia, M, K), IB = tile(ib, K, N);
+    auto IC = tile(ic, M, N);
+    std::snprintf(name, sizeof name, "TMATMUL i8->i32 %dx%dx%d", M, N, K);
+    report(name, "GOP/s", flops / time_per_call([&] {
+                            pto::TMATMUL(IC, IA, IB);
+                            escape(ic.data());
+                          }) / 1e9,
+           "GOP/s", peak);
+  }
+#ifdef PTO_BENCH_NZ
+  // NZ operands straight into TMATMUL, against the row-major call.
+  {
+    using namespace pto;
+    constexpr int S = 64;
+    auto a = std::make_unique<Tile<float, S, S, Loc::Left, Layout::NZ>>();
+    auto b = std::make_unique<Tile<float, S, S, Loc::Right, Layout::NZ>>();
+    auto c = std::make_unique<AccTile<float, S, S>>();
+    for (int i = 0; i < S * S; ++i) a->data[i] = float(i % 7), b->data[i] = float(i % 5);
+    report("TMATMUL f32 64x64x64 NZ operands", "GFLOP/s", 2.0 * S * S * S / time_per_call([&] {
+                                                            TMATMUL(*c, *a, *b);
+                                                            escape(c->data);
+                                                          }) / 1e9,
+           "GFLOP/s", peak);
+  }
+#endif
+  std::printf("\n");
+  // Small-tile row reductions (per-row overheads dominate): ns per call.
+  for (auto [R, C] : {std::pair{8, 64}, std::pair{16, 32}, std::pair{64, 16}, std::pair{8, 2048}}) {
+    auto a = random_vec<float>(size_t(R) * C, -4, 4);
+    auto rowv = random_vec<float>(R, 1, 2);
+    auto A = tile(a, R, C);
+    pto::TileRef<float> RV{rowv.data(), R, 1, 1, R, 1};
+    char name[64];
+    std::snprintf(name, sizeof name, "TROWSUM f32 %dx%d", R, C);
+    const double ts = time_per_call([&] {
+      pto::TROWSUM(RV, A);
+      escape(rowv.data());
+    });
+    std::printf("%-34s %-22s %9.1f ns   %6.1f GB/s\n", name, "time per call", ts * 1e9,
+                4.0 * R * C / ts / 1e9);
+    std::snprintf(name, sizeof name, "TROWMAX f32 %dx%d", R, C);
+    const double tm = time_per_call([&] {
+      pto::TROWMAX(RV, A);
+      escape(rowv.data());
+    });
+    std::printf("%-34s %-22s %9.1f ns   %6.1f GB/s\n", name, "time per call", tm * 1e9,
+                4.0 * R * C / tm / 1e9);
+  }
+  std::printf("\n");
+  // Complex / indexed instructions, fast against the reference: million elements per second.
+  {
+    constexpr int R = 32, C = 64;
+    const size_t n = size_t(R) * C;
+    auto a = random_vec<float>(n, -4, 4), d = random_vec<float>(n, 0, 1),
+         m = random_vec<float>(n, 0, 1);
+    auto A = tile(a, R, C), D = tile(d, R, C), Mt = tile(m, R, C);
+    std::vector<int32_t> ix(n), jx(n), ci(n);
+    std::mt19937 rng(5);
+    for (auto& x : ix) x = int32_t(rng() % n);
+    auto IX = tile(ix, R, C), JX = tile(jx, R, C), CI = tile(ci, R, C);
+    pto::TileRef<float> D2{d.data(), C, R, R, C, R};
+    auto g = random_vec<float>(n, 0, 1);
+    const auto gv = pto::make_global_2d(g.data(), R, C, C);
+    auto both = [&](const char* name, auto fast, auto refc) {
+      const double tf = time_per_call(fast), tr = time_per_call(refc);
+      std::printf("%-34s fast %8.1f Melem/s   ref %8.1f Melem/s   x%.1f\n", name, n / tf / 1e6,
+                  n / tr / 1e6, tr / tf);
+    };
+    namespace ref = pto::ref;
+    // Sort and merge cycle through 16 inputs: on one repeated input the reference's branches
+    // would be learnt by the predictor, which real data does not allow.
+    constexpr int kSets = 16;
+    std::vector<float> sa(kSets * n), sv(kSets * n);
+    std::vector<int32_t> sx(kSets * n);
+    std::uniform_real_distribution<float> u(-4, 4);
+    for (auto& x : sa) x = u(rng);
+    std::vector<pto::TileRef<float>> SA, SV;
+    std::vector<pto::TileRef<int32_t>> SX;
+    for (int k = 0; k < kSets; ++k) {
+      SA.push_back({sa.data() + k * n, R, C, C, R, C});
+      SV.push_back({sv.data() + k * n, R, C, C, R, C});
+      SX.push_back({sx.data() + k * n, R, C, C, R, C});
+      ref::TSORT32(SV[k], SA[k], SX[k]);
+    }
+    int k = 0;
+    both(
+        "TSORT32 f32 32x64",
+        [&] {
+          pto::TSORT32(D, SA[k], JX);
+          k = (k + 1) % kSets;
+          escape(d.data());
+        },
+        [&] {
+          ref::TSORT32(D, SA[k], JX);
+          k = (k + 1) % kSets;
+          escape(d.data());
+        });
+    both(
+        "TMRGSORT f32 32x64 run 32",
+        [&] {
+          pto::TMRGSORT(Mt, CI, SV[k], SX[k], 32);
+          k = (k + 1) % kSets;
+          escape(m.data());
+        },
+        [&] {
+          ref::TMRGSORT(Mt, CI, SV[k], SX[k], 32);
+          k = (k + 1) % kSets;
+          escape(m.data());
+        });
+    both(
+        "TGATHER f32 32x64",
+        [&] {
+          pto::TGATHER(D, A, IX);
+          escape(d.data());
+        },
+        [&] {
+          ref::TGATHER(D, A, IX);
+          escape(d.data());
+        });
+    both(
+        "TSCATTER f32 32x64",
+        [&] {
+          pto::TSCATTER(D, A, IX);
+          escape(d.data());
+        },
+        [&] {
+          ref::TSCATTER(D, A, IX);
+          escape(d.data());
+        });
+    both(
+        "MGATHER f32 32x64",
+        [&] {
+          pto::MGATHER(D, gv, IX);
+          escape(d.data());
+        },
+        [&] {
+          ref::MGATHER(D, gv, IX);
+          escape(d.data());
+        });
+    both(
+        "MSCATTER f32 32x64",
+        [&] {
+          pto::MSCATTER(gv, A, IX);
+          escape(g.data());
+        },
+        [&] {
+          ref::MSCATTER(gv, A, IX);
+          escape(g.data());
+        });
+    both(
+        "TSTORE atomic add f32 32x64",
+        [&] {
+          pto::TSTORE(gv, A, pto::AtomicMode::ADD);
+          escape(g.data());
+        },
+        [&] {
+          ref::TSTORE(gv, A, pto::AtomicMode::ADD);
+          escape(g.data());
+        });
+    both(
+        "TRESHAPE f32 32x64 -> 64x32",
+        [&] {
+          pto::TRESHAPE(D2, A);
+          escape(d.data());
+        },
+        [&] {
+          ref::TRESHAPE(D2, A);
+          escape(d.data());
+        });
+    both(
+        "TCI i32 32x64",
+        [&] {
+          pto::TCI(CI, 5);
+          escape(ci.data());
+        },
+        [&] {
+          ref::TCI(CI, 5);
+          escape(ci.data());
+        });
+    both(
+        "TTRI f32 32x64",
+        [&] {
+          pto::TTRI(D, 3, false);
+          escape(d.data());
+        },
+        [&] {
+          ref::TTRI(D, 3, false);
+          escape(d.data());
+        });
   }
   return 0;
 }
