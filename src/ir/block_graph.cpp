@@ -98,6 +98,12 @@ static void PrintTaskGroup(const ExecGraph& g, const LaunchNode& n, int indent, 
     for (size_t i = 0; i < n.deps.size(); ++i) os << (i ? ", #" : "#") << n.deps[i];
     os << ")";
   }
+  if (!n.pointwise_after.empty()) {
+    os << " pointwise(";
+    for (size_t i = 0; i < n.pointwise_after.size(); ++i) os << (i ? ", #" : "#") << n.pointwise_after[i];
+    os << ")";
+  }
+  if (!n.pointwise_reason.empty()) os << "  # not point-wise: " << n.pointwise_reason;
   os << "\n";
 }
 

@@ -95,6 +95,11 @@ struct LaunchNode {
   int kernel = -1;
   std::vector<int> reads, writes;  // value ids (views resolved at run time)
   std::vector<int> deps;           // ids of earlier launches in the same region it depends on
+  // Earlier launches of the same run (no loop between) with the same grid that touch every
+  // tensor shared with this one (with a writer) at the same window per grid point: point p
+  // here needs only their point p, so the runtime runs them depth first, point by point.
+  std::vector<int> pointwise_after;
+  std::string pointwise_reason;  // why a dependency in `deps` is not point-wise
 };
 
 struct ExecGraph {

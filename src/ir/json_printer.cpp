@@ -284,6 +284,7 @@ std::string ExecGraphJson(const ExecGraph& g) {
   RegionJson(w, g.body, [&](const LaunchNode& n) {
     w.Key("kind").Str("launch").Key("id").Int(n.id).Key("kernel").Int(n.kernel);
     w.Key("reads").Ints(n.reads).Key("writes").Ints(n.writes).Key("deps").Ints(n.deps);
+    w.Key("pointwise_after").Ints(n.pointwise_after);
   });
   w.EndObject();
   return w.str();

@@ -52,6 +52,11 @@ struct Instance {
   int64_t chunk = 1;
   int64_t num_tasks = 0;
   std::vector<int> successors;
+  // Point-wise links: chunk i of this instance waits only for chunk i of each `link_from`
+  // (plus its other dependencies as a whole); `link_to` are the instances waiting so on it.
+  int node = -1;
+  std::vector<int> link_to, link_from;
+  std::vector<int> source_done;  // per chunk: how many link_from chunks i have finished
   // Native mode: the symbol values and parameter windows the generated kernel reads.
   std::vector<int64_t> sym;
   std::vector<PyptoParamView> views;
@@ -147,6 +152,7 @@ class CallState {
   void Walk(const Region<LaunchNode>& r, SymEnv& env) {
     for (auto& e : r.entries) {
       if (e.loop) {
+        run_.clear();  // point-wise links stay within a run of launches
         const LoopInfo& l = e.loop->info;
         int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
         if (step <= 0) throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
@@ -155,10 +161,12 @@ class CallState {
           Walk(*e.loop->body, env);
         }
         env.erase(l.var);
+        run_.clear();
         continue;
       }
       Launch(*e.item, env);
     }
+    run_.clear();
   }
 
   void Launch(const LaunchNode& n, const SymEnv& env) {
@@ -221,19 +229,32 @@ class CallState {
         inst->views.push_back(v);
       }
     }
+    inst->node = n.id;
     if (inst->points == 0) return;
+    run_[n.id] = inst->id;
     // Dependencies: earlier instances whose accesses overlap, one of the two writing.
     std::vector<int> deps;
     for (auto& a : accesses) index_.Conflicts(a, deps);
     for (auto& a : accesses) index_.Add(a, inst->id);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    // Launches the compiler proved point-wise (point p needs only their point p): wait for them
+    // chunk by chunk instead of as a whole.
     int ready_deps = 0;
-    for (int d : deps)
-      if (d != inst->id) {
-        instances_[d]->successors.push_back(inst->id);
+    for (int d : deps) {
+      if (d == inst->id) continue;
+      Instance& dep = *instances_[d];
+      auto r = run_.find(dep.node);
+      bool pointwise = r != run_.end() && r->second == d && dep.points == inst->points &&
+                       std::find(n.pointwise_after.begin(), n.pointwise_after.end(), dep.node) != n.pointwise_after.end();
+      if (pointwise) {
+        inst->link_from.push_back(d);
+        dep.link_to.push_back(inst->id);
+      } else {
+        dep.successors.push_back(inst->id);
         ++ready_deps;
       }
+    }
     inst->pending = ready_deps;
     instances_.push_back(std::move(inst));
   }
@@ -249,6 +270,7 @@ class CallState {
   std::vector<std::pair<char*, size_t>> owned_;  // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;
   int next_alloc_ = 0;
+  std::map<int, int> run_;  // launch node -> its instance, for the launches since the last loop
 };
 
 // Runs the instances' tasks on worker threads. A task is a chunk of one instance's grid points;
@@ -269,19 +291,23 @@ RunStats CallState::Execute() {
   std::exception_ptr error;
   const bool lifo = opts_.sched_mode == "lifo";
 
-  // Chunk every instance up front: about 4 tasks per worker, each a run of grid points.
+  // Chunk every instance up front: about 4 tasks per worker, each a run of grid points. A
+  // linked pair is chunked alike, so chunk i of one needs chunk i of the other.
   int64_t total_tasks = 0;
   for (auto& in : instances_) {
     int64_t target = std::max<int64_t>(1, std::min<int64_t>(in->points, workers * 4));
-    in->chunk = (in->points + target - 1) / target;
+    in->chunk = !in->link_from.empty() ? instances_[in->link_from[0]]->chunk : (in->points + target - 1) / target;
     in->num_tasks = (in->points + in->chunk - 1) / in->chunk;
     in->remaining = in->num_tasks;
+    in->source_done.assign(in->link_from.empty() ? 0 : in->num_tasks, 0);
     total_tasks += in->num_tasks;
   }
   stats.tasks = total_tasks;
   stats.launches = static_cast<int64_t>(instances_.size());
   auto push_instance = [&](Instance& in) {  // caller holds mu
-    for (int64_t f = 0; f < in.points; f += in.chunk) queue.push_back({in.id, f, std::min(in.chunk, in.points - f)});
+    for (int64_t f = 0, i = 0; f < in.points; f += in.chunk, ++i)
+      if (in.source_done.empty() || in.source_done[i] == static_cast<int>(in.link_from.size()))
+        queue.push_back({in.id, f, std::min(in.chunk, in.points - f)});
   };
   for (auto& in : instances_)
     if (in->pending == 0) push_instance(*in);
@@ -323,6 +349,20 @@ RunStats CallState::Execute() {
                                std::chrono::duration_cast<std::chrono::nanoseconds>(ts - t0).count(),
                                std::chrono::duration_cast<std::chrono::nanoseconds>(te - t0).count()});
       }
+      if (!in.link_to.empty()) {
+        // Depth first: a linked launch's same chunk, once ready, goes where this worker takes
+        // its next task, so it most likely runs here with the data still in cache.
+        std::lock_guard<std::mutex> lock(mu);
+        for (int id : in.link_to) {
+          Instance& next = *instances_[id];
+          int64_t i = t.first / in.chunk;
+          if (++next.source_done[i] == static_cast<int>(next.link_from.size()) && next.pending == 0) {
+            if (lifo) queue.push_back({next.id, t.first, t.count});
+            else queue.push_front({next.id, t.first, t.count});
+            cv.notify_one();
+          }
+        }
+      }
       if (--in.remaining == 0) {
         std::lock_guard<std::mutex> lock(mu);
         --outstanding;
@@ -342,8 +382,10 @@ RunStats CallState::Execute() {
   for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
   if (opts_.trace) {
     stats.deps.resize(instances_.size());
-    for (auto& in : instances_)
+    for (auto& in : instances_) {
       for (int s : in->successors) stats.deps[s].push_back(in->id);
+      for (int s : in->link_to) stats.deps[s].push_back(in->id);
+    }
   }
   return stats;
 }

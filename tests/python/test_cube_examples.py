@@ -46,3 +46,18 @@ def test_indexer_prolog(mode, T, K, H, D, R):
     # fp32 against float64: a value within rounding of a .5 boundary may land one step away.
     diff = np.abs(q8.astype(np.float64) - expect)
     assert diff.max() <= 1 and (diff > 0).mean() < 1e-3
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_ffn_example(mode):
+    import matmul_ffn as mf
+
+    r = np.random.default_rng(2)
+    t, d, h = 50, 40, 72
+    x = r.standard_normal((t, d)).astype(np.float32)
+    w1 = (r.standard_normal((d, h)) / 8).astype(np.float32)
+    w2 = (r.standard_normal((h, d)) / 8).astype(np.float32)
+    ffn = mf.make_ffn(t, d, h, runtime_options={"run_mode": mode})
+    np.testing.assert_allclose(ffn(x, w1, w2), mf.ffn_reference(x, w1, w2), rtol=1e-4, atol=1e-5)
+    mm = mf.make_matmul(t, d, h, runtime_options={"run_mode": mode})
+    np.testing.assert_allclose(mm(x, w1), x.astype(np.float64) @ w1, rtol=1e-4, atol=1e-5)
