@@ -48,8 +48,8 @@ void TTRI(TileRef<T> dst, int diagonal, bool upper) {
     // lower: ones for c <= r + diagonal; upper: ones for c >= r + diagonal.
     const int64_t edge = int64_t(r) + diagonal + (upper ? 0 : 1);
     const int split = int(std::clamp<int64_t>(edge, 0, vc));
-    std::fill(d, d + split, upper ? zero : one);
-    std::fill(d + split, d + vc, upper ? one : zero);
+    const T lo = upper ? zero : one, hi = upper ? one : zero;
+    for (int c = 0; c < vc; ++c) d[c] = c < split ? lo : hi;  // a compare and a blend per vector
   }
 }
 

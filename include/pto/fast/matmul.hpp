@@ -74,6 +74,17 @@ inline void widen_n(const T* src, int n, O* dst) {
 // dst[0:n] = row r, columns c0 .. c0 + n of v, widened to O.
 template <class T, class O>
 inline void read_row(const MatView<T>& v, int r, int c0, int n, O* dst) {
+  if (v.layout == Layout::RowMajor) return widen_n(v.ptr(r, c0), n, dst);
+  if (v.layout == Layout::NZ) {  // 32-byte fractal rows, rows * kFracCols elements apart
+    constexpr int F = MatView<T>::kFracCols;
+    const T* base = v.ptr(r, c0 - c0 % F);
+    for (int j = 0, off = c0 % F; j < n; off = 0, base += size_t(v.rows) * F) {
+      const int m = std::min(n - j, F - off);
+      widen_n(base + off, m, dst + j);
+      j += m;
+    }
+    return;
+  }
   for (int j = 0; j < n;) {
     const int m = v.run(c0 + j, n - j);
     widen_n(v.ptr(r, c0 + j), m, dst + j);
@@ -367,14 +378,20 @@ void matmul(TileRef<Acc> c, const MatView<In>& a, const MatView<In>& b, int init
   if (init == 2)
     for (int m = 0; m < M; ++m) std::copy_n(bias, N, c.row(m));
   if constexpr (std::is_same_v<Acc, float>) {
+    if constexpr (std::is_same_v<In, float>) {
+      if (a.layout == Layout::RowMajor && b.layout == Layout::RowMajor)
+        return sgemm(M, N, K, a.data, a.stride, b.data, b.stride, c.data, c.stride, init != 0);
+    }
     int lda;
     const float* A = dense_rows<3, float>(a, M, K, lda);
 #ifdef PTO_SIMD_AVX2
     sgemm_packed(
         M, N, K, A, lda,
         [&](int k0, int kc, int n0, int nc, float* dst) {
+          const bool rows = b.layout == Layout::RowMajor;
           for (int k = 0; k < kc; ++k) {
-            read_row(b, k0 + k, n0, nc, dst + k * kNR);
+            if (rows) widen_n(b.data + size_t(k0 + k) * b.stride + n0, nc, dst + k * kNR);
+            else read_row(b, k0 + k, n0, nc, dst + k * kNR);
             std::fill(dst + k * kNR + nc, dst + (k + 1) * kNR, 0.0f);
           }
         },
