@@ -31,8 +31,10 @@ def causal_mask(block: int) -> np.ndarray:
 
 
 def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128, block_k: int = 128,
-                   **jit_kwargs: Any) -> Callable[..., Any]:
-    """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block, block] if causal)."""
+                   vec_rows: int = 0, **jit_kwargs: Any) -> Callable[..., Any]:
+    """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block, block] if causal).
+    `vec_rows`: rows of the vector tiles (default: the whole query block)."""
+    vrows = vec_rows or block_q
     if seq % block_q or seq % block_k:
         raise ValueError(f"seq {seq} must be a multiple of the blocks {block_q} and {block_k}")
     if causal and block_q != block_k:
@@ -44,7 +46,7 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128
     def step(q_i: Any, k_j: Any, v_j: Any, mask: Any, m: Any, l: Any, acc: Any, first: bool) -> None:
         pypto.set_cube_tile_shapes([block_q, block_q], [dim, dim], [block_k, block_k])
         s = pypto.matmul(q_i, k_j, b_trans=True)
-        pypto.set_vec_tile_shapes(1, block_q, block_k)
+        pypto.set_vec_tile_shapes(1, vrows, block_k)
         s = s * scale
         if mask is not None:
             s = s + mask
@@ -57,7 +59,7 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128
         row_sum = pypto.sum(p, dim=-1, keepdim=True)
         pypto.set_cube_tile_shapes([block_q, block_q], [block_k, block_k], [dim, dim])
         pv = pypto.matmul(p, v_j)
-        pypto.set_vec_tile_shapes(1, block_q, dim)
+        pypto.set_vec_tile_shapes(1, vrows, dim)
         if first:
             l[:] = row_sum
             acc[:] = pv
@@ -86,7 +88,7 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128
                 for j in pypto.loop(1, nk, name="LOOP_kv", idx_name="j"):
                     step(q_i, k[:, j * block_k:(j + 1) * block_k, :], v[:, j * block_k:(j + 1) * block_k, :],
                          None, m, l, acc, first=False)
-            pypto.set_vec_tile_shapes(1, block_q, dim)
+            pypto.set_vec_tile_shapes(1, vrows, dim)
             pypto.assemble(acc / l, [0, i * block_q, 0], out)
 
     T = pypto.Tensor

@@ -73,7 +73,7 @@ class Tensor:
         return self._name if self._rec is None else self._rec.value_name(self._id)
 
     def __repr__(self) -> str:
-        shape = ", ".join(str(d) for d in self.shape)
+        shape = ", ".join(_sym_text(d) if isinstance(d, SymbolicScalar) else str(d) for d in self.shape)
         return f"pypto.Tensor(({shape}), {self.dtype})" + (f" %{self.name}" if self.is_traced else "")
 
     # --- arithmetic ------------------------------------------------------------------------
@@ -220,6 +220,23 @@ def _add_location_to_symbolic_errors() -> None:
 
     for name in ("__int__", "__index__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__"):
         wrap(name)
+
+    # print() or an f-string of a symbolic value while tracing is almost always a mistake: the
+    # program would print the expression once, at trace time, not the value at run time.
+    def to_text(self: SymbolicScalar, *args: Any) -> str:
+        from ._tracing import maybe_recorder
+        if maybe_recorder() is not None:
+            raise _core.UserError(
+                f"printing the symbolic value '{_sym_text(self)}' while tracing: print() runs once, when the "
+                "function is traced, and its value is only known when the kernel runs" + _format_loc(user_loc())
+                + "\nhint: print results after the call; repr(x) shows the expression if that is what you want")
+        return _sym_text(self)
+
+    SymbolicScalar.__str__ = to_text  # type: ignore[method-assign]
+    SymbolicScalar.__format__ = to_text  # type: ignore[method-assign]
+
+
+_sym_text = SymbolicScalar.__str__  # the expression as text, for pypto's own messages
 
 
 _add_location_to_symbolic_errors()

@@ -136,8 +136,20 @@ class CallState {
       view_origin_[value] = off;
       return s;
     }
-    if (v.kind == ValueKind::Temp) {  // a workspace: fresh for each writing launch
-      if (writer) storage_[value] = Allocate(v, env, /*zero=*/false);
+    if (v.kind == ValueKind::Temp) {
+      // A workspace: each writing launch takes the next of two buffers of the value (double
+      // buffering). Reusing one adds the dependencies on its earlier readers and writer (same
+      // allocation id), so the next iteration of a loop can overlap the previous one, and a
+      // loop of N iterations touches two buffers instead of N fresh ones (page faults).
+      if (writer) {
+        std::vector<Storage>& ring = workspaces_[value];
+        std::vector<int64_t> shape;
+        for (auto& d : v.shape) shape.push_back(d.Eval(env));
+        size_t next = ring.size() < 2 ? ring.size() : workspace_turn_[value]++ % 2;
+        if (next == ring.size()) ring.push_back(Allocate(v, env, /*zero=*/false));
+        else if (ring[next].shape != shape) ring[next] = Allocate(v, env, /*zero=*/false);
+        storage_[value] = ring[next];
+      }
       return storage_.at(value);
     }
     return storage_.at(value);
@@ -266,6 +278,8 @@ class CallState {
   const std::vector<PyptoKernelFn>* entries_;
   std::map<int, Storage> storage_;
   std::map<int, std::vector<int64_t>> view_origin_;
+  std::map<int, std::vector<Storage>> workspaces_;  // the two buffers of each workspace value
+  std::map<int, size_t> workspace_turn_;
   AccessIndex index_;
   std::vector<std::pair<char*, size_t>> owned_;  // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;

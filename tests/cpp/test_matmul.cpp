@@ -27,7 +27,7 @@ Function RecordLinearRelu(int64_t M, int64_t K, int64_t N) {
   return r.Finish();
 }
 
-std::vector<float> Run(const CompiledProgram& p, std::vector<float>& a, std::vector<float>& b, int64_t M, int64_t K,
+std::vector<float> RunLinear(const CompiledProgram& p, std::vector<float>& a, std::vector<float>& b, int64_t M, int64_t K,
                        int64_t N, const std::string& mode, int workers) {
   Runtime rt(std::make_shared<CompiledProgram>(p));
   std::vector<float> y(M * N, -1.f);
@@ -63,7 +63,7 @@ TEST(Matmul, MatchesReferenceOnBothBackends) {
   CompiledProgram p = Compile(RecordLinearRelu(M, K, N), {});
   for (const char* mode : {"interp", "cpu"})
     for (int workers : {1, 2, 3}) {
-      std::vector<float> y = Run(p, a, b, M, K, N, mode, workers);
+      std::vector<float> y = RunLinear(p, a, b, M, K, N, mode, workers);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
           double s = 0;

@@ -158,6 +158,29 @@ def test_int_of_symbolic_value():
     assert "int()" in msg and "x_dim0" in msg and "hint" in msg
 
 
+def test_print_of_symbolic_value_points_at_line(capsys):
+    @pypto.jit
+    def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32), o: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        print(x.shape[0])  # E:print
+        o[:] = x * 1.0
+
+    raises_at("E:print", f, z(4, 8), z(4, 8), match=["printing the symbolic value", "x_dim0", "hint"])
+    assert capsys.readouterr().out == ""
+
+
+def test_fstring_of_symbolic_value_is_an_error():
+    f = _sym_fn(lambda n: f"rows={n}")
+    with pytest.raises(pypto.UserError, match="printing the symbolic value"):
+        f(z(4, 8), z(4, 8))
+
+
+def test_symbolic_text_outside_tracing():
+    n = pypto.SymbolicScalar.var("n") * 2 + 1
+    assert str(n) == "(2*n + 1)" or "n" in str(n)
+    assert "n" in repr(n)
+
+
 def test_bool_of_symbolic_value():
     f = _sym_fn(lambda n: bool(n))
     with pytest.raises(pypto.UserError) as ei:

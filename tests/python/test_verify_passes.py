@@ -60,3 +60,19 @@ def test_verify_passes_on_a_chain_with_casts_and_split_reductions():
     y, m = g(x)
     assert "generated code" in g.last_stats["verify"]
     np.testing.assert_array_equal(y, np.rint(x.astype(np.float64) * 100).astype(np.int32))
+
+
+def test_verify_passes_with_matmul():
+    import numpy as np
+
+    import pypto
+
+    @pypto.jit(debug_options={"verify_passes": True})
+    def f(a: pypto.Tensor((40, 30), pypto.DT_FP32), b: pypto.Tensor((20, 30), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [8, 16], [16, 16])
+        return pypto.relu(pypto.matmul(a, b, b_trans=True))
+
+    a = np.random.default_rng(0).random((40, 30), dtype=np.float32)
+    b = np.random.default_rng(1).random((20, 30), dtype=np.float32)
+    f(a, b)
+    assert "==" in f.last_stats["verify"] and "differ" not in f.last_stats["verify"]

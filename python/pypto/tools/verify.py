@@ -97,6 +97,14 @@ class TensorGraphEvaluator:
                     r = np.clip(np.rint(x.astype(np.float64)), info.min, info.max)
                 else:
                     r = x
+            elif op == "matmul":  # exact products, summed in float64 (int8: exactly in int64)
+                a, b = ins[0], ins[1]
+                if int(attrs["a_trans"]):
+                    a = np.swapaxes(a, -1, -2)
+                if int(attrs["b_trans"]):
+                    b = np.swapaxes(b, -1, -2)
+                wide = np.int64 if np.issubdtype(a.dtype, np.integer) else np.float64
+                r = a.astype(wide) @ b.astype(wide)
             else:
                 raise _core.InternalError(f"verify_passes: no numpy semantics for op {op}")
         store[e["output"]] = np.asarray(r).astype(out_dt)
