@@ -4,7 +4,8 @@
 // reference's row-major order (so an aliased dst gives the same bits) but address a dense source
 // without the division by cols. TSORT32 / TMRGSORT compare one integer key per element instead of
 // (value, NaN, index) tuples: the key orders values descending with NaN first and equal values
-// by index, and 32-column blocks are sorted by a branch-free odd-even merge network.
+// by index; 32-column blocks are sorted by a branch-free odd-even merge network, and sorted runs
+// are merged branch-free from both ends at once.
 #pragma once
 
 #include <algorithm>
@@ -41,15 +42,14 @@ void TCI(TileRef<T> dst, std::type_identity_t<T> start, bool descending = false)
 template <class T>
 void TTRI(TileRef<T> dst, int diagonal, bool upper) {
   ref::detail::check_tile(dst, "dst");
-  const T one = elem::convert<T>(int32_t(1)), zero = elem::convert<T>(int32_t(0));
   const int vc = dst.valid_cols;
+  // The reference's expression in a straight loop (both vectorize; this drops the lambda).
   for (int r = 0; r < dst.valid_rows; ++r) {
     T* d = dst.row(r);
-    // lower: ones for c <= r + diagonal; upper: ones for c >= r + diagonal.
-    const int64_t edge = int64_t(r) + diagonal + (upper ? 0 : 1);
-    const int split = int(std::clamp<int64_t>(edge, 0, vc));
-    const T lo = upper ? zero : one, hi = upper ? one : zero;
-    for (int c = 0; c < vc; ++c) d[c] = c < split ? lo : hi;  // a compare and a blend per vector
+    if (upper)
+      for (int c = 0; c < vc; ++c) d[c] = elem::convert<T>(int32_t(c - r >= diagonal));
+    else
+      for (int c = 0; c < vc; ++c) d[c] = elem::convert<T>(int32_t(c - r <= diagonal));
   }
 }
 
