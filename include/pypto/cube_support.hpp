@@ -87,6 +87,33 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
   }
 }
 
+#if defined(__AVX2__)
+/// In-register transpose: on return r_i holds what was column i of the 8 x 8 block.
+inline void Transpose8x8(__m256& r0, __m256& r1, __m256& r2, __m256& r3, __m256& r4, __m256& r5, __m256& r6,
+                         __m256& r7) {
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r0 = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r1 = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r2 = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r3 = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r4 = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r5 = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r6 = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r7 = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+#endif
+
 /// Right (k x n) into 16-column panels: panel q holds, for each k, columns 16q .. 16q+15
 /// (zero past n). For int8 the panel is k-pair-major: (b[2p][j], b[2p+1][j]) side by side, the
 /// operand order of a 16-bit multiply-add.
@@ -113,7 +140,7 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
     // Full panels of a row-major B, 8 rows of B at a time: the rows are read front to back and
     // each panel receives 8 consecutive 64-byte lines (writing one line per panel per row
     // scatters stores 16 KiB apart, which costs twice as much).
-    const int64_t full = ns == 1 ? vn / kCubeNR : 0;
+    int64_t full = ns == 1 ? vn / kCubeNR : 0;
     for (int64_t k0 = 0; k0 < vk; k0 += 8) {
       const int64_t k1 = std::min<int64_t>(vk, k0 + 8);
       for (int64_t q = 0; q < full; ++q)
@@ -125,6 +152,39 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
             for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[j]);
         }
     }
+#if defined(__AVX2__)
+    // A transposed B (contiguous along k, e.g. K^T in attention): 8 x 8 blocks go through
+    // registers, transposed with unpack/shuffle/permute, instead of one element at a time.
+    if constexpr (std::is_same_v<In, float>) {
+      if (ks == 1 && full == 0) {
+        const int64_t fullq = vn / kCubeNR, kfull = vk / 8 * 8;
+        for (int64_t q = 0; q < fullq; ++q) {
+          float* d = dst + q * vk * kCubeNR;
+          for (int64_t k0 = 0; k0 < kfull; k0 += 8)
+            for (int h = 0; h < 2; ++h) {
+              const float* src = base + (q * kCubeNR + h * 8) * ns + k0;
+              __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ns), r2 = _mm256_loadu_ps(src + 2 * ns),
+                     r3 = _mm256_loadu_ps(src + 3 * ns), r4 = _mm256_loadu_ps(src + 4 * ns),
+                     r5 = _mm256_loadu_ps(src + 5 * ns), r6 = _mm256_loadu_ps(src + 6 * ns),
+                     r7 = _mm256_loadu_ps(src + 7 * ns);
+              Transpose8x8(r0, r1, r2, r3, r4, r5, r6, r7);
+              float* o = d + k0 * kCubeNR + h * 8;
+              _mm256_store_ps(o, r0);
+              _mm256_store_ps(o + kCubeNR, r1);
+              _mm256_store_ps(o + 2 * kCubeNR, r2);
+              _mm256_store_ps(o + 3 * kCubeNR, r3);
+              _mm256_store_ps(o + 4 * kCubeNR, r4);
+              _mm256_store_ps(o + 5 * kCubeNR, r5);
+              _mm256_store_ps(o + 6 * kCubeNR, r6);
+              _mm256_store_ps(o + 7 * kCubeNR, r7);
+            }
+          for (int64_t k = kfull; k < vk; ++k)  // the k tail of the panel
+            for (int64_t j = 0; j < kCubeNR; ++j) d[k * kCubeNR + j] = base[k + (q * kCubeNR + j) * ns];
+        }
+        full = fullq;  // the partial last panel, if any, below
+      }
+    }
+#endif
     for (int64_t q = full; q < panels; ++q) {  // a partial last panel, or a transposed B
       float* d = dst + q * vk * kCubeNR;
       const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);

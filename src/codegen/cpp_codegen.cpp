@@ -217,8 +217,13 @@ class KernelWriter {
       if (b.loc != "Left" && b.loc != "Right") continue;
       int64_t rows = b.shape[b.shape.size() - 2], cols = b.cols();
       std::string n = b.loc == "Left" ? "LeftElems(" : "RightElems(";
-      os_ << "  alignas(64) static thread_local CubeT<" << CppType(b.dtype) << "> " << CubeBuf(b.id) << "[" << n << rows
-          << ", " << cols << ")];\n";
+      std::string T = CppType(b.dtype);
+      os_ << "  alignas(64) static thread_local CubeT<" << T << "> " << CubeBuf(b.id) << "[" << n << rows << ", " << cols
+          << ")];\n";
+      // Left is read through a pointer and a row stride: its own copy, or the Mat tile in place.
+      if (b.loc == "Left")
+        os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t " << CubeBuf(b.id)
+            << "ld = " << (cols + 1) / 2 * 2 << ";\n";
     }
   }
   std::string CubeBuf(int b) { return (k_.bufs[b].loc == "Left" ? "L" : "R") + std::to_string(b); }
@@ -240,10 +245,17 @@ class KernelWriter {
       std::string base = m + ".p + " + E(in.coord[0]) + " * " + m + ".rs + " + E(in.coord[1]) + " * " + m + ".cs";
       // Element (i, j) of the window is base[i * rs + j * cs]; transposed, base[j * rs + i * cs].
       std::string first = in.transpose ? m + ".cs" : m + ".rs", second = in.transpose ? m + ".rs" : m + ".cs";
-      if (d.loc == "Left")
-        return "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " +
-               std::to_string((d.cols() + 1) / 2 * 2) + ", " + base + ", " + first + ", " + second + ", " +
-               ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      if (d.loc == "Left") {
+        std::string L = CubeBuf(in.dst), ld = std::to_string((d.cols() + 1) / 2 * 2);
+        std::string pack = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " + first +
+                           ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + "); " + L + "p = " + L +
+                           "; " + L + "ld = " + ld;
+        if (d.dtype != DataType::FP32 || in.transpose) return pack;
+        // fp32 rows already contiguous: read A in place unless its rows are a multiple of 4 KiB
+        // apart (then the micro-kernel's six rows would share L1 sets, so copy them).
+        return "if (" + m + ".cs == 1 && " + m + ".rs % 1024 != 0) { " + L + "p = " + base + "; " + L + "ld = " + m +
+               ".rs; } else { " + pack + "; }";
+      }
       return "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " + base + ", " + first + ", " +
              second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
     }
@@ -251,9 +263,10 @@ class KernelWriter {
     const TileBuf& c = k_.bufs[in.dst];
     const TileBuf& l = k_.bufs[in.srcs[0]];
     std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
+    (void)l;
     return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" + Ptr(in.dst) +
-           ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + ", " + std::to_string((l.cols() + 1) / 2 * 2) +
-           ", " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
+           ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + "p, " + CubeBuf(in.srcs[0]) + "ld, " +
+           CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
            ValidAt(in.srcs[0], 1) + init + ")";
   }
 
