@@ -141,7 +141,8 @@ class JitFunction:
         dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
         dump = dbg["dump_passes"]
         only = list(dump) if isinstance(dump, (list, tuple)) else []
-        program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]))
+        program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
+                              bool(dbg["verify_passes"]))
         return CompiledFunction(program, dump_dir)
 
     def _no_output_message(self) -> str:

@@ -214,8 +214,9 @@ NB_MODULE(_core, m) {
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
       .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
       .def("compile", [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
-                         const std::vector<std::string>& dump_only, bool reciprocal_division) {
+                         const std::vector<std::string>& dump_only, bool reciprocal_division, bool keep_snapshots) {
         CompileOptions o;
+        o.keep_snapshots = keep_snapshots;
         o.reciprocal_division = reciprocal_division;
         o.machine = machine;
         o.dump_dir = dump_dir;
@@ -225,7 +226,8 @@ NB_MODULE(_core, m) {
         p.compiled = std::make_shared<const CompiledProgram>(Compile(r.Finish(), o));
         p.runtime = std::make_shared<Runtime>(p.compiled);
         return p;
-      });
+      }, "machine"_a, "dump_dir"_a, "dump_passes"_a, "dump_only"_a, "reciprocal_division"_a,
+      "keep_snapshots"_a = false);
 
   nb::class_<Program>(m, "Program")
       .def_prop_ro("dumps", [](const Program& p) { return p.compiled->dumps; })
@@ -322,7 +324,19 @@ NB_MODULE(_core, m) {
              return nb::make_tuple(outs, stats);
            },
            "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")
-      .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); });
+      .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); })
+      .def_prop_ro("snapshot_names", [](const Program& p) {
+        std::vector<std::string> n;
+        for (auto& s : p.compiled->snapshots) n.push_back(s.first);
+        return n;
+      })
+      .def("snapshot_program", [](const Program& p, size_t i) {
+        if (i >= p.compiled->snapshots.size()) throw nb::index_error("no such snapshot");
+        Program s;
+        s.compiled = std::make_shared<const CompiledProgram>(SnapshotProgram(*p.compiled, i));
+        s.runtime = std::make_shared<Runtime>(s.compiled);
+        return s;
+      }, "index"_a);
 
   m.def("op_names", [] {
     std::vector<std::string> n;

@@ -17,6 +17,7 @@ struct CompileOptions {
   bool dump_passes = false;
   std::vector<std::string> dump_only;  // pass names to dump (all if empty)
   bool reciprocal_division = true;     // FuseInstructions: x / row_value as x * (1 / row_value)
+  bool keep_snapshots = false;         // keep the block graph after each block-level pass (verify_passes)
 };
 
 class PassContext {

@@ -43,11 +43,13 @@ CompiledProgram Compile(Function fn, const CompileOptions& opts) {
   // Tile ops -> kernels; decides which values stay in UB and which go to global memory.
   ms = Timed([&] { p.block_graph = Partition(p.tile_graph, ctx); });
   ctx.Dump("partition", PrintBlockGraph(p.block_graph), ms, [&] { return BlockGraphJson(p.block_graph); });
+  if (opts.keep_snapshots) p.snapshots.push_back({"partition", p.block_graph});
 
   // Cheaper instruction sequences inside kernels; before AllocateBuffers, as it adds and
   // removes tile buffers.
   ms = Timed([&] { FuseInstructions(p.block_graph, ctx); });
   ctx.Dump("fuse_instructions", PrintBlockGraph(p.block_graph), ms, [&] { return BlockGraphJson(p.block_graph); });
+  if (opts.keep_snapshots) p.snapshots.push_back({"fuse_instructions", p.block_graph});
 
   // UB offsets: must follow Partition, which fixes the buffers each kernel needs.
   ms = Timed([&] { AllocateBuffers(p.block_graph, ctx); });
@@ -61,6 +63,27 @@ CompiledProgram Compile(Function fn, const CompileOptions& opts) {
   p.dumps = ctx.dumps();
   p.pass_ms = ctx.timings();
   return p;
+}
+
+CompiledProgram SnapshotProgram(const CompiledProgram& p, size_t i) {
+  PYPTO_CHECK(i < p.snapshots.size(), "no snapshot ", i);
+  CompiledProgram s = p;
+  s.snapshots.clear();
+  s.block_graph = p.snapshots[i].second;
+  for (auto& k : s.block_graph.kernels) {
+    int64_t off = 0;
+    for (auto& b : k.bufs) {
+      b.offset = off;
+      off += (b.bytes() + 63) / 64 * 64;
+    }
+    k.ub_bytes = off;
+  }
+  CompileOptions o = p.options;
+  o.dump_passes = false;
+  o.dump_dir.clear();
+  PassContext ctx(o);
+  s.exec_graph = BuildExecGraph(s.block_graph, ctx);
+  return s;
 }
 
 }  // namespace pypto

@@ -76,3 +76,46 @@ def test_verify_passes_with_matmul():
     b = np.random.default_rng(1).random((20, 30), dtype=np.float32)
     f(a, b)
     assert "==" in f.last_stats["verify"] and "differ" not in f.last_stats["verify"]
+
+
+def test_verify_lists_every_pass():
+    f = make()
+    x = np.random.default_rng(3).standard_normal((2, 40)).astype(np.float32)
+    f(x, np.zeros_like(x))
+    assert f.last.program.snapshot_names == ["partition", "fuse_instructions"]
+    report = f.last_stats["verify"]
+    for step in ("block graph after expand_tiles, partition", "block graph after fuse_instructions",
+                 "block graph after allocate_buffers", "generated code"):
+        assert step in report, report
+
+
+def test_verify_names_the_pass_that_changes_the_answer():
+    """A program whose fuse_instructions snapshot computes something else: verify names that pass."""
+    f = make()
+    x = np.random.default_rng(4).standard_normal((3, 40)).astype(np.float32)
+    o = np.zeros_like(x)
+    before = [x.copy(), o.copy()]
+    s = f(x, o)
+    real = f.last.program
+
+    class BrokenFusion:
+        snapshot_names = real.snapshot_names
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def snapshot_program(self, i):
+            prog = real.snapshot_program(i)
+            if real.snapshot_names[i] != "fuse_instructions":
+                return prog
+
+            class Wrong:
+                def run(self, params, *args):
+                    outs, stats = prog.run(params, *args)
+                    params[1][0, 3] += 2.0  # as if a fused instruction were wrong
+                    return outs, stats
+            return Wrong()
+
+    with pytest.raises(pypto.InternalError, match=r"block graph after fuse_instructions \(reference interpreter\) "
+                                                  r"changes the answer of block graph after expand_tiles, partition"):
+        verify.verify(BrokenFusion(), before, [s], [x, o], "cpu")

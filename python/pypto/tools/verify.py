@@ -1,9 +1,10 @@
-"""verify_passes: check a call level by level.
+"""verify_passes: check a call pass by pass.
 
-The tensor graph is evaluated with numpy (the meaning of the user's program), the block graph
-with the reference interpreter (the meaning after ExpandTiles, Partition, FuseInstructions and
-AllocateBuffers), and the native backend runs the generated code. The first level whose
-results differ from the one above it is named, with the output, the position and the values.
+The tensor graph is evaluated with numpy (the meaning of the user's program); the block graph
+as it stood after each block-level pass (ExpandTiles + Partition, FuseInstructions, each tile
+in its own bytes) and after AllocateBuffers (tiles sharing UB) runs on the reference
+interpreter; the native backend runs the generated code. The first pass whose results differ
+from the step before it is named, with the output, the position and the values.
 """
 
 from __future__ import annotations
@@ -141,10 +142,18 @@ def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.nda
     ref_params = [a.copy() for a in before]
     ref_returns, _ = TensorGraphEvaluator(graph).run(ref_params)
     levels.append(("tensor graph (numpy semantics)", _results(graph, ref_returns, ref_params)))
+    # The block graph after each block-level pass, every tile in its own bytes (the snapshots
+    # exist when the function was compiled with verify_passes on).
+    for i, name in enumerate(program.snapshot_names):
+        snap_params = [a.copy() for a in before]
+        snap_returns, _ = program.snapshot_program(i).run(snap_params, 0, "fifo", False, "interp")
+        after_what = "expand_tiles, partition" if name == "partition" else name
+        levels.append((f"block graph after {after_what} (reference interpreter)",
+                       _results(graph, snap_returns, snap_params)))
     interp_params = [a.copy() for a in before]
     interp_returns, _ = program.run(interp_params, 0, "fifo", False, "interp")
-    levels.append(("block graph after expand_tiles, partition, fuse_instructions, allocate_buffers "
-                   "(reference interpreter)", _results(graph, interp_returns, interp_params)))
+    levels.append(("block graph after allocate_buffers (reference interpreter)",
+                   _results(graph, interp_returns, interp_params)))
     if run_mode == "cpu":
         levels.append(("generated code (cpu backend)", _results(graph, returned, after)))
     for (upper, up), (lower, low) in zip(levels, levels[1:]):
