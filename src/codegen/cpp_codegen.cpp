@@ -146,33 +146,7 @@ class KernelWriter {
            std::to_string(b.cols()) + ", " + stride + ", " + E(b.valid.back()) + ")";
   }
 
-  // Stores sink below the compute instructions that follow them when that is safe (the later
-  // instructions write no UB bytes of the stored tile, and touch no global memory), so a store
-  // between an elementwise instruction and the row reduction of its result does not split a
-  // fused run.
-  std::vector<Instr> SinkStores(const std::vector<Instr>& body) const {
-    std::vector<Instr> out = body;
-    auto overlaps = [&](int a, int b) {
-      if (a < 0 || b < 0 || views_.count(a) || views_.count(b)) return a == b;
-      const TileBuf &x = k_.bufs[a], &y = k_.bufs[b];
-      return x.offset < y.offset + y.bytes() && y.offset < x.offset + x.bytes();
-    };
-    for (size_t i = out.size(); i-- > 0;) {
-      if (out[i].opcode != "TSTORE") continue;
-      size_t j = i;
-      while (j + 1 < out.size()) {
-        const Instr& next = out[j + 1];
-        bool compute = next.opcode != "TSTORE" && next.opcode != "TLOAD" && next.opcode != "LOOP" && next.param < 0;
-        if (!compute || overlaps(next.dst, out[j].srcs[0])) break;
-        std::swap(out[j], out[j + 1]);
-        ++j;
-      }
-    }
-    return out;
-  }
-
-  void Body(const std::vector<Instr>& unsunk, int indent) {
-    std::vector<Instr> body = SinkStores(unsunk);
+  void Body(const std::vector<Instr>& body, int indent) {
     std::string pad(indent * 2, ' ');
     FusionEnv env{k_, [this](const Expr& e) { return E(e); },
                   [this](int b) { return views_.count(b) ? "v" + std::to_string(b) : Ptr(b); },

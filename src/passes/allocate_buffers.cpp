@@ -18,15 +18,23 @@ void Touch(std::vector<Interval>& live, int buf, int pos) {
   iv.end = std::max(iv.end, pos);
 }
 
+bool IsRowReduction(const std::string& op) { return op == "TROWSUM" || op == "TROWMAX" || op == "TROWMIN"; }
+
 // A LOOP counts as one position: everything used inside it is live for the whole loop.
 void Scan(const std::vector<Instr>& body, std::vector<Interval>& live, int& pos, int loop_pos) {
-  for (auto& in : body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    const Instr& in = body[i];
     int p = loop_pos >= 0 ? loop_pos : pos;
     if (in.opcode == "LOOP") {
       Scan(in.body, live, pos, p);
     } else {
       Touch(live, in.dst, p);
-      for (int s : in.srcs) Touch(live, s, p);
+      // An elementwise result reduced by the next instruction: code generation fuses the two
+      // into one pass, which reads these sources while it writes the reduction, so they stay
+      // live one position longer (the reduction's small result must not land on them).
+      bool closing = i + 1 < body.size() && IsRowReduction(body[i + 1].opcode) && !body[i + 1].srcs.empty() &&
+                     body[i + 1].srcs[0] == in.dst && in.dst >= 0;
+      for (int s : in.srcs) Touch(live, s, closing && loop_pos < 0 ? p + 1 : p);
     }
     if (loop_pos < 0) ++pos;
   }
