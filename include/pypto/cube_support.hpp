@@ -80,6 +80,10 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
       } else {
         for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
       }
+    } else if constexpr (!std::is_same_v<In, int8_t>) {
+      if (ks == 1) pto::simd::to_float(s, d, static_cast<int>(vk));  // fp16/bf16: 8 at a time
+      else
+        for (int64_t k = 0; k < vk; ++k) d[k] = Widen(s[k * ks]);
     } else {
       for (int64_t k = 0; k < vk; ++k) d[k] = Widen(s[k * ks]);
     }
@@ -148,8 +152,7 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
           const In* s = base + k * ks + q * kCubeNR;
           float* o = dst + q * vk * kCubeNR + k * kCubeNR;
           if constexpr (std::is_same_v<In, float>) std::memcpy(o, s, kCubeNR * sizeof(float));
-          else
-            for (int j = 0; j < kCubeNR; ++j) o[j] = static_cast<float>(s[j]);
+          else pto::simd::to_float(s, o, kCubeNR);
         }
     }
 #if defined(__AVX2__)
