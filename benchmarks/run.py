@@ -340,6 +340,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
 
 
+def _cell(res: Dict[str, Tuple[float, float, float]], impl: str) -> str:
+    """'median ms [IQR]' of one implementation, or n/a."""
+    if impl not in res:
+        return "n/a"
+    med, q1, q3 = res[impl]
+    return f"{med * 1e3:.1f} ms [{q1 * 1e3:.1f}-{q3 * 1e3:.1f}]"
+
+
 def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float, fma1: float, fmaN: float,
                    workers: int, R: int, C: int, reps: int, rows: List[Any], note: str = "",
                    compute_rows: Optional[List[Any]] = None) -> None:
@@ -364,13 +372,7 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
         "|---|" + "---|" * (len(impls) + 2),
     ]
     for name, ok, moved, res, gbs in rows:
-        cells = []
-        for impl in impls:
-            if impl in res:
-                med, q1, q3 = res[impl]
-                cells.append(f"{med * 1e3:.1f} ms [{q1 * 1e3:.1f}-{q3 * 1e3:.1f}]")
-            else:
-                cells.append("n/a")
+        cells = [_cell(res, impl) for impl in impls]
         lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | " + " | ".join(cells) +
                      f" | {gbs:.1f} | {100 * gbs / triadN:.0f}% |")
     if compute_rows:
@@ -386,13 +388,7 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
             "|---|---|---|---|---|---|---|",
         ]
         for name, what, ok, res, gflops in compute_rows:
-            cells = []
-            for impl in ("pypto", "torch eager", "numpy"):
-                if impl in res:
-                    med, q1, q3 = res[impl]
-                    cells.append(f"{med * 1e3:.1f} ms [{q1 * 1e3:.1f}-{q3 * 1e3:.1f}]")
-                else:
-                    cells.append("n/a")
+            cells = [_cell(res, impl) for impl in ("pypto", "torch eager", "numpy")]
             lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | {what} | " + " | ".join(cells) +
                          f" | {gflops:.1f} | {100 * gflops / fmaN:.0f}% |")
     lines.append("")
