@@ -312,3 +312,43 @@ def test_error_batch_mismatch():
         return pypto.matmul(a, b)
 
     _expect_error(f, (np.zeros((2, 8, 8), np.float32), np.zeros((3, 8, 8), np.float32)), "batch dims differ")
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_symbolic_k_in_a_loop(mode):
+    """K grows with the loop index (a prefix of A's columns and B's rows): the K loop's trip
+    count and tails are only known at run time."""
+    M, K, N, STEP, T = 20, 70, 24, 24, 3
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def prefix(a: pypto.Tensor((M, K), pypto.DT_FP32), b: pypto.Tensor((K, N), pypto.DT_FP32),
+               out: pypto.Tensor((T * M, N), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [8, 16], [16, 16])
+        for i in pypto.loop(T):
+            kk = (i + 1) * STEP - 2
+            pypto.assemble(pypto.matmul(a[:, 0:kk], b[0:kk, :]), [i * M, 0], out)
+
+    r = rng(13)
+    a = r.standard_normal((M, K)).astype(np.float32)
+    b = r.standard_normal((K, N)).astype(np.float32)
+    out = np.zeros((T * M, N), np.float32)
+    prefix(a, b, out)
+    for i in range(T):
+        kk = (i + 1) * STEP - 2
+        assert_close(out[i * M:(i + 1) * M], a[:, :kk].astype(np.float64) @ b[:kk], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_dynamic_n(mode):
+    M, K = 24, 40
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def mm(a: pypto.Tensor((M, K), pypto.DT_FP32), b: pypto.Tensor((K, pypto.DYNAMIC), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
+        return pypto.matmul(a, b)
+
+    r = rng(14)
+    a = r.standard_normal((M, K)).astype(np.float32)
+    for N in (7, 33, 16):
+        b = r.standard_normal((K, N)).astype(np.float32)
+        assert_close(mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
