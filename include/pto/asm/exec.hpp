@@ -4,11 +4,13 @@
 // vector kernel through TPUSH / TPOP).
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "pto/asm/module.hpp"
 #include "pto/asm/parser.hpp"
@@ -25,7 +27,7 @@ struct Tensor {
 };
 
 struct Bindings {
-  std::map<std::string, Tensor> tensors;      // by name, with the '%'
+  std::map<std::string, Tensor> tensors;       // by name, with the '%'
   std::map<std::string, dyn::Scalar> scalars;  // by name, with the '%'
 };
 
@@ -95,7 +97,11 @@ class KernelRun {
                  [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); }};
         std::fill_n(s.mem.get(), bytes, std::byte{0});
         // Dynamic valid dims start as the full tile until set_valid.
-        s.tile = {d.tile.dtype, s.mem.get(), d.tile.rows, d.tile.cols, d.tile.cols,
+        s.tile = {d.tile.dtype,
+                  s.mem.get(),
+                  d.tile.rows,
+                  d.tile.cols,
+                  d.tile.cols,
                   d.tile.valid_rows < 0 ? d.tile.rows : d.tile.valid_rows,
                   d.tile.valid_cols < 0 ? d.tile.cols : d.tile.valid_cols};
         break;
@@ -175,10 +181,13 @@ class KernelRun {
         if (!first_tile) first_tile = &ti->second.tile;
       }
     }
+    bool other_layout = false;
+    for (const Operand& o : s.operands)
+      if (auto ti = tiles_.find(o.text); ti != tiles_.end())
+        other_layout |= ti->second.type.layout != Layout::RowMajor;
+    if (other_layout) return layout_instr(s, call.name);
     for (const Operand& o : s.operands) {
       if (auto ti = tiles_.find(o.text); ti != tiles_.end()) {
-        if (ti->second.type.layout != Layout::RowMajor)
-          fail(s.line, o.text + ": instructions take row-major tiles");
         call.args.push_back(ti->second.tile);
       } else if (tensors_.count(o.text)) {
         call.args.push_back(window(s.line, o, first_tile));
@@ -194,6 +203,86 @@ class KernelRun {
     } catch (const Error& e) {
       fail(s.line, e.what());
     }
+  }
+
+  // Element offset of (r, c) in a tile of any layout (as Tile::offset).
+  static size_t offset(const TileType& t, int r, int c) {
+    if (t.layout == Layout::RowMajor) return size_t(r) * t.cols + c;
+    if (t.layout == Layout::ColMajor) return size_t(c) * t.rows + r;
+    const int fc = int(32 / dtype_size(t.dtype));
+    const size_t block = size_t(c / fc) * (t.rows / 16) + r / 16;
+    return block * (16 * fc) + size_t(r % 16) * fc + c % fc;
+  }
+
+  const TileSlot& tile_operand(const Stmt& s, size_t i) const {
+    if (i >= s.operands.size()) fail(s.line, s.op + ": missing operand");
+    auto ti = tiles_.find(s.operands[i].text);
+    if (ti == tiles_.end()) fail(s.line, s.operands[i].text + " is not a tile");
+    const TileType& t = ti->second.type;
+    if (t.layout == Layout::NZ && (t.rows % 16 != 0 || t.cols % int(32 / dtype_size(t.dtype)) != 0))
+      fail(s.line, s.operands[i].text + ": NZ tiles must be whole 16 x 32-byte fractals");
+    return ti->second;
+  }
+
+  // Non-row-major tiles (cube operands): TMOV converts layouts element by element, and the
+  // TMATMUL family reads Left / Right operands in any layout; the rest take row-major tiles.
+  void layout_instr(const Stmt& s, const std::string& name) {
+    if (name == "TMOV") {
+      if (s.operands.size() != 2) fail(s.line, "tmov takes dst, src");
+      const TileSlot &d = tile_operand(s, 0), &x = tile_operand(s, 1);
+      if (d.type.dtype != x.type.dtype) fail(s.line, "tmov between layouts keeps the dtype");
+      const int vr = d.tile.valid_rows, vc = d.tile.valid_cols;
+      if (x.tile.valid_rows < vr || x.tile.valid_cols < vc)
+        fail(s.line, "tmov: src valid region does not cover dst");
+      const size_t e = dtype_size(d.type.dtype);
+      for (int r = 0; r < vr; ++r)
+        for (int c = 0; c < vc; ++c)
+          std::memcpy(d.mem.get() + offset(d.type, r, c) * e,
+                      x.mem.get() + offset(x.type, r, c) * e, e);
+      return;
+    }
+    const bool bias = name == "TMATMUL_BIAS";
+    const int init = name == "TMATMUL_ACC" ? 1 : bias ? 2 : 0;
+    if (name != "TMATMUL" && name != "TMATMUL_ACC" && !bias && name != "TGEMV")
+      fail(s.line, "only tmov and the tmatmul family take non-row-major tiles");
+    if (s.operands.size() != (bias ? 4u : 3u)) fail(s.line, s.op + ": wrong operand count");
+    const TileSlot &c = tile_operand(s, 0), &a = tile_operand(s, 1), &b = tile_operand(s, 2);
+    if (c.type.layout != Layout::RowMajor) fail(s.line, s.op + ": the accumulator is row-major");
+    if (a.type.dtype != b.type.dtype) fail(s.line, s.op + ": left and right dtypes differ");
+    if (name == "TGEMV" && c.tile.valid_rows != 1) fail(s.line, "tgemv: dst must be one row");
+    visit_dtype(a.type.dtype, [&](auto tag) {
+      using In = typename decltype(tag)::type;
+      if constexpr (is_float_v<In> || std::is_same_v<In, int8_t> || std::is_same_v<In, uint8_t>) {
+        using Acc = std::conditional_t<is_float_v<In>, float, int32_t>;
+        if (c.type.dtype != dtype_of<Acc>())
+          fail(s.line, s.op + ": accumulator must be " + dyn::short_name(dtype_of<Acc>()));
+        auto view = [](const TileSlot& t) {
+          return fast::MatView<In>{static_cast<const In*>(t.tile.data),
+                                   t.tile.rows,
+                                   t.tile.cols,
+                                   t.type.layout == Layout::ColMajor ? t.tile.rows : t.tile.stride,
+                                   t.type.layout,
+                                   t.tile.valid_rows,
+                                   t.tile.valid_cols};
+        };
+        std::vector<Acc> row;
+        if (bias) {
+          const TileSlot& bt = tile_operand(s, 3);
+          if (bt.type.layout != Layout::RowMajor || bt.type.dtype != c.type.dtype)
+            fail(s.line, s.op + ": bias is a row-major row of the accumulator dtype");
+          const TileRef<Acc> br = bt.tile.template as<Acc>();
+          if (br.valid_cols < c.tile.valid_cols) fail(s.line, s.op + ": bias is too short");
+          row.assign(br.row(0), br.row(0) + c.tile.valid_cols);
+        }
+        try {
+          fast::matmul(c.tile.template as<Acc>(), view(a), view(b), init, row.data());
+        } catch (const Error& e) {
+          fail(s.line, e.what());
+        }
+      } else {
+        fail(s.line, s.op + " does not support dtype " + dtype_name(a.type.dtype));
+      }
+    });
   }
 
   static Pipe pipe(const std::string& p) {

@@ -191,6 +191,92 @@ TEST(PtoAsm, CubeKernelFeedsVectorKernel) {
     }
 }
 
+// Cube operands in NZ / column-major tiles: tmov converts layouts, tmatmul reads them directly;
+// the result equals the same kernel on row-major tiles, bit for bit.
+std::string layout_kernel(const char* dt, const char* acc, const char* la, const char* lb) {
+  return std::string(".kernel mm core=aic\n") + "  .arg %x : !pto.gm<" + dt + ", ?x?>\n" +
+         "  .arg %w : !pto.gm<" + dt + ", ?x?>\n" + "  .arg %y : !pto.gm<" + acc + ", ?x?>\n" +
+         "  .arg %r : index\n  .arg %k : index\n  .arg %n : index\n" +
+         "  .tile %xv : !pto.tile<vec, " + dt + ", 32x64, valid=?x?>\n" +
+         "  .tile %wv : !pto.tile<vec, " + dt + ", 64x32, valid=?x?>\n" +
+         "  .tile %a : !pto.tile<left, " + dt + ", 32x64, valid=?x?, layout=" + la + ">\n" +
+         "  .tile %b : !pto.tile<right, " + dt + ", 64x32, valid=?x?, layout=" + lb + ">\n" +
+         "  .tile %c : !pto.tile<acc, " + acc + ", 32x32, valid=?x?>\n" +
+         "  set_valid %xv, %r, %k\n  set_valid %a, %r, %k\n  set_valid %wv, %k, %n\n" +
+         "  set_valid %b, %k, %n\n  set_valid %c, %r, %n\n" +
+         "  tload %xv, %x[0, 0]\n  tload %wv, %w[0, 0]\n  tmov %a, %xv\n  tmov %b, %wv\n" +
+         "  tmatmul %c, %a, %b\n  tmatmul_acc %c, %a, %b\n  tstore %y[0, 0], %c\n.end\n";
+}
+
+TEST(PtoAsm, CubeOperandsInAnyLayout) {
+  std::mt19937 rng(5);
+  for (const char* dt : {"f32", "f16", "i8"}) {
+    const bool is_int = std::string(dt) == "i8";
+    const pto::DType d = is_int                     ? pto::DType::INT8
+                         : std::string(dt) == "f16" ? pto::DType::FP16
+                                                    : pto::DType::FP32;
+    const size_t es = pto::dtype_size(d);
+    std::vector<std::byte> x(32 * 64 * es), w(64 * 32 * es);
+    for (size_t i = 0; i < 32 * 64; ++i) {
+      const int v = int(rng() % 17) - 8;
+      const int u = int(rng() % 17) - 8;
+      if (is_int) {
+        reinterpret_cast<int8_t*>(x.data())[i] = int8_t(v);
+        reinterpret_cast<int8_t*>(w.data())[i] = int8_t(u);
+      } else if (es == 2) {
+        reinterpret_cast<half*>(x.data())[i] = half(float(v));
+        reinterpret_cast<half*>(w.data())[i] = half(float(u));
+      } else {
+        reinterpret_cast<float*>(x.data())[i] = float(v);
+        reinterpret_cast<float*>(w.data())[i] = float(u);
+      }
+    }
+    const int r = 1 + rng() % 32, k = 1 + rng() % 64, n = 1 + rng() % 32;
+    auto run = [&](const char* la, const char* lb) {
+      std::vector<int32_t> y(32 * 32, -1);  // int32 and fp32 are both 4 bytes
+      as::Bindings b;
+      b.tensors["%x"] = {d, x.data(), {r, k}, {64, 1}};
+      b.tensors["%w"] = {d, w.data(), {k, n}, {32, 1}};
+      b.tensors["%y"] = {is_int ? pto::DType::INT32 : pto::DType::FP32, y.data(), {r, n}, {32, 1}};
+      b.scalars["%r"] = pto::dyn::Scalar::of_int(r);
+      b.scalars["%k"] = pto::dyn::Scalar::of_int(k);
+      b.scalars["%n"] = pto::dyn::Scalar::of_int(n);
+      as::run(layout_kernel(dt, is_int ? "i32" : "f32", la, lb), b);
+      return y;
+    };
+    const auto want = run("row_major", "row_major");
+    EXPECT_EQ(want, run("nz", "nz")) << dt;
+    EXPECT_EQ(want, run("col_major", "nz")) << dt;
+    EXPECT_EQ(want, run("nz", "row_major")) << dt;
+    // and the values: 2 * x @ w, exact (small integers)
+    for (int i = 0; i < r; ++i)
+      for (int j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int q = 0; q < k; ++q) {
+          auto at = [&](const std::vector<std::byte>& m, size_t idx) {
+            if (is_int) return double(reinterpret_cast<const int8_t*>(m.data())[idx]);
+            if (es == 2) return double(float(reinterpret_cast<const half*>(m.data())[idx]));
+            return double(reinterpret_cast<const float*>(m.data())[idx]);
+          };
+          acc += at(x, i * 64 + q) * at(w, q * 32 + j);
+        }
+        const int32_t bits = want[i * 32 + j];
+        float f;
+        std::memcpy(&f, &bits, 4);
+        ASSERT_EQ(is_int ? double(bits) : double(f), 2 * acc) << dt << " " << i << "," << j;
+      }
+  }
+  // Only tmov and the matmul family take other layouts.
+  try {
+    as::Bindings none;
+    as::run(".kernel k\n  .tile %t : !pto.tile<left, f32, 16x8, layout=nz>\n  texp %t, %t\n.end",
+            none);
+    FAIL() << "no error";
+  } catch (const pto::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only tmov and the tmatmul family"), std::string::npos);
+  }
+}
+
 TEST(PtoAsm, RunErrorsNameKernelAndLine) {
   auto msg = [](const char* src, as::Bindings b = {}) {
     try {
@@ -245,8 +331,8 @@ TEST(PtoDyn, CallsByName) {
   Buf<int16_t> a(3, 5), d(3, 5);
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 5; ++c) a(r, c) = int16_t(r * 5 + c);
-  pto::dyn::Call call{"TMULS", {pto::dyn::any(d.ref()), pto::dyn::any(a.ref()),
-                                pto::dyn::Scalar::of_int(3)}, {}};
+  pto::dyn::Call call{
+      "TMULS", {pto::dyn::any(d.ref()), pto::dyn::any(a.ref()), pto::dyn::Scalar::of_int(3)}, {}};
   pto::dyn::call(call);
   EXPECT_EQ(d(2, 4), 42);
   Buf<float> f(3, 5);
@@ -275,8 +361,8 @@ TEST(PtoDyn, NameAndAttributeDispatch) {
   EXPECT_EQ(idx(0, 0), 1);
   EXPECT_EQ(idx(1, 0), 0);
   Buf<bool> m(2, 4);
-  pto::dyn::call(Call{"TCMPS", {any(m.ref()), any(a.ref()), pto::dyn::Scalar::of_int(3)},
-                      {{"cmp", "ge"}}});
+  pto::dyn::call(
+      Call{"TCMPS", {any(m.ref()), any(a.ref()), pto::dyn::Scalar::of_int(3)}, {{"cmp", "ge"}}});
   EXPECT_TRUE(m(0, 0) && !m(0, 1) && m(1, 1) && !m(1, 0));
   Buf<int8_t> q(2, 4);
   Buf<float> h(2, 4);
@@ -305,11 +391,10 @@ TEST(PtoDyn, NameAndAttributeDispatch) {
   pto::dyn::AnyGlobal gv{pto::DType::FP32, g.data(), {1, 1, 1, 2, 4}, {0, 0, 0, 4, 1}};
   pto::dyn::call(Call{"TSTORE", {gv, any(a.ref())}, {{"atomic", "add"}}});
   EXPECT_EQ(g[2], 5.0f);
-  EXPECT_THROW(pto::dyn::call(Call{"TSTORE", {gv, any(a.ref())}, {{"atomic", "max"}}}),
-               pto::Error);
-  EXPECT_THROW(pto::dyn::call(Call{"TCMP", {any(m.ref()), any(a.ref()), any(a.ref())},
-                                   {{"cmp", "bigger"}}}),
-               pto::Error);
+  EXPECT_THROW(pto::dyn::call(Call{"TSTORE", {gv, any(a.ref())}, {{"atomic", "max"}}}), pto::Error);
+  EXPECT_THROW(
+      pto::dyn::call(Call{"TCMP", {any(m.ref()), any(a.ref()), any(a.ref())}, {{"cmp", "bigger"}}}),
+      pto::Error);
 }
 
 }  // namespace
