@@ -165,3 +165,36 @@ def test_half_matmul_padded():
     b = rng.integers(-8, 9, (45, 37)).astype(np.float16)
     want = a.astype(np.float64) @ b.astype(np.float64)  # small integers: exact in fp32
     np.testing.assert_array_equal(isa.tmatmul(padded(rng, a), padded(rng, b)), want.astype(np.float32))
+
+
+NZ_KERNEL = """
+.kernel mm core=aic
+  .arg %x : !pto.gm<{dt}, 32x64>
+  .arg %w : !pto.gm<{dt}, 64x32>
+  .arg %y : !pto.gm<{acc}, 32x32>
+  .tile %xv : !pto.tile<vec, {dt}, 32x64>
+  .tile %wv : !pto.tile<vec, {dt}, 64x32>
+  .tile %a : !pto.tile<left, {dt}, 32x64, layout={la}>
+  .tile %b : !pto.tile<right, {dt}, 64x32, layout={lb}>
+  .tile %c : !pto.tile<acc, {acc}, 32x32>
+  tload %xv, %x[0, 0]
+  tload %wv, %w[0, 0]
+  tmov %a, %xv
+  tmov %b, %wv
+  tmatmul %c, %a, %b
+  tstore %y[0, 0], %c
+.end
+"""
+
+
+@pytest.mark.parametrize("dt", ["f32", "f16", "i8"])
+@pytest.mark.parametrize("layouts", [("nz", "nz"), ("col_major", "nz"), ("nz", "row_major")])
+def test_pto_matmul_on_nz_tiles(dt, layouts):
+    rng = np.random.default_rng(6)
+    npdt = {"f32": np.float32, "f16": np.float16, "i8": np.int8}[dt]
+    x = rng.integers(-8, 9, (32, 64)).astype(npdt)
+    w = rng.integers(-8, 9, (64, 32)).astype(npdt)
+    acc = "i32" if dt == "i8" else "f32"
+    y = np.zeros((32, 32), np.int32 if dt == "i8" else np.float32)
+    isa.run(NZ_KERNEL.format(dt=dt, acc=acc, la=layouts[0], lb=layouts[1]), x=x, w=w, y=y)
+    np.testing.assert_array_equal(y, (x.astype(np.int64) @ w.astype(np.int64)).astype(y.dtype))
