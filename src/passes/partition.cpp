@@ -99,12 +99,36 @@ class Partitioner {
           return "it broadcasts %" + g_.fn.value(v).name + " along dim " + std::to_string(d) + ", which spans several tiles";
     }
     int root_out = Root(t.output);
-    if (root_out >= 0 && g.read_roots.count(root_out)) return "it writes a tensor the kernel reads";
+    if (root_out >= 0 && g.read_roots.count(root_out) && !InPlaceUpdate(g, t, root_out))
+      return "it writes a tensor the kernel reads";
     int64_t need = PeakBytes(g, t);
     if (need > ctx_.machine().ub_bytes)
       return "the tiles would need " + std::to_string(need / 1024) + " KiB > UB " +
              std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB";
     return "";
+  }
+
+  // The window a value denotes in its root: "root|offsets|shape".
+  std::string Window(int value) const {
+    const Value& v = g_.fn.value(value);
+    if (v.kind == ValueKind::View) return std::to_string(v.base) + "|" + ShapeStr(v.offsets) + "|" + ShapeStr(v.shape);
+    return std::to_string(value) + "|" + ShapeStr(std::vector<Expr>(v.shape.size(), Expr(0))) + "|" + ShapeStr(v.shape);
+  }
+
+  // `t` writes `root`, which the group reads: an in-place update (l[:] = l * a + b) is safe in
+  // one kernel when every read of `root` there is the window `t` writes, with `t`'s tile and no
+  // broadcast: then each grid point reads its own tile before writing it, and no other point
+  // touches that tile. (Reads after the write stay in a later kernel: see "it reads ...".)
+  bool InPlaceUpdate(const Group& g, const TileOp& t, int root) const {
+    std::string w = Window(t.output);
+    for (const TileOp* o : g.ops)
+      for (size_t i = 0; i < o->inputs.size(); ++i) {
+        if (Root(o->inputs[i].value) != root) continue;
+        if (Window(o->inputs[i].value) != w || o->input_tile(i) != t.tile) return false;
+        for (bool b : o->inputs[i].broadcast)
+          if (b) return false;
+      }
+    return true;
   }
 
   // Peak UB bytes of the group's tiles if `t` joins: a tile is live from the op that makes (or

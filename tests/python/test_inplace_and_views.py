@@ -222,3 +222,43 @@ def test_non_contiguous_output_parameter_is_written():
     f(x, out)
     assert_close(backing[:, ::2], x + 1.0)
     np.testing.assert_array_equal(backing[:, 1::2], 0.0)
+
+
+def test_in_place_update_3d_fuses_and_matches():
+    R, C, T = 40, 48, 4
+
+    @pypto.jit
+    def f(x: pypto.Tensor((T, R, C), pypto.DT_FP32)) -> pypto.Tensor((1, R, C), pypto.DT_FP32):
+        acc = pypto.tensor((1, R, C), pypto.DT_FP32)
+        pypto.set_vec_tile_shapes(1, 16, 48)
+        acc[:] = x[0:1, :, :] * 1.0
+        for i in pypto.loop(1, T):
+            acc[:] = acc * 0.5 + x[i:i + 1, :, :]
+        return acc
+
+    x = np.random.default_rng(0).standard_normal((T, R, C)).astype(np.float32)
+    want = x[0].astype(np.float64)
+    for i in range(1, T):
+        want = want * 0.5 + x[i]
+    np.testing.assert_allclose(f(x)[0], want, rtol=1e-5, atol=1e-6)
+    block = f.last.program.block_graph()
+    loop_kernels = [k for k in block.split("kernel ")[1:] if "mul_scalar_add_assemble" in k.split(" ")[0]]
+    assert loop_kernels, block  # the update and its store are one kernel
+
+
+def test_broadcast_read_then_write_stays_in_two_kernels():
+    """Reading a tensor broadcast across tiles and then writing it must not fuse: another tile
+    would read what this one already wrote."""
+    R, C = 32, 16
+
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), pypto.DT_FP32), s: pypto.Tensor((R, C), pypto.DT_FP32)) -> None:
+        pypto.set_vec_tile_shapes(8, 16)
+        row = s[0:1, :]
+        s[:] = x + row  # every tile reads row 0 of s; the first tile rewrites it
+
+    x = np.random.default_rng(1).standard_normal((R, C)).astype(np.float32)
+    s = np.random.default_rng(2).standard_normal((R, C)).astype(np.float32)
+    want = x + s[0:1, :]
+    f(x, s)
+    np.testing.assert_allclose(s, want, rtol=1e-6)
