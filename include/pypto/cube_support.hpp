@@ -201,15 +201,16 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
 #if defined(__AVX2__) && defined(__FMA__)
 // C[MR x 16] += A[MR x K] (rows lda apart) * Bp (a packed 16-column panel). The accumulators
 // are named variables: GCC keeps an array of __m256 in memory across the loop.
-template <int MR>
+// With kInit, C = A * Bp (the accumulators start at zero; C is not read).
+template <int MR, bool kInit = false>
 inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, float* C, int64_t ldc) {
   static_assert(MR >= 1 && MR <= 6);
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
 #define PYPTO_ROWS(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
-#define PYPTO_LOAD(I, X0, X1)                 \
-  if constexpr (I < MR) {                     \
-    X0 = _mm256_loadu_ps(C + I * ldc);        \
-    X1 = _mm256_loadu_ps(C + I * ldc + 8);    \
+#define PYPTO_LOAD(I, X0, X1)                                     \
+  if constexpr (I < MR) {                                         \
+    X0 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc);     \
+    X1 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc + 8); \
   }
 #define PYPTO_FMA(I, X0, X1)                                \
   if constexpr (I < MR) {                                   \
@@ -272,19 +273,29 @@ inline void MicroI8(int64_t pairs, const int16_t* A, int64_t lda, const int16_t*
 #undef PYPTO_IMAD
 #undef PYPTO_ISTORE
 
+// `init`: C = A * B; only the float kernel starts from zero registers, so for int8 the
+// caller zeroes C first (kZeroesC says which).
 template <class Acc, int MR>
 inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
-                  int64_t lda, const void* Bp, Acc* C, int64_t ldc) {
-  if constexpr (std::is_same_v<Acc, int32_t>)
+                  int64_t lda, const void* Bp, Acc* C, int64_t ldc, bool init) {
+  if constexpr (std::is_same_v<Acc, int32_t>) {
+    (void)init;
     MicroI8<MR>((K + 1) / 2, A, lda, static_cast<const int16_t*>(Bp), C, ldc);
-  else
-    MicroF32<MR>(K, A, lda, static_cast<const float*>(Bp), C, ldc);
+  } else if (init) {
+    MicroF32<MR, true>(K, A, lda, static_cast<const float*>(Bp), C, ldc);
+  } else {
+    MicroF32<MR, false>(K, A, lda, static_cast<const float*>(Bp), C, ldc);
+  }
 }
+template <class Acc>
+constexpr bool kZeroesC = std::is_same_v<Acc, float>;
 #else
 // Portable: the same blocking with scalar loops (the compiler vectorizes the j loop).
+template <class Acc>
+constexpr bool kZeroesC = false;
 template <class Acc, int MR>
 inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
-                  int64_t lda, const void* Bpv, Acc* C, int64_t ldc) {
+                  int64_t lda, const void* Bpv, Acc* C, int64_t ldc, bool) {
   if constexpr (std::is_same_v<Acc, int32_t>) {
     const int16_t* Bp = static_cast<const int16_t*>(Bpv);
     for (int i = 0; i < MR; ++i)
@@ -328,16 +339,17 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<st
         }
         out = edge;
         ldo = kCubeNR;
-      } else if (init) {
+      } else if (init && !kZeroesC<Acc>) {
         for (int64_t i = 0; i < mr; ++i) std::fill(c + i * ldc, c + i * ldc + kCubeNR, Acc(0));
       }
+      const bool zero = init && out != edge;  // (the edge block was zeroed above)
       switch (mr) {
-        case 6: Micro<Acc, 6>(vk, a, ldl, bp, out, ldo); break;
-        case 5: Micro<Acc, 5>(vk, a, ldl, bp, out, ldo); break;
-        case 4: Micro<Acc, 4>(vk, a, ldl, bp, out, ldo); break;
-        case 3: Micro<Acc, 3>(vk, a, ldl, bp, out, ldo); break;
-        case 2: Micro<Acc, 2>(vk, a, ldl, bp, out, ldo); break;
-        default: Micro<Acc, 1>(vk, a, ldl, bp, out, ldo); break;
+        case 6: Micro<Acc, 6>(vk, a, ldl, bp, out, ldo, zero); break;
+        case 5: Micro<Acc, 5>(vk, a, ldl, bp, out, ldo, zero); break;
+        case 4: Micro<Acc, 4>(vk, a, ldl, bp, out, ldo, zero); break;
+        case 3: Micro<Acc, 3>(vk, a, ldl, bp, out, ldo, zero); break;
+        case 2: Micro<Acc, 2>(vk, a, ldl, bp, out, ldo, zero); break;
+        default: Micro<Acc, 1>(vk, a, ldl, bp, out, ldo, zero); break;
       }
       if (out == edge)
         for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * ldc, edge + i * kCubeNR, nc * sizeof(Acc));
