@@ -11,10 +11,13 @@
 #include "pto/half.hpp"
 
 // Shape checks cost one compare per instruction; they throw so an interpreter can report them.
+// The message is built out of line (a cold lambda), so a check stays one compare and branch and
+// the small check helpers inline into every instruction.
 #ifndef PTO_NO_CHECKS
 #define PTO_CHECK(cond, msg)                                                            \
   do {                                                                                  \
-    if (!(cond)) throw ::pto::Error(std::string(__func__) + ": " + (msg)); \
+    if (!(cond)) [[unlikely]]                                                           \
+      ::pto::detail::check_failed(__func__, [&] { return std::string(msg); });          \
   } while (0)
 #else
 #define PTO_CHECK(cond, msg) \
@@ -27,6 +30,13 @@ namespace pto {
 struct Error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
+
+namespace detail {
+template <class F>
+[[noreturn, gnu::noinline, gnu::cold]] void check_failed(const char* func, F&& msg) {
+  throw Error(std::string(func) + ": " + msg());
+}
+}  // namespace detail
 
 // Comparison predicates of TCMP / TCMPS.
 enum class CmpMode { EQ, NE, LT, LE, GT, GE };
