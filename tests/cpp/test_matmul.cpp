@@ -7,6 +7,8 @@
 #include <memory>
 #include <random>
 
+#include <pto/pto.hpp>
+
 #include "frontend/recorder.h"
 #include "runtime/runtime.h"
 
@@ -78,4 +80,30 @@ TEST(Matmul, InnerDimMismatchIsAUserError) {
   int a = r.AddParam("a", {8, 5}, DataType::FP32, false);
   int b = r.AddParam("b", {6, 4}, DataType::FP32, false);
   EXPECT_THROW(r.Matmul(a, b, -1, false, false), UserError);
+}
+
+// dst may alias a source (docs/isa.md): TMATMUL_ACC with C sharing A's bytes, and with C
+// sharing B's, against a product computed from copies.
+TEST(Matmul, PtoTmatmulWithDstAliasingASource) {
+  const int n = 40;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int which = 0; which < 2; ++which) {
+    std::vector<float> x(n * n), y(n * n);
+    for (auto& v : x) v = d(rng);
+    for (auto& v : y) v = d(rng);
+    std::vector<float> a0 = which == 0 ? x : y, b0 = which == 0 ? y : x;  // A, B before
+    std::vector<float> want(n * n);
+    const std::vector<float>& c0 = x;  // C is x: it aliases A (which 0) or B (which 1)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = c0[i * n + j];
+        for (int k = 0; k < n; ++k) s += double(a0[i * n + k]) * b0[k * n + j];
+        want[i * n + j] = float(s);
+      }
+    pto::TileRef<float> tx{x.data(), n, n, n, n, n}, ty{y.data(), n, n, n, n, n};
+    if (which == 0) pto::TMATMUL_ACC(tx, tx, ty);
+    else pto::TMATMUL_ACC(tx, ty, tx);
+    for (int i = 0; i < n * n; ++i) ASSERT_NEAR(x[i], want[i], 1e-4) << "which " << which << " at " << i;
+  }
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "pto/fast/map.hpp"
@@ -428,6 +429,25 @@ void matmul(TileRef<Acc> c, TileRef<In> a, TileRef<In> b, int init, const Acc* b
   ref::detail::check_tile(c, "dst");
   ref::detail::check_covers(a, c.valid_rows, a.valid_cols, "src0");
   ref::detail::check_covers(b, a.valid_cols, c.valid_cols, "src1");
+  // The kernels read A and B while they write C: when dst shares bytes with a source, compute
+  // into a private tile and copy the result back (dst may alias a source, as for every
+  // instruction).
+  auto bytes = [](const auto& t) {
+    const char* p = reinterpret_cast<const char*>(t.data);
+    return std::pair<const char*, const char*>(
+        p, p + sizeof(*t.data) * (size_t(std::max(t.rows, 1) - 1) * t.stride + size_t(t.cols)));
+  };
+  auto overlap = [](std::pair<const char*, const char*> x, std::pair<const char*, const char*> y) {
+    return x.first < y.second && y.first < x.second;
+  };
+  if (overlap(bytes(c), bytes(a)) || overlap(bytes(c), bytes(b))) {
+    const int M = c.valid_rows, N = c.valid_cols;
+    std::vector<Acc> tmp(size_t(M) * N);
+    for (int m = 0; m < M; ++m) std::copy_n(c.row(m), N, tmp.data() + size_t(m) * N);
+    matmul(TileRef<Acc>{tmp.data(), M, N, N, M, N}, view(a), view(b), init, bias);
+    for (int m = 0; m < M; ++m) std::copy_n(tmp.data() + size_t(m) * N, N, c.row(m));
+    return;
+  }
   matmul(c, view(a), view(b), init, bias);
 }
 
