@@ -235,9 +235,7 @@ class KernelWriter {
     }
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
-    const TileBuf& l = k_.bufs[in.srcs[0]];
     std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
-    (void)l;
     return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" + Ptr(in.dst) +
            ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + "p, " + CubeBuf(in.srcs[0]) + "ld, " +
            CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +

@@ -34,7 +34,6 @@ class TileExpander {
   // extents and checked against the L1 and L0 buffers.
   void ChooseCubeTile(const OpCall& call, TileOp& t) {
     const Value& a = g_.fn.value(call.inputs[0]);
-    const Value& out = g_.fn.value(call.output);
     int rank = static_cast<int>(t.extent.size());
     if (call.attrs.has("cube_tile")) {
       t.cube = call.attrs.get<std::vector<int64_t>>("cube_tile");
@@ -80,7 +79,6 @@ class TileExpander {
     check("L0A tile (m0*k0)", t.cube[0] * t.cube[2] * in, m.l0a_bytes);
     check("L0B tile (k0*n0)", t.cube[2] * t.cube[4] * in, m.l0b_bytes);
     check("L0C accumulator (m0*n0)", t.cube[0] * t.cube[4] * acc, m.l0c_bytes);
-    (void)out;
   }
 
   // Picks the tile shape for an iteration space and says why.
