@@ -3,9 +3,9 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -39,15 +39,24 @@ DataType FromDlpack(nb::dlpack::dtype dt) {
 nb::dlpack::dtype ToDlpack(DataType t) {
   using nb::dlpack::dtype_code;
   switch (t) {
-    case DataType::FP32: return nb::dtype<float>();
-    case DataType::FP16: return {static_cast<uint8_t>(dtype_code::Float), 16, 1};
-    case DataType::BF16: return {static_cast<uint8_t>(dtype_code::Bfloat), 16, 1};
-    case DataType::INT8: return nb::dtype<int8_t>();
-    case DataType::INT16: return nb::dtype<int16_t>();
-    case DataType::INT32: return nb::dtype<int32_t>();
-    case DataType::INT64: return nb::dtype<int64_t>();
-    case DataType::UINT8: return nb::dtype<uint8_t>();
-    case DataType::BOOL: return nb::dtype<bool>();
+    case DataType::FP32:
+      return nb::dtype<float>();
+    case DataType::FP16:
+      return {static_cast<uint8_t>(dtype_code::Float), 16, 1};
+    case DataType::BF16:
+      return {static_cast<uint8_t>(dtype_code::Bfloat), 16, 1};
+    case DataType::INT8:
+      return nb::dtype<int8_t>();
+    case DataType::INT16:
+      return nb::dtype<int16_t>();
+    case DataType::INT32:
+      return nb::dtype<int32_t>();
+    case DataType::INT64:
+      return nb::dtype<int64_t>();
+    case DataType::UINT8:
+      return nb::dtype<uint8_t>();
+    case DataType::BOOL:
+      return nb::dtype<bool>();
   }
   return nb::dtype<float>();
 }
@@ -80,9 +89,9 @@ Expr ToExpr(const nb::handle& h) {
   if (nb::isinstance<Expr>(h)) return nb::cast<Expr>(h);
   if (nb::isinstance<nb::bool_>(h)) throw nb::type_error("a bool is not a shape or index value");
   if (nb::isinstance<nb::int_>(h)) return Expr(nb::cast<int64_t>(h));
-  throw nb::type_error(("expected an int or a SymbolicScalar, got " +
-                        nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
-                           .c_str());
+  throw nb::type_error(
+      ("expected an int or a SymbolicScalar, got " + nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
+          .c_str());
 }
 
 std::vector<Expr> ToExprs(const nb::handle& seq) {
@@ -113,40 +122,56 @@ NB_MODULE(_core, m) {
   nb::exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
 
   nb::enum_<DataType>(m, "DataType")
-      .value("FP32", DataType::FP32).value("FP16", DataType::FP16).value("BF16", DataType::BF16)
-      .value("INT8", DataType::INT8).value("INT16", DataType::INT16).value("INT32", DataType::INT32)
-      .value("INT64", DataType::INT64).value("UINT8", DataType::UINT8).value("BOOL", DataType::BOOL);
+      .value("FP32", DataType::FP32)
+      .value("FP16", DataType::FP16)
+      .value("BF16", DataType::BF16)
+      .value("INT8", DataType::INT8)
+      .value("INT16", DataType::INT16)
+      .value("INT32", DataType::INT32)
+      .value("INT64", DataType::INT64)
+      .value("UINT8", DataType::UINT8)
+      .value("BOOL", DataType::BOOL);
   m.def("dtype_name", &DataTypeName);
   m.def("dtype_bytes", &DataTypeBytes);
 
   auto sym_err = [](const char* what) {
     return [what](const Expr& e) -> int64_t {
       if (auto c = e.as_const()) return *c;
-      throw UserError(std::string(what) + " of the symbolic value '" + e.str() +
-                          "': its value is only known when the kernel runs",
-                      {}, "keep it symbolic: use it in pypto.loop bounds, slices and shapes, not in Python control flow");
+      throw UserError(
+          std::string(what) + " of the symbolic value '" + e.str() + "': its value is only known when the kernel runs",
+          {}, "keep it symbolic: use it in pypto.loop bounds, slices and shapes, not in Python control flow");
     };
   };
   nb::class_<Expr>(m, "SymbolicScalar")
       .def(nb::init<int64_t>())
       .def_static("var", &Expr::Var, "name"_a)
-      .def("__add__", [](const Expr& a, nb::handle b) { return a + ToExpr(b); }, nb::is_operator())
-      .def("__radd__", [](const Expr& a, nb::handle b) { return ToExpr(b) + a; }, nb::is_operator())
-      .def("__sub__", [](const Expr& a, nb::handle b) { return a - ToExpr(b); }, nb::is_operator())
-      .def("__rsub__", [](const Expr& a, nb::handle b) { return ToExpr(b) - a; }, nb::is_operator())
-      .def("__mul__", [](const Expr& a, nb::handle b) { return a * ToExpr(b); }, nb::is_operator())
-      .def("__rmul__", [](const Expr& a, nb::handle b) { return ToExpr(b) * a; }, nb::is_operator())
-      .def("__floordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(a, ToExpr(b)); }, nb::is_operator())
-      .def("__rfloordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(ToExpr(b), a); }, nb::is_operator())
-      .def("__mod__", [](const Expr& a, nb::handle b) { return Mod(a, ToExpr(b)); }, nb::is_operator())
+      .def(
+          "__add__", [](const Expr& a, nb::handle b) { return a + ToExpr(b); }, nb::is_operator())
+      .def(
+          "__radd__", [](const Expr& a, nb::handle b) { return ToExpr(b) + a; }, nb::is_operator())
+      .def(
+          "__sub__", [](const Expr& a, nb::handle b) { return a - ToExpr(b); }, nb::is_operator())
+      .def(
+          "__rsub__", [](const Expr& a, nb::handle b) { return ToExpr(b) - a; }, nb::is_operator())
+      .def(
+          "__mul__", [](const Expr& a, nb::handle b) { return a * ToExpr(b); }, nb::is_operator())
+      .def(
+          "__rmul__", [](const Expr& a, nb::handle b) { return ToExpr(b) * a; }, nb::is_operator())
+      .def(
+          "__floordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(a, ToExpr(b)); }, nb::is_operator())
+      .def(
+          "__rfloordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(ToExpr(b), a); }, nb::is_operator())
+      .def(
+          "__mod__", [](const Expr& a, nb::handle b) { return Mod(a, ToExpr(b)); }, nb::is_operator())
       .def("__neg__", [](const Expr& a) { return -a; })
       .def("__int__", sym_err("int()"))
       .def("__index__", sym_err("using as a Python int"))
-      .def("__bool__", [](const Expr& e) -> bool {
-        if (auto c = e.as_const()) return *c != 0;
-        throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs", {},
-                        "use pypto.cond(...) for a runtime branch, or compare Python ints at trace time");
-      })
+      .def("__bool__",
+           [](const Expr& e) -> bool {
+             if (auto c = e.as_const()) return *c != 0;
+             throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs",
+                             {}, "use pypto.cond(...) for a runtime branch, or compare Python ints at trace time");
+           })
       .def("__lt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<"); })
       .def("__le__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<="); })
       .def("__gt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, ">"); })
@@ -155,10 +180,11 @@ NB_MODULE(_core, m) {
       .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
       .def("same_as", &Expr::same_as)
       .def("is_const", &Expr::is_const)
-      .def("eval", [](const Expr& e, const std::map<std::string, int64_t>& env) {
-        SymEnv s(env.begin(), env.end());
-        return e.Eval(s);
-      })
+      .def("eval",
+           [](const Expr& e, const std::map<std::string, int64_t>& env) {
+             SymEnv s(env.begin(), env.end());
+             return e.Eval(s);
+           })
       .def("free_vars", &Expr::FreeVars);
   m.def("sym_min", [](nb::handle a, nb::handle b) { return Min(ToExpr(a), ToExpr(b)); });
   m.def("sym_max", [](nb::handle a, nb::handle b) { return Max(ToExpr(a), ToExpr(b)); });
@@ -169,43 +195,40 @@ NB_MODULE(_core, m) {
       .def("add_param", [](Recorder& r, const std::string& name, nb::handle shape, DataType dt, bool out,
                            nb::handle loc) { return r.AddParam(name, ToExprs(shape), dt, out, MakeLoc(loc)); })
       .def("add_dynamic_var", &Recorder::AddDynamicVar)
-      .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name, nb::handle loc) {
-        return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc));
-      })
-      .def("unary", [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
-      .def("binary", [](Recorder& r, const std::string& op, int x, int y, nb::handle loc) {
-        return r.Binary(op, x, y, MakeLoc(loc));
-      })
-      .def("binary_scalar", [](Recorder& r, const std::string& op, int x, double s, nb::handle loc) {
-        return r.BinaryScalar(op, x, s, MakeLoc(loc));
-      })
-      .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim, nb::handle loc) {
-        return r.Reduce(op, x, dim, keepdim, MakeLoc(loc));
-      })
+      .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name,
+                               nb::handle loc) { return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc)); })
+      .def("unary",
+           [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
+      .def("binary", [](Recorder& r, const std::string& op, int x, int y,
+                        nb::handle loc) { return r.Binary(op, x, y, MakeLoc(loc)); })
+      .def("binary_scalar", [](Recorder& r, const std::string& op, int x, double s,
+                               nb::handle loc) { return r.BinaryScalar(op, x, s, MakeLoc(loc)); })
+      .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,
+                        nb::handle loc) { return r.Reduce(op, x, dim, keepdim, MakeLoc(loc)); })
       .def("cast", [](Recorder& r, int x, DataType dt, nb::handle loc) { return r.Cast(x, dt, MakeLoc(loc)); })
-      .def("matmul", [](Recorder& r, int a, int b, std::optional<DataType> out_dtype, bool a_trans, bool b_trans,
-                        nb::handle loc) {
-        return r.Matmul(a, b, out_dtype ? static_cast<int>(*out_dtype) : -1, a_trans, b_trans, MakeLoc(loc));
-      }, nb::arg("a"), nb::arg("b"), nb::arg("out_dtype").none(), nb::arg("a_trans"), nb::arg("b_trans"), nb::arg("loc"))
-      .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape, nb::handle loc) {
-        return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc));
-      })
-      .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst, nb::handle loc) {
-        r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc));
-      })
-      .def("begin_loop", [](Recorder& r, const std::string& idx, const std::string& name, nb::handle start,
-                            nb::handle stop, nb::handle step, nb::handle loc) {
-        return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
-      })
+      .def(
+          "matmul",
+          [](Recorder& r, int a, int b, std::optional<DataType> out_dtype, bool a_trans, bool b_trans, nb::handle loc) {
+            return r.Matmul(a, b, out_dtype ? static_cast<int>(*out_dtype) : -1, a_trans, b_trans, MakeLoc(loc));
+          },
+          nb::arg("a"), nb::arg("b"), nb::arg("out_dtype").none(), nb::arg("a_trans"), nb::arg("b_trans"),
+          nb::arg("loc"))
+      .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape,
+                      nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
+      .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
+                          nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
+      .def("begin_loop",
+           [](Recorder& r, const std::string& idx, const std::string& name, nb::handle start, nb::handle stop,
+              nb::handle step, nb::handle loc) {
+             return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
+           })
       .def("end_loop", &Recorder::EndLoop)
-      .def("set_vec_tile_shapes", [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) {
-        r.SetVecTileShapes(d, MakeLoc(loc));
-      })
+      .def("set_vec_tile_shapes",
+           [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
       .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
-      .def("set_cube_tile_shapes", [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k,
-                                      const std::vector<int64_t>& n, nb::handle loc) {
-        r.SetCubeTileShapes(m, k, n, MakeLoc(loc));
-      })
+      .def("set_cube_tile_shapes",
+           [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
+              nb::handle loc) { r.SetCubeTileShapes(m, k, n, MakeLoc(loc)); })
       .def("cube_tile_shapes", &Recorder::cube_tile_shapes)
       .def("set_return", [](Recorder& r, const std::vector<int>& v, nb::handle loc) { r.Return(v, MakeLoc(loc)); })
       .def("value_shape", [](const Recorder& r, int id) { return r.value(id).shape; })
@@ -213,21 +236,24 @@ NB_MODULE(_core, m) {
       .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
       .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
-      .def("compile", [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
-                         const std::vector<std::string>& dump_only, bool reciprocal_division, bool keep_snapshots) {
-        CompileOptions o;
-        o.keep_snapshots = keep_snapshots;
-        o.reciprocal_division = reciprocal_division;
-        o.machine = machine;
-        o.dump_dir = dump_dir;
-        o.dump_passes = dump_passes;
-        o.dump_only = dump_only;
-        Program p;
-        p.compiled = std::make_shared<const CompiledProgram>(Compile(r.Finish(), o));
-        p.runtime = std::make_shared<Runtime>(p.compiled);
-        return p;
-      }, "machine"_a, "dump_dir"_a, "dump_passes"_a, "dump_only"_a, "reciprocal_division"_a,
-      "keep_snapshots"_a = false);
+      .def(
+          "compile",
+          [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
+             const std::vector<std::string>& dump_only, bool reciprocal_division, bool keep_snapshots) {
+            CompileOptions o;
+            o.keep_snapshots = keep_snapshots;
+            o.reciprocal_division = reciprocal_division;
+            o.machine = machine;
+            o.dump_dir = dump_dir;
+            o.dump_passes = dump_passes;
+            o.dump_only = dump_only;
+            Program p;
+            p.compiled = std::make_shared<const CompiledProgram>(Compile(r.Finish(), o));
+            p.runtime = std::make_shared<Runtime>(p.compiled);
+            return p;
+          },
+          "machine"_a, "dump_dir"_a, "dump_passes"_a, "dump_only"_a, "reciprocal_division"_a,
+          "keep_snapshots"_a = false);
 
   nb::class_<Program>(m, "Program")
       .def_prop_ro("dumps", [](const Program& p) { return p.compiled->dumps; })
@@ -237,106 +263,118 @@ NB_MODULE(_core, m) {
       .def("tile_graph", [](const Program& p) { return PrintTileGraph(p.compiled->tile_graph); })
       .def("block_graph", [](const Program& p) { return PrintBlockGraph(p.compiled->block_graph); })
       .def("exec_graph", [](const Program& p) { return PrintExecGraph(p.compiled->exec_graph); })
-      .def("to_json", [](const Program& p, const std::string& level) {
-        const CompiledProgram& c = *p.compiled;
-        if (level == "tensor_graph") return TensorGraphJson(c.tensor_graph);
-        if (level == "tile_graph") return TileGraphJson(c.tile_graph);
-        if (level == "block_graph") return BlockGraphJson(c.block_graph);
-        if (level == "exec_graph") return ExecGraphJson(c.exec_graph);
-        throw UserError("unknown IR level '" + level + "'", {},
-                        "use tensor_graph, tile_graph, block_graph or exec_graph");
-      }, "level"_a)
-      .def("run",
-           [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode,
-              bool trace, const std::string& run_mode) {
-             std::vector<HostTensor> hp;
-             const Function& fn = p.compiled->tensor_graph;
-             for (size_t i = 0; i < params.size(); ++i) {
-               // numpy has no bf16: a bf16 parameter takes its bit patterns as a 16-bit integer array.
-               auto dt = params[i].dtype();
-               bool bits16 = dt.bits == 16 && (dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int) ||
-                                                dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt));
-               bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
-               if (bits16 && bf16_param) {
-                 HostTensor t;
-                 t.data = params[i].data();
-                 t.dtype = DataType::BF16;
-                 for (size_t d = 0; d < params[i].ndim(); ++d) {
-                   t.shape.push_back(static_cast<int64_t>(params[i].shape(d)));
-                   t.strides.push_back(static_cast<int64_t>(params[i].stride(d)));
-                 }
-                 hp.push_back(t);
-               } else {
-                 hp.push_back(ToHost(params[i]));
-               }
-             }
-             std::vector<Array> outs;
-             std::vector<HostTensor> hr;
-             {
-               SymEnv env = p.runtime->BindShapes(hp);
-               auto shapes = p.runtime->ReturnShapes(env);
-               for (size_t i = 0; i < shapes.size(); ++i) {
-                 DataType dt = fn.value(fn.returns[i]).dtype;
-                 int64_t n = 1;
-                 for (auto d : shapes[i]) n *= d;
-                 // Outputs start zeroed (a program need not write all of them).
-                 size_t bytes = static_cast<size_t>(std::max<int64_t>(1, n * DataTypeBytes(dt)));
-                 char* data = static_cast<char*>(AllocHostZeroed(bytes));
-                 auto* block = new std::pair<void*, size_t>(data, bytes);
-                 nb::capsule owner(block, [](void* q) noexcept {
-                   auto* b = static_cast<std::pair<void*, size_t>*>(q);
-                   FreeHost(b->first, b->second);
-                   delete b;
-                 });
-                 std::vector<size_t> shp(shapes[i].begin(), shapes[i].end());
-                 // bf16 results come back as uint16 bit patterns (numpy has no bf16).
-                 outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr,
-                                   dt == DataType::BF16 ? nb::dtype<uint16_t>() : ToDlpack(dt));
-                 HostTensor h;
-                 h.data = data;
-                 h.dtype = dt;
-                 h.shape = shapes[i];
-                 hr.push_back(h);
-               }
-             }
-             RunOptions o;
-             o.workers = workers;
-             o.sched_mode = sched_mode;
-             o.trace = trace;
-             o.run_mode = run_mode;
-             RunStats st;
-             {
-               nb::gil_scoped_release release;
-               st = p.runtime->Run(hp, hr, o);
-             }
-             nb::dict stats;
-             stats["tasks"] = st.tasks;
-             stats["launches"] = st.launches;
-             stats["build_ms"] = st.build_ms;
-             stats["exec_ms"] = st.exec_ms;
-             stats["compile_ms"] = st.compile_ms;
-             nb::list events;
-             for (auto& e : st.events)
-               events.append(nb::make_tuple(e.worker, e.launch, e.kernel, e.first_point, e.num_points, e.start_ns,
-                                            e.end_ns));
-             stats["events"] = events;
-             if (trace) stats["deps"] = st.deps;
-             return nb::make_tuple(outs, stats);
-           },
-           "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")
+      .def(
+          "to_json",
+          [](const Program& p, const std::string& level) {
+            const CompiledProgram& c = *p.compiled;
+            if (level == "tensor_graph") return TensorGraphJson(c.tensor_graph);
+            if (level == "tile_graph") return TileGraphJson(c.tile_graph);
+            if (level == "block_graph") return BlockGraphJson(c.block_graph);
+            if (level == "exec_graph") return ExecGraphJson(c.exec_graph);
+            throw UserError("unknown IR level '" + level + "'", {},
+                            "use tensor_graph, tile_graph, block_graph or exec_graph");
+          },
+          "level"_a)
+      .def(
+          "run",
+          [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode, bool trace,
+             const std::string& run_mode) {
+            std::vector<HostTensor> hp;
+            const Function& fn = p.compiled->tensor_graph;
+            for (size_t i = 0; i < params.size(); ++i) {
+              // numpy has no bf16: a bf16 parameter takes its bit patterns as a 16-bit integer array.
+              auto dt = params[i].dtype();
+              bool bits16 = dt.bits == 16 && (dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int) ||
+                                              dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt));
+              bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
+              if (bits16 && bf16_param) {
+                HostTensor t;
+                t.data = params[i].data();
+                t.dtype = DataType::BF16;
+                for (size_t d = 0; d < params[i].ndim(); ++d) {
+                  t.shape.push_back(static_cast<int64_t>(params[i].shape(d)));
+                  t.strides.push_back(static_cast<int64_t>(params[i].stride(d)));
+                }
+                hp.push_back(t);
+              } else {
+                hp.push_back(ToHost(params[i]));
+              }
+            }
+            std::vector<Array> outs;
+            std::vector<HostTensor> hr;
+            {
+              SymEnv env = p.runtime->BindShapes(hp);
+              auto shapes = p.runtime->ReturnShapes(env);
+              for (size_t i = 0; i < shapes.size(); ++i) {
+                DataType dt = fn.value(fn.returns[i]).dtype;
+                int64_t n = 1;
+                for (auto d : shapes[i]) n *= d;
+                // Outputs start zeroed (a program need not write all of them).
+                size_t bytes = static_cast<size_t>(std::max<int64_t>(1, n * DataTypeBytes(dt)));
+                char* data = static_cast<char*>(AllocHostZeroed(bytes));
+                auto* block = new std::pair<void*, size_t>(data, bytes);
+                nb::capsule owner(block, [](void* q) noexcept {
+                  auto* b = static_cast<std::pair<void*, size_t>*>(q);
+                  FreeHost(b->first, b->second);
+                  delete b;
+                });
+                std::vector<size_t> shp(shapes[i].begin(), shapes[i].end());
+                // bf16 results come back as uint16 bit patterns (numpy has no bf16).
+                outs.emplace_back(data, shp.size(), shp.data(), owner, nullptr,
+                                  dt == DataType::BF16 ? nb::dtype<uint16_t>() : ToDlpack(dt));
+                HostTensor h;
+                h.data = data;
+                h.dtype = dt;
+                h.shape = shapes[i];
+                hr.push_back(h);
+              }
+            }
+            RunOptions o;
+            o.workers = workers;
+            o.sched_mode = sched_mode;
+            o.trace = trace;
+            o.run_mode = run_mode;
+            RunStats st;
+            {
+              nb::gil_scoped_release release;
+              st = p.runtime->Run(hp, hr, o);
+            }
+            nb::dict stats;
+            stats["tasks"] = st.tasks;
+            stats["launches"] = st.launches;
+            stats["pointwise_links"] = st.pointwise_links;
+            stats["build_ms"] = st.build_ms;
+            stats["exec_ms"] = st.exec_ms;
+            stats["compile_ms"] = st.compile_ms;
+            nb::list events;
+            for (auto& e : st.events)
+              events.append(
+                  nb::make_tuple(e.worker, e.launch, e.kernel, e.first_point, e.num_points, e.start_ns, e.end_ns));
+            stats["events"] = events;
+            if (trace) {
+              stats["deps"] = st.deps;
+              stats["pointwise_deps"] = st.pointwise_deps;
+            }
+            return nb::make_tuple(outs, stats);
+          },
+          "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")
       .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); })
-      .def_prop_ro("snapshot_names", [](const Program& p) {
-        std::vector<std::string> n;
-        for (auto& s : p.compiled->snapshots) n.push_back(s.first);
-        return n;
-      })
-      .def("snapshot_program", [](const Program& p, size_t i) {
-        if (i >= p.compiled->snapshots.size()) throw nb::index_error("no such snapshot");
-        Program s;
-        s.compiled = std::make_shared<const CompiledProgram>(SnapshotProgram(*p.compiled, i));
-        s.runtime = std::make_shared<Runtime>(s.compiled);
-        return s;
-      }, "index"_a);
+      .def_prop_ro("snapshot_names",
+                   [](const Program& p) {
+                     std::vector<std::string> n;
+                     for (auto& s : p.compiled->snapshots) n.push_back(s.first);
+                     return n;
+                   })
+      .def(
+          "snapshot_program",
+          [](const Program& p, size_t i) {
+            if (i >= p.compiled->snapshots.size()) throw nb::index_error("no such snapshot");
+            Program s;
+            s.compiled = std::make_shared<const CompiledProgram>(SnapshotProgram(*p.compiled, i));
+            s.runtime = std::make_shared<Runtime>(s.compiled);
+            return s;
+          },
+          "index"_a);
 
   m.def("op_names", [] {
     std::vector<std::string> n;

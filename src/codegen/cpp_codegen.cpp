@@ -1,25 +1,34 @@
 #include "codegen/cpp_codegen.h"
 
-#include "codegen/fused_loops.h"
-
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "codegen/fused_loops.h"
+
 namespace pypto {
 
 const char* CppType(DataType t) {
   switch (t) {
-    case DataType::FP32: return "float";
-    case DataType::FP16: return "pto::half";
-    case DataType::BF16: return "pto::bfloat16";
-    case DataType::INT8: return "int8_t";
-    case DataType::INT16: return "int16_t";
-    case DataType::INT32: return "int32_t";
-    case DataType::INT64: return "int64_t";
-    case DataType::UINT8: return "uint8_t";
-    case DataType::BOOL: return "bool";
+    case DataType::FP32:
+      return "float";
+    case DataType::FP16:
+      return "pto::half";
+    case DataType::BF16:
+      return "pto::bfloat16";
+    case DataType::INT8:
+      return "int8_t";
+    case DataType::INT16:
+      return "int16_t";
+    case DataType::INT32:
+      return "int32_t";
+    case DataType::INT64:
+      return "int64_t";
+    case DataType::UINT8:
+      return "uint8_t";
+    case DataType::BOOL:
+      return "bool";
   }
   return "float";
 }
@@ -28,7 +37,8 @@ namespace {
 
 class KernelWriter {
  public:
-  KernelWriter(const Function& fn, const Kernel& k, const std::string& entry) : fn_(fn), k_(k), entry_(entry) {}
+  KernelWriter(const Function& fn, const Kernel& k, const std::string& entry, const std::set<int>& read_roots)
+      : fn_(fn), k_(k), entry_(entry), read_roots_(read_roots) {}
 
   std::string Write(std::vector<std::string>& symbols) {
     CollectSymbols();
@@ -78,7 +88,8 @@ class KernelWriter {
   std::string E(const Expr& e) {
     const ExprNode* n = e.node();
     switch (n->kind) {
-      case ExprKind::Const: return "int64_t(" + std::to_string(n->value) + ")";
+      case ExprKind::Const:
+        return "int64_t(" + std::to_string(n->value) + ")";
       case ExprKind::Var:
         if (n->name == kReduceVar) return "r";
         if (n->name == kInnerKVar) return "s";
@@ -90,11 +101,16 @@ class KernelWriter {
           s += " + int64_t(" + std::to_string(n->coefs[i]) + ") * " + E(n->operands[i]);
         return s + ")";
       }
-      case ExprKind::Mul: return "(" + E(n->operands[0]) + " * " + E(n->operands[1]) + ")";
-      case ExprKind::FloorDiv: return "FloorDiv(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
-      case ExprKind::Mod: return "FloorMod(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
-      case ExprKind::Min: return "std::min<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
-      case ExprKind::Max: return "std::max<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Mul:
+        return "(" + E(n->operands[0]) + " * " + E(n->operands[1]) + ")";
+      case ExprKind::FloorDiv:
+        return "FloorDiv(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Mod:
+        return "FloorMod(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Min:
+        return "std::min<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
+      case ExprKind::Max:
+        return "std::max<int64_t>(" + E(n->operands[0]) + ", " + E(n->operands[1]) + ")";
     }
     return "0";
   }
@@ -148,10 +164,13 @@ class KernelWriter {
 
   void Body(const std::vector<Instr>& body, int indent) {
     std::string pad(indent * 2, ' ');
-    FusionEnv env{k_, [this](const Expr& e) { return E(e); },
-                  [this](int b) { return views_.count(b) ? "v" + std::to_string(b) : Ptr(b); },
-                  [this](int b) { return views_.count(b) ? "vs" + std::to_string(b) : std::to_string(k_.bufs[b].cols()); },
-                  reads_, views_};
+    FusionEnv env{
+        k_,
+        [this](const Expr& e) { return E(e); },
+        [this](int b) { return views_.count(b) ? "v" + std::to_string(b) : Ptr(b); },
+        [this](int b) { return views_.count(b) ? "vs" + std::to_string(b) : std::to_string(k_.bufs[b].cols()); },
+        reads_,
+        views_};
     for (size_t i = 0; i < body.size(); ++i) {
       size_t n = FusableRun(env, body, i);
       if (n >= 2) {  // (a run may be one elementwise instruction and the row reduction of it)
@@ -192,12 +211,12 @@ class KernelWriter {
       int64_t rows = b.shape[b.shape.size() - 2], cols = b.cols();
       std::string n = b.loc == "Left" ? "LeftElems(" : "RightElems(";
       std::string T = CppType(b.dtype);
-      os_ << "  alignas(64) static thread_local CubeT<" << T << "> " << CubeBuf(b.id) << "[" << n << rows << ", " << cols
-          << ")];\n";
+      os_ << "  alignas(64) static thread_local CubeT<" << T << "> " << CubeBuf(b.id) << "[" << n << rows << ", "
+          << cols << ")];\n";
       // Left is read through a pointer and a row stride: its own copy, or the Mat tile in place.
       if (b.loc == "Left")
-        os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t " << CubeBuf(b.id)
-            << "ld = " << (cols + 1) / 2 * 2 << ";\n";
+        os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
+            << CubeBuf(b.id) << "ld = " << (cols + 1) / 2 * 2 << ";\n";
     }
   }
   std::string CubeBuf(int b) { return (k_.bufs[b].loc == "Left" ? "L" : "R") + std::to_string(b); }
@@ -221,9 +240,9 @@ class KernelWriter {
       std::string first = in.transpose ? m + ".cs" : m + ".rs", second = in.transpose ? m + ".rs" : m + ".cs";
       if (d.loc == "Left") {
         std::string L = CubeBuf(in.dst), ld = std::to_string((d.cols() + 1) / 2 * 2);
-        std::string pack = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " + first +
-                           ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + "); " + L + "p = " + L +
-                           "; " + L + "ld = " + ld;
+        std::string pack = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
+                           first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + "); " + L +
+                           "p = " + L + "; " + L + "ld = " + ld;
         if (d.dtype != DataType::FP32 || in.transpose) return pack;
         // fp32 rows already contiguous: read A in place unless its rows are a multiple of 4 KiB
         // apart (then the micro-kernel's six rows would share L1 sets, so copy them).
@@ -236,9 +255,9 @@ class KernelWriter {
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
     std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
-    return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" + Ptr(in.dst) +
-           ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + "p, " + CubeBuf(in.srcs[0]) + "ld, " +
-           CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
+    return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" +
+           Ptr(in.dst) + ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + "p, " + CubeBuf(in.srcs[0]) +
+           "ld, " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
            ValidAt(in.srcs[0], 1) + init + ")";
   }
 
@@ -250,18 +269,18 @@ class KernelWriter {
       int buf = op == "TLOAD" ? in.dst : in.srcs[0];
       const TileBuf& b = k_.bufs[buf];
       std::string R = std::to_string(b.shape.size());
-      // Stores to the function's own tensors stream past the cache; workspaces, which the
-      // next kernel reads back, are stored normally.
+      // Stores to tensors no kernel reads back (outputs written once) stream past the cache;
+      // workspaces and state such as a running max or accumulator are stored normally.
       const Value& v = fn_.value(k_.params[in.param].value);
-      bool stream = op == "TSTORE" && v.kind != ValueKind::Temp && !k_.params[in.param].read;
+      int root = v.kind == ValueKind::View ? v.base : v.id;
+      bool stream = op == "TSTORE" && v.kind != ValueKind::Temp && !read_roots_.count(root);
       if (op == "TLOAD" && views_.count(buf))
         return "v" + std::to_string(buf) + " = LoadView<" + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " +
                Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" + std::to_string(in.param) +
                "], vs" + std::to_string(buf) + ")";
       std::string fn = op == "TLOAD" ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
-      return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) +
-             ", " + Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" +
-             std::to_string(in.param) + "])";
+      return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " + Array(b.shape) + ", " + Array(b.valid) + ", " +
+             Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }
     const TileBuf& d = k_.bufs[in.dst];
     std::string T = CppType(d.dtype);
@@ -291,8 +310,10 @@ class KernelWriter {
       sc.precision(17);
       sc << in.scalar;
       std::string lit = sc.str();
-      if (IsFloat(d.dtype)) args += ", " + T + "(static_cast<float>(" + lit + "))";
-      else args += ", static_cast<" + T + ">(" + lit + ")";
+      if (IsFloat(d.dtype))
+        args += ", " + T + "(static_cast<float>(" + lit + "))";
+      else
+        args += ", static_cast<" + T + ">(" + lit + ")";
     }
     return "pto::" + op + "(" + args + ")";
   }
@@ -300,10 +321,11 @@ class KernelWriter {
   const Function& fn_;
   const Kernel& k_;
   std::string entry_;
+  const std::set<int>& read_roots_;  // tensors some kernel of the program reads
   std::vector<std::string> symbols_;
-  std::set<int> views_;  // loaded buffers that may view global memory
-  bool in_inner_ = false;   // emitting the body of the L0 loop over K
-  std::set<int> zero_acc_;  // accumulators whose zeroing is folded into the first TMATMUL_ACC
+  std::set<int> views_;       // loaded buffers that may view global memory
+  bool in_inner_ = false;     // emitting the body of the L0 loop over K
+  std::set<int> zero_acc_;    // accumulators whose zeroing is folded into the first TMATMUL_ACC
   std::map<int, int> reads_;  // instructions reading each buffer
   std::map<std::string, int> slot_;
   std::ostringstream os_;
@@ -316,11 +338,17 @@ GeneratedModule GenerateCpp(const Function& fn, const std::vector<Kernel>& kerne
   std::ostringstream os;
   os << "// Generated by PyPTO for @" << fn.name << ". Do not edit.\n";
   os << "#include <pypto/kernel_support.hpp>\n\nusing namespace pypto_kernel;\n\n";
+  std::set<int> read_roots;
+  for (auto& k : kernels)
+    for (auto& p : k.params) {
+      const Value& v = fn.value(p.value);
+      if (p.read) read_roots.insert(v.kind == ValueKind::View ? v.base : v.id);
+    }
   for (auto& k : kernels) {
     std::string entry = "pypto_" + k.name;
     std::vector<std::string> syms;
     os << "// " << k.reason << "\n";
-    os << KernelWriter(fn, k, entry).Write(syms);
+    os << KernelWriter(fn, k, entry, read_roots).Write(syms);
     m.entry_points.push_back(entry);
     m.symbols.push_back(syms);
   }

@@ -1,5 +1,6 @@
 #include "ir/block_graph.h"
 
+#include <set>
 #include <sstream>
 
 namespace pypto {
@@ -82,6 +83,35 @@ std::string PrintBlockGraph(const BlockGraph& g) {
   });
   os << "}\n}\n";
   return os.str();
+}
+
+static std::string WindowKey(const PointAccess& a, const SymEnv* env) {
+  if (!env || !a.names_other_vars) return a.keys[0];
+  std::string key;
+  for (auto& e : a.windows[0]) key += e.Substitute(*env).str() + ";";
+  return key;
+}
+
+std::string PointwiseBlocker(const Function& fn, const std::vector<PointAccess>& a, const std::vector<PointAccess>& b,
+                             const std::vector<int64_t>* grid, const SymEnv* env_a, const SymEnv* env_b) {
+  for (auto& pa : a) {
+    const PointAccess* pb = nullptr;
+    for (auto& x : b)
+      if (x.root == pa.root) pb = &x;
+    if (!pb || (!pa.write && !pb->write)) continue;  // not shared, or read by both
+    const std::string& name = fn.value(pa.root).name;
+    if (!pa.regular || !pb->regular) return "%" + name + " is touched at several tiles per point";
+    if (pa.windows.size() != 1 || pb->windows.size() != 1 || WindowKey(pa, env_a) != WindowKey(*pb, env_b))
+      return "%" + name + " is touched at different windows per point";
+    // Points must touch disjoint windows, or point p would need the other points too.
+    std::set<std::string> vars;
+    for (size_t i = 0; i < pa.windows[0].size(); i += 2)
+      for (auto& v : pa.windows[0][i].FreeVars()) vars.insert(v);
+    for (size_t d = 0; grid && d < grid->size(); ++d)
+      if ((*grid)[d] != 1 && !vars.count(GridVar(static_cast<int>(d))))
+        return "%" + name + " is touched at the same window by every point along grid dim " + std::to_string(d);
+  }
+  return "";
 }
 
 static void PrintTaskGroup(const ExecGraph& g, const LaunchNode& n, int indent, std::ostream& os) {

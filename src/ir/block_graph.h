@@ -27,7 +27,7 @@ struct TileBuf {
   int value = -1;              // the tensor value whose tile this holds, -1 for scratch
   // Memory space: "Vec" (UB), or the cube's "Mat" (L1), "Left" (L0A), "Right" (L0B), "Acc" (L0C).
   std::string loc = "Vec";
-  int64_t offset = -1;         // byte offset in UB (AllocateBuffers)
+  int64_t offset = -1;  // byte offset in UB (AllocateBuffers)
   int64_t bytes() const;
   int64_t rows() const;  // product of all dims but the last
   int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
@@ -47,13 +47,13 @@ struct Instr {
   std::string opcode;  // a PTO instruction (TLOAD, TADD, TROWMAX, ...) or LOOP
   int dst = -1;
   std::vector<int> srcs;
-  int param = -1;              // TLOAD/TSTORE: index into Kernel::params
-  std::vector<Expr> coord;     // TLOAD/TSTORE: element offset of the tile in the param, per dim
-  bool has_scalar = false;     // tile-scalar instructions (TADDS, ...) take `scalar`
+  int param = -1;           // TLOAD/TSTORE: index into Kernel::params
+  std::vector<Expr> coord;  // TLOAD/TSTORE: element offset of the tile in the param, per dim
+  bool has_scalar = false;  // tile-scalar instructions (TADDS, ...) take `scalar`
   double scalar = 0;
   DataType dtype = DataType::FP32;  // TCVT destination
-  int axis = -1;               // column reductions and broadcasts: the tile axis
-  bool transpose = false;      // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
+  int axis = -1;                    // column reductions and broadcasts: the tile axis
+  bool transpose = false;           // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;
   Expr trip;
@@ -69,9 +69,9 @@ struct Kernel {
   std::vector<KernelParam> params;
   std::vector<TileBuf> bufs;
   std::vector<Instr> body;
-  int64_t ub_bytes = 0;      // after AllocateBuffers
-  std::vector<int> tile_ops; // the tile ops it runs, in order
-  std::string reason;        // why partition made this kernel
+  int64_t ub_bytes = 0;       // after AllocateBuffers
+  std::vector<int> tile_ops;  // the tile ops it runs, in order
+  std::string reason;         // why partition made this kernel
 };
 
 struct Launch {
@@ -102,11 +102,31 @@ struct LaunchNode {
   std::string pointwise_reason;  // why a dependency in `deps` is not point-wise
 };
 
+/// One root tensor as one grid point of a kernel touches it: its windows in the root's
+/// coordinates, over grid vars ("$c0", ...), loop indices and program symbols.
+struct PointAccess {
+  int root = -1;
+  bool write = false;
+  bool regular = true;  // false: several tiles per point (a K loop, a split reduction)
+  // Distinct windows, each {start0, extent0, start1, extent1, ...}.
+  std::vector<std::vector<Expr>> windows;
+  std::vector<std::string> keys;  // canonical text of each window
+  bool names_other_vars = false;  // a window names a loop index or symbol (keys differ per launch)
+};
+
+/// Why point p of a launch of `b` may not wait for point p of a launch of `a` alone ("" if it
+/// may): some tensor the two share with a writer is not touched at one and the same window
+/// per point, or the written window does not tell the points apart. `env_a`/`env_b` bind the
+/// loop indices of the two launches (null: compare the windows as written).
+std::string PointwiseBlocker(const Function& fn, const std::vector<PointAccess>& a, const std::vector<PointAccess>& b,
+                             const std::vector<int64_t>* grid, const SymEnv* env_a, const SymEnv* env_b);
+
 struct ExecGraph {
   Function fn;
   std::vector<Kernel> kernels;
   Region<LaunchNode> body;
   int num_launches = 0;
+  std::vector<std::vector<PointAccess>> point_access;  // by kernel id
 };
 
 std::string PrintExecGraph(const ExecGraph& g);

@@ -1,5 +1,6 @@
 #include "passes/build_exec_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -7,18 +8,12 @@ namespace pypto {
 
 namespace {
 
-// The windows a kernel touches in each root tensor per grid point, in the root's coordinates.
-struct PointAccesses {
-  std::map<int, std::set<std::string>> windows;  // root -> windows ("start+extent" per dim)
-  std::map<int, bool> writes;                    // root -> written
-  std::set<int> irregular;                       // roots touched at several tiles per point
-};
-
 class ExecBuilder {
  public:
   explicit ExecBuilder(const BlockGraph& g) : g_(g) {
     out_.fn = g.fn;
     out_.kernels = g.kernels;
+    for (auto& k : g.kernels) out_.point_access.push_back(Accesses(k));
   }
 
   ExecGraph Run() {
@@ -33,9 +28,18 @@ class ExecBuilder {
     return val.kind == ValueKind::View ? val.base : v;
   }
 
+  static PointAccess& Of(std::vector<PointAccess>& acc, int root) {
+    for (auto& a : acc)
+      if (a.root == root) return a;
+    acc.push_back({});
+    acc.back().root = root;
+    return acc.back();
+  }
+
   // Collects the TLOAD/TSTORE windows of `body`; `fixed` binds grid vars of extent-1 dims and
   // loop indices of single-trip loops to 0 (they take no other value).
-  void Collect(const Kernel& k, const std::vector<Instr>& body, SymEnv fixed, bool in_loop, PointAccesses& acc) const {
+  void Collect(const Kernel& k, const std::vector<Instr>& body, SymEnv fixed, bool in_loop,
+               std::vector<PointAccess>& acc) const {
     for (auto& in : body) {
       if (in.opcode == "LOOP") {
         auto trip = in.trip.as_const();
@@ -48,53 +52,54 @@ class ExecBuilder {
       if (in.param < 0 || (in.opcode != "TLOAD" && in.opcode != "TSTORE")) continue;
       const KernelParam& p = k.params[in.param];
       const Value& v = g_.fn.value(p.value);
-      int root = Root(p.value);
+      PointAccess& a = Of(acc, Root(p.value));
       const TileBuf& b = k.bufs[in.opcode == "TLOAD" ? in.dst : in.srcs[0]];
-      acc.writes[root] = acc.writes[root] || in.opcode == "TSTORE";
+      a.write = a.write || in.opcode == "TSTORE";
       if (in_loop) {  // several tiles per grid point (a K loop, a split reduction)
-        acc.irregular.insert(root);
+        a.regular = false;
         continue;
       }
-      const Value& r = g_.fn.value(root);
-      std::vector<std::string> dims(r.rank(), "0+1");
+      std::vector<Expr> w;
+      for (int64_t d = 0; d < g_.fn.value(a.root).rank(); ++d) {
+        w.push_back(0);
+        w.push_back(1);
+      }
       for (size_t d = 0; d < p.dim_map.size(); ++d) {
         int m = p.dim_map[d];
         if (m < 0) continue;
-        Expr start = in.coord[d] + (v.kind == ValueKind::View ? v.offsets[m] : Expr(0));
-        dims[m] = start.Substitute(fixed).str() + "+" + b.valid[d].Substitute(fixed).str();
+        w[2 * m] = (in.coord[d] + (v.kind == ValueKind::View ? v.offsets[m] : Expr(0))).Substitute(fixed);
+        w[2 * m + 1] = b.valid[d].Substitute(fixed);
       }
-      std::string w;
-      for (auto& d : dims) w += d + ";";
-      acc.windows[root].insert(w);
+      std::string key;
+      for (auto& e : w) {
+        key += e.str() + ";";
+        for (auto& var : e.FreeVars()) a.names_other_vars = a.names_other_vars || var.rfind("$c", 0) != 0;
+      }
+      if (std::find(a.keys.begin(), a.keys.end(), key) == a.keys.end()) {
+        a.keys.push_back(key);
+        a.windows.push_back(w);
+      }
     }
   }
 
-  PointAccesses Accesses(const Kernel& k) const {
+  std::vector<PointAccess> Accesses(const Kernel& k) const {
     SymEnv fixed;
     for (size_t d = 0; d < k.grid.size(); ++d)
       if (k.grid[d].as_const() == 1) fixed[GridVar(static_cast<int>(d))] = 0;
-    PointAccesses acc;
+    std::vector<PointAccess> acc;
     Collect(k, k.body, fixed, false, acc);
     return acc;
   }
 
-  // "" when every tensor `a` and `b` share with a writer is touched at one window per grid
-  // point, the same in both (so point p of b needs only point p of a); else why not.
-  std::string PointwiseBlocker(const Kernel& a, const Kernel& b) const {
+  // "" when point p of `b` needs only point p of `a` (see PointwiseBlocker); else why not.
+  std::string Blocker(const Kernel& a, const Kernel& b) const {
     if (a.grid.size() != b.grid.size()) return "grids differ";
-    for (size_t d = 0; d < a.grid.size(); ++d)
+    std::vector<int64_t> grid;  // extents as far as known: 1, or -1 for any other
+    for (size_t d = 0; d < a.grid.size(); ++d) {
       if (!a.grid[d].same_as(b.grid[d])) return "grids " + ShapeStr(a.grid) + " and " + ShapeStr(b.grid) + " differ";
-    PointAccesses pa = Accesses(a), pb = Accesses(b);
-    std::set<int> roots;
-    for (auto& [r, w] : pa.writes) roots.insert(r);
-    for (int root : roots) {
-      if (!pb.writes.count(root) || (!pa.writes[root] && !pb.writes[root])) continue;  // not shared, or read-only
-      const std::string& name = g_.fn.value(root).name;
-      if (pa.irregular.count(root) || pb.irregular.count(root)) return "%" + name + " is touched at several tiles per point";
-      if (pa.windows[root].size() != 1 || pa.windows[root] != pb.windows[root])
-        return "%" + name + " is touched at different windows per point";
+      grid.push_back(a.grid[d].as_const() == 1 ? 1 : -1);
     }
-    return "";
+    return PointwiseBlocker(g_.fn, out_.point_access[a.id], out_.point_access[b.id], &grid, nullptr, nullptr);
   }
 
   void Build(const Region<Launch>& in, Region<LaunchNode>& out) {
@@ -129,9 +134,11 @@ class ExecBuilder {
           n.pointwise_reason = "a loop comes between it and #" + std::to_string(d);
           continue;
         }
-        std::string why = PointwiseBlocker(g_.kernels[run.at(d)->kernel], k);
-        if (why.empty()) n.pointwise_after.push_back(d);
-        else n.pointwise_reason = "#" + std::to_string(d) + ": " + why;
+        std::string why = Blocker(g_.kernels[run.at(d)->kernel], k);
+        if (why.empty())
+          n.pointwise_after.push_back(d);
+        else
+          n.pointwise_reason = "#" + std::to_string(d) + ": " + why;
       }
       out.Add(n);
       seen.push_back(out.entries.back().item.get());

@@ -146,8 +146,10 @@ class CallState {
         std::vector<int64_t> shape;
         for (auto& d : v.shape) shape.push_back(d.Eval(env));
         size_t next = ring.size() < 2 ? ring.size() : workspace_turn_[value]++ % 2;
-        if (next == ring.size()) ring.push_back(Allocate(v, env, /*zero=*/false));
-        else if (ring[next].shape != shape) ring[next] = Allocate(v, env, /*zero=*/false);
+        if (next == ring.size())
+          ring.push_back(Allocate(v, env, /*zero=*/false));
+        else if (ring[next].shape != shape)
+          ring[next] = Allocate(v, env, /*zero=*/false);
         storage_[value] = ring[next];
       }
       return storage_.at(value);
@@ -167,7 +169,8 @@ class CallState {
         run_.clear();  // point-wise links stay within a run of launches
         const LoopInfo& l = e.loop->info;
         int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
-        if (step <= 0) throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
+        if (step <= 0)
+          throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
         for (int64_t i = start; i < stop; i += step) {
           env[l.var] = i;
           Walk(*e.loop->body, env);
@@ -250,15 +253,24 @@ class CallState {
     for (auto& a : accesses) index_.Add(a, inst->id);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    // Launches the compiler proved point-wise (point p needs only their point p): wait for them
-    // chunk by chunk instead of as a whole.
+    // Point-wise dependencies (point p needs only their point p) are waited for chunk by
+    // chunk instead of as a whole: in a run of launches the compiler proved them; across loop
+    // iterations the windows are compared with both launches' loop indices bound.
     int ready_deps = 0;
     for (int d : deps) {
       if (d == inst->id) continue;
       Instance& dep = *instances_[d];
       auto r = run_.find(dep.node);
-      bool pointwise = r != run_.end() && r->second == d && dep.points == inst->points &&
-                       std::find(n.pointwise_after.begin(), n.pointwise_after.end(), dep.node) != n.pointwise_after.end();
+      bool pointwise = false;
+      if (dep.grid == inst->grid) {
+        if (r != run_.end() && r->second == d)
+          pointwise =
+              std::find(n.pointwise_after.begin(), n.pointwise_after.end(), dep.node) != n.pointwise_after.end();
+        else
+          pointwise = PointwiseBlocker(p_.exec_graph.fn, p_.exec_graph.point_access[dep.kernel->id],
+                                       p_.exec_graph.point_access[k.id], &inst->grid, &dep.env, &inst->env)
+                          .empty();
+      }
       if (pointwise) {
         inst->link_from.push_back(d);
         dep.link_to.push_back(inst->id);
@@ -318,6 +330,7 @@ RunStats CallState::Execute() {
   }
   stats.tasks = total_tasks;
   stats.launches = static_cast<int64_t>(instances_.size());
+  for (auto& in : instances_) stats.pointwise_links += static_cast<int64_t>(in->link_from.size());
   auto push_instance = [&](Instance& in) {  // caller holds mu
     for (int64_t f = 0, i = 0; f < in.points; f += in.chunk, ++i)
       if (in.source_done.empty() || in.source_done[i] == static_cast<int>(in.link_from.size()))
@@ -371,8 +384,10 @@ RunStats CallState::Execute() {
           Instance& next = *instances_[id];
           int64_t i = t.first / in.chunk;
           if (++next.source_done[i] == static_cast<int>(next.link_from.size()) && next.pending == 0) {
-            if (lifo) queue.push_back({next.id, t.first, t.count});
-            else queue.push_front({next.id, t.first, t.count});
+            if (lifo)
+              queue.push_back({next.id, t.first, t.count});
+            else
+              queue.push_front({next.id, t.first, t.count});
             cv.notify_one();
           }
         }
@@ -396,9 +411,11 @@ RunStats CallState::Execute() {
   for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
   if (opts_.trace) {
     stats.deps.resize(instances_.size());
+    stats.pointwise_deps.resize(instances_.size());
     for (auto& in : instances_) {
       for (int s : in->successors) stats.deps[s].push_back(in->id);
       for (int s : in->link_to) stats.deps[s].push_back(in->id);
+      stats.pointwise_deps[in->id] = in->link_from;
     }
   }
   return stats;
@@ -467,7 +484,8 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
     auto given_str = [&] { return std::string(DataTypeName(t.dtype)) + Dims(t.shape); };
     if (t.dtype != v.dtype)
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects dtype " + DataTypeName(v.dtype) +
-                          ", got " + DataTypeName(t.dtype) + " (expected " + expected_str() + ", given " + given_str() + ")",
+                          ", got " + DataTypeName(t.dtype) + " (expected " + expected_str() + ", given " + given_str() +
+                          ")",
                       v.loc, "convert the array, e.g. x.astype(numpy.float32)");
     if (t.shape.size() != v.shape.size())
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects rank " +
@@ -484,8 +502,9 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
       }
       int64_t want = e.Eval(env);
       if (want != t.shape[d])
-        throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected_str() + ", got " +
-                            Dims(t.shape) + " (dim " + std::to_string(d) + " should be " + std::to_string(want) + ")",
+        throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected_str() +
+                            ", got " + Dims(t.shape) + " (dim " + std::to_string(d) + " should be " +
+                            std::to_string(want) + ")",
                         v.loc, "pass an array of the annotated shape, or mark the dim pypto.DYNAMIC");
     }
   }

@@ -22,16 +22,16 @@ struct HostTensor {
 };
 
 struct RunOptions {
-  int workers = 0;                 // 0: one per hardware thread
-  std::string sched_mode = "fifo"; // ready-queue policy: "fifo" or "lifo"
-  bool trace = false;              // record a TaskEvent per task
-  std::string run_mode = "cpu";    // "cpu": generated native kernels; "interp": the interpreter
+  int workers = 0;                  // 0: one per hardware thread
+  std::string sched_mode = "fifo";  // ready-queue policy: "fifo" or "lifo"
+  bool trace = false;               // record a TaskEvent per task
+  std::string run_mode = "cpu";     // "cpu": generated native kernels; "interp": the interpreter
 };
 
 /// One executed task, for swimlanes.
 struct TaskEvent {
   int worker;
-  int launch;   // launch instance id (in call order)
+  int launch;  // launch instance id (in call order)
   int kernel;
   int64_t first_point, num_points;  // grid points the task ran
   int64_t start_ns, end_ns;         // since the start of the run
@@ -41,9 +41,11 @@ struct RunStats {
   double compile_ms = 0;  // kernel compilation in this call (0 when cached)
   int64_t tasks = 0;
   int64_t launches = 0;
+  int64_t pointwise_links = 0;  // dependencies waited for point by point (chunk i on chunk i)
   double build_ms = 0, exec_ms = 0;
   std::vector<TaskEvent> events;
-  std::vector<std::vector<int>> deps;  // with trace: the launches each launch waited for
+  std::vector<std::vector<int>> deps;            // with trace: the launches each launch waited for
+  std::vector<std::vector<int>> pointwise_deps;  // with trace: those of `deps` waited for point-wise
 };
 
 class Runtime {

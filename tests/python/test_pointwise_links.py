@@ -1,0 +1,93 @@
+"""Point-wise links: launches that touch shared tensors at one and the same window per grid point
+wait for each other chunk by chunk, within a run of launches and across loop iterations.
+The results must be those of whole-launch ordering; the link counts show which path ran."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import assert_close, randn, rng
+
+F32 = pypto.DT_FP32
+T = pypto.Tensor
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_state_updated_across_iterations_links_point_wise(workers):
+    heads, rows, cols, steps = 8, 24, 40, 5
+
+    @pypto.jit(runtime_options={"workers": workers})
+    def f(x: T((heads, rows, cols), F32), w: T((heads, steps * rows, cols), F32), out: T((heads, rows, cols), F32)):
+        state = pypto.tensor((heads, rows, cols), F32, "state")
+        pypto.set_vec_tile_shapes(1, rows, cols)
+        state[:] = x
+        for j in pypto.loop(steps, name="LOOP_steps", idx_name="j"):
+            w_j = w[:, j * rows:(j + 1) * rows, :]
+            state[:] = state * 0.5 + pypto.exp(w_j * 0.1)
+        out[:] = state + 1.0
+
+    x = randn(rng(0), (heads, rows, cols))
+    w = randn(rng(1), (heads, steps * rows, cols))
+    out = np.zeros_like(x)
+    f(x, w, out)
+    ref = x.astype(np.float64)
+    for j in range(steps):
+        ref = ref * 0.5 + np.exp(w[:, j * rows:(j + 1) * rows, :].astype(np.float64) * 0.1)
+    assert_close(out, ref + 1.0)
+    # Every launch after the first waits point by point for the one before it: the loop's
+    # iterations are chained across the loop boundary and from one iteration to the next.
+    assert f.last_stats["pointwise_links"] >= steps + 1, f.last_stats
+
+
+def test_window_that_moves_with_the_loop_index_links_only_the_same_window():
+    # Iteration j writes rows block j from rows block j - 1: point p reads what point p wrote
+    # one iteration earlier (the windows agree once j is bound), so links are right here.
+    heads, blk, n = 6, 8, 5
+
+    @pypto.jit
+    def f(buf: T((heads, n * blk, 16), F32)):
+        pypto.set_vec_tile_shapes(1, blk, 16)
+        for j in pypto.loop(1, n, name="LOOP_b", idx_name="j"):
+            buf[:, j * blk:(j + 1) * blk, :] = buf[:, (j - 1) * blk:j * blk, :] * 2.0 + 1.0
+
+    buf = randn(rng(2), (heads, n * blk, 16))
+    ref = buf.astype(np.float64).copy()
+    for j in range(1, n):
+        ref[:, j * blk:(j + 1) * blk] = ref[:, (j - 1) * blk:j * blk] * 2.0 + 1.0
+    f(buf)
+    assert_close(buf, ref)
+    assert f.last_stats["pointwise_links"] >= n - 2, f.last_stats
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_points_that_read_other_points_wait_for_the_whole_launch(workers, tmp_path):
+    # The first half of the heads is rebuilt from the second and back: point p of the first
+    # launch (k0) reads both halves, which the assembles wrote at other windows per point, so
+    # k0 waits for them as a whole (it may wait point-wise for the reuse of its workspace).
+    half, rows, cols, steps = 4, 16, 24, 4
+
+    @pypto.jit(runtime_options={"workers": workers},
+               debug_options={"dump_dir": str(tmp_path), "swimlane": True})
+    def f(s: T((2 * half, rows, cols), F32)):
+        pypto.set_vec_tile_shapes(1, rows, cols)
+        for _ in pypto.loop(steps, name="LOOP_swap"):
+            s[0:half] = s[half:2 * half] + s[0:half]
+            s[half:2 * half] = s[0:half] * 0.5
+
+    s = randn(rng(3), (2 * half, rows, cols))
+    ref = s.astype(np.float64).copy()
+    for _ in range(steps):
+        ref[0:half] = ref[half:] + ref[0:half]
+        ref[half:] = ref[0:half] * 0.5
+    f(s)
+    assert_close(s, ref)
+    st = f.last_stats
+    kernel_of = {e[1]: e[2] for e in st["events"]}
+    first = [launch for launch, k in kernel_of.items() if k == 0]
+    assert len(first) == steps
+    for launch in first[1:]:
+        # k1 and k3 assemble into the halves of s; k0 reads both at other windows per point.
+        writers = [d for d in st["deps"][launch] if kernel_of[d] in (1, 3)]
+        assert writers, "k0 must wait for the previous iteration's writes of s"
+        assert not set(writers) & set(st["pointwise_deps"][launch]), (launch, st["pointwise_deps"])
+    assert sum(len(d) for d in st["pointwise_deps"]) == st["pointwise_links"]
