@@ -59,6 +59,7 @@ class KernelWriter {
     for (int b : views_)
       os_ << "    char* v" << b << " = ub + " << k_.bufs[b].offset << "; int64_t vs" << b << " = " << k_.bufs[b].cols()
           << ";\n";
+    DeclareDirectAccumulators();
     Body(k_.body, 2);
     os_ << "  }\n}\n\n";
     return os_.str();
@@ -181,10 +182,7 @@ class KernelWriter {
         continue;
       }
       const Instr& in = body[i];
-      if (in.opcode == "TEXPANDS" && k_.bufs[in.dst].loc == "Acc" && in.scalar == 0 && i + 1 < body.size() &&
-          body[i + 1].opcode == "LOOP" && body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1) {
-        // acc = 0 followed by the K loop: the loop's first TMATMUL_ACC writes instead of adding
-        // (every step covers the whole valid block), which saves a pass over the accumulator.
+      if (FoldsZero(body, i) && k_.bufs[in.dst].loc == "Acc") {
         zero_acc_.insert(in.dst);
         os_ << pad << "// " << Ptr(in.dst) << " = 0: folded into the first TMATMUL_ACC\n";
         continue;
@@ -197,6 +195,11 @@ class KernelWriter {
         Body(in.body, indent + 1);
         in_inner_ = was;
         os_ << pad << "}\n";
+        continue;
+      }
+      if (in.opcode == "TSTORE" && direct_acc_.count(in.srcs[0])) {  // stored unless it lived there
+        os_ << pad << "if (a" << in.srcs[0] << " == reinterpret_cast<" << CppType(k_.bufs[in.srcs[0]].dtype) << "*>"
+            << Ptr(in.srcs[0]) << ") " << Instruction(in) << ";\n";
         continue;
       }
       os_ << pad << Instruction(in) << ";\n";
@@ -218,6 +221,49 @@ class KernelWriter {
         os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
             << CubeBuf(b.id) << "ld = " << (cols + 1) / 2 * 2 << ";\n";
     }
+  }
+  // An accumulator whose only use is the store of it to a tensor of its dtype accumulates in
+  // that tensor directly (when its rows are contiguous there): the store, a pass over the
+  // whole tile, goes away. Its zeroing must fold into the first TMATMUL_ACC (see Body).
+  void DeclareDirectAccumulators() {
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instr& in = k_.body[i];
+      if (in.opcode != "TSTORE") continue;
+      int b = in.srcs[0];
+      const TileBuf& t = k_.bufs[b];
+      const Value& v = fn_.value(k_.params[in.param].value);
+      if (t.loc != "Acc" || t.dtype != v.dtype || reads_[b] != 1 || t.shape.size() < 2) continue;
+      auto root = [&](int value) {
+        const Value& x = fn_.value(value);
+        return x.kind == ValueKind::View ? x.base : x.id;
+      };
+      bool reads_target = false;  // (the operands are read in place while C is written)
+      for (auto& q : k_.params) reads_target = reads_target || (q.read && root(q.value) == root(v.id));
+      if (reads_target) continue;
+      bool folded = false;
+      for (size_t j = 0; j + 1 < k_.body.size(); ++j) folded = folded || (FoldsZero(k_.body, j) && k_.body[j].dst == b);
+      if (!folded) continue;
+      std::string T = CppType(t.dtype), R = std::to_string(t.shape.size()), P = "P[" + std::to_string(in.param) + "]";
+      std::string n = "a" + std::to_string(b);
+      os_ << "    " << T << "* " << n << " = reinterpret_cast<" << T << "*>" << Ptr(b) << "; int64_t " << n
+          << "ld = " << t.cols() << ";\n";
+      os_ << "    if (" << P << ".stride[" << R << " - 1] == 1) { const auto d = MatLoad<" << T << ", " << R << ">("
+          << Array(in.coord) << ", " << P << "); " << n << " = const_cast<" << T << "*>(d.p); " << n
+          << "ld = d.rs; }\n";
+      direct_acc_.insert(b);
+    }
+  }
+  // acc = 0 followed by the K loop: the loop's first TMATMUL_ACC writes instead of adding
+  // (every step covers the whole valid block), which saves a pass over the accumulator.
+  static bool FoldsZero(const std::vector<Instr>& body, size_t i) {
+    const Instr& in = body[i];
+    return in.opcode == "TEXPANDS" && in.scalar == 0 && i + 1 < body.size() && body[i + 1].opcode == "LOOP" &&
+           body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1;
+  }
+  std::string AccPtr(int b) {
+    if (direct_acc_.count(b)) return "a" + std::to_string(b) + ", a" + std::to_string(b) + "ld";
+    const TileBuf& c = k_.bufs[b];
+    return "reinterpret_cast<" + std::string(CppType(c.dtype)) + "*>" + Ptr(b) + ", " + std::to_string(c.cols());
   }
   std::string CubeBuf(int b) { return (k_.bufs[b].loc == "Left" ? "L" : "R") + std::to_string(b); }
   std::string ValidAt(int b, int from_end) {
@@ -255,10 +301,9 @@ class KernelWriter {
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
     std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
-    return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(reinterpret_cast<" + CppType(c.dtype) + "*>" +
-           Ptr(in.dst) + ", " + std::to_string(c.cols()) + ", " + CubeBuf(in.srcs[0]) + "p, " + CubeBuf(in.srcs[0]) +
-           "ld, " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " + ValidAt(in.srcs[1], 1) + ", " +
-           ValidAt(in.srcs[0], 1) + init + ")";
+    return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(" + AccPtr(in.dst) + ", " + CubeBuf(in.srcs[0]) +
+           "p, " + CubeBuf(in.srcs[0]) + "ld, " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " +
+           ValidAt(in.srcs[1], 1) + ", " + ValidAt(in.srcs[0], 1) + init + ")";
   }
 
   std::string Instruction(const Instr& in) {
@@ -325,7 +370,8 @@ class KernelWriter {
   std::vector<std::string> symbols_;
   std::set<int> views_;       // loaded buffers that may view global memory
   bool in_inner_ = false;     // emitting the body of the L0 loop over K
-  std::set<int> zero_acc_;    // accumulators whose zeroing is folded into the first TMATMUL_ACC
+  std::set<int> zero_acc_;    // (see FoldsZero)
+  std::set<int> direct_acc_;  // accumulators living in the stored tensor (DeclareDirectAccumulators)
   std::map<int, int> reads_;  // instructions reading each buffer
   std::map<std::string, int> slot_;
   std::ostringstream os_;

@@ -217,6 +217,45 @@ def test_matmul_in_loop_over_views():
     assert_close(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("out_kind", ["window", "strided", "in_place"])
+def test_matmul_stored_into_windows_strides_and_its_own_operand(out_kind):
+    """The accumulator lives in the output when it can (rows contiguous there, the output not
+    an operand); a window with tails, an output with a column stride and x[:] = x @ w must all
+    give numpy's answer."""
+    M, K, N = 75, 48, 37
+    cube = ([32, 32], [16, 48], [32, 32])
+    r = rng(31)
+    a = r.standard_normal((M, K)).astype(np.float32)
+    b = r.standard_normal((K, N)).astype(np.float32)
+    if out_kind == "in_place":
+        w = r.standard_normal((K, K)).astype(np.float32)
+
+        @pypto.jit
+        def f(x: pypto.Tensor((M, K), pypto.DT_FP32), w_: pypto.Tensor((K, K), pypto.DT_FP32)):
+            pypto.set_cube_tile_shapes(*cube)
+            x[:] = pypto.matmul(x, w_)
+
+        ref = a.astype(np.float64) @ w
+        f(a, w)
+        assert_close(a, ref, rtol=1e-4, atol=1e-4)
+        return
+
+    @pypto.jit
+    def g(a_: pypto.Tensor((M, K), pypto.DT_FP32), b_: pypto.Tensor((K, N), pypto.DT_FP32),
+          out: pypto.Tensor((M + 5, N + 9), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes(*cube)
+        out[2:2 + M, 4:4 + N] = pypto.matmul(a_, b_)
+
+    base = r.standard_normal((M + 5, 2 * (N + 9))).astype(np.float32)
+    out = base[:, ::2] if out_kind == "strided" else base[:, :N + 9].copy()
+    before, between = out.copy(), base[:, 1::2].copy()
+    g(a, b, out)
+    ref = before.astype(np.float64)
+    ref[2:2 + M, 4:4 + N] = a.astype(np.float64) @ b
+    assert_close(out, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(base[:, 1::2], between)  # the columns between are not touched
+
+
 def test_cube_and_vector_kernels_are_separate(tmp_path):
     M, K, N = 64, 64, 64
 
