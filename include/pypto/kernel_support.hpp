@@ -193,6 +193,49 @@ inline void StoreNDStream(char* tile, const int64_t (&shape)[R], const int64_t (
 #endif
 }
 
+// Row `fr` of the tile an R-dim window of a tensor loads: the row in place when its elements
+// are contiguous, else gathered into `scratch`; past the valid rows, `scratch` (not read for
+// anything stored). For row-fused loops.
+template <class T, int R>
+inline const T* LoadRow(T* scratch, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                        const PyptoParamView& p, int64_t fr) {
+  int64_t off = start[R - 1] * p.stride[R - 1];
+  for (int d = R - 2; d >= 0; --d) {
+    const int64_t i = fr % shape[d];
+    fr /= shape[d];
+    if (i >= valid[d]) {
+      std::fill(scratch, scratch + shape[R - 1], T(0));
+      return scratch;
+    }
+    off += (start[d] + i) * p.stride[d];
+  }
+  const T* src = reinterpret_cast<const T*>(p.data) + off;
+  if (p.stride[R - 1] == 1) return src;
+  for (int64_t c = 0; c < valid[R - 1]; ++c) scratch[c] = src[c * p.stride[R - 1]];
+  return scratch;
+}
+
+// Row `fr` of an R-dim tile (rows are the tile's leading dims flattened) into its place in a
+// tensor window: nothing when the row is past the valid extent. For row-fused loops, which
+// store each row of a tile as soon as it is made.
+template <class T, int R>
+inline void StoreRow(const T* row, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                     const PyptoParamView& p, int64_t fr) {
+  int64_t off = start[R - 1] * p.stride[R - 1];
+  for (int d = R - 2; d >= 0; --d) {
+    const int64_t i = fr % shape[d];
+    fr /= shape[d];
+    if (i >= valid[d]) return;
+    off += (start[d] + i) * p.stride[d];
+  }
+  T* dst = reinterpret_cast<T*>(p.data) + off;
+  if (p.stride[R - 1] == 1) {
+    std::memcpy(dst, row, sizeof(T) * size_t(valid[R - 1]));
+  } else {
+    for (int64_t c = 0; c < valid[R - 1]; ++c) dst[c * p.stride[R - 1]] = row[c];
+  }
+}
+
 // dst (full shape) = src repeated along its size-1 dims.
 template <class T, int R>
 inline void BroadcastND(char* dst, const int64_t (&dshape)[R], const char* src, const int64_t (&sshape)[R]) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/fused_loops.h"
+#include "codegen/row_fusion.h"
 
 namespace pypto {
 
@@ -172,7 +173,15 @@ class KernelWriter {
         [this](int b) { return views_.count(b) ? "vs" + std::to_string(b) : std::to_string(k_.bufs[b].cols()); },
         reads_,
         views_};
+    RowFusionEnv rows{fn_, k_, env.expr, env.ptr, env.stride, reads_};
     for (size_t i = 0; i < body.size(); ++i) {
+      if (size_t rn = RowFusedRegion(rows, body, i)) {
+        std::string fallback;
+        for (size_t j = i; j < i + rn; ++j) fallback += pad + Instruction(body[j]) + ";\n";
+        os_ << EmitRowFusedRegion(rows, body, i, rn, fallback, pad);
+        i += rn - 1;
+        continue;
+      }
       size_t n = FusableRun(env, body, i);
       if (n >= 2) {  // (a run may be one elementwise instruction and the row reduction of it)
         std::string fallback;

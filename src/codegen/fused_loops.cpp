@@ -5,21 +5,12 @@
 
 namespace pypto {
 
-namespace {
-
-enum class Form { Binary, Scalar, Unary, RowExpand };
-
-struct OpInfo {
-  Form form;
-  std::string expr;  // with A, B for operands (B: second tile, scalar or row value)
-};
-
-const std::map<std::string, OpInfo>& Ops() {
+const std::map<std::string, OpInfo>& FusableOps() {
   static const std::map<std::string, OpInfo> ops = [] {
     std::map<std::string, OpInfo> m;
-    const std::map<std::string, std::string> bin = {
-        {"ADD", "_mm256_add_ps(A, B)"}, {"SUB", "_mm256_sub_ps(A, B)"}, {"MUL", "_mm256_mul_ps(A, B)"},
-        {"DIV", "_mm256_div_ps(A, B)"}, {"MAX", "_mm256_max_ps(A, B)"}, {"MIN", "_mm256_min_ps(A, B)"}};
+    const std::map<std::string, std::string> bin = {{"ADD", "_mm256_add_ps(A, B)"}, {"SUB", "_mm256_sub_ps(A, B)"},
+                                                    {"MUL", "_mm256_mul_ps(A, B)"}, {"DIV", "_mm256_div_ps(A, B)"},
+                                                    {"MAX", "_mm256_max_ps(A, B)"}, {"MIN", "_mm256_min_ps(A, B)"}};
     for (auto& [name, e] : bin) {
       m["T" + name] = {Form::Binary, e};
       m["T" + name + "S"] = {Form::Scalar, e};
@@ -37,19 +28,6 @@ const std::map<std::string, OpInfo>& Ops() {
   return ops;
 }
 
-std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
-
-bool Fp32(const Kernel& k, int b) { return k.bufs[b].dtype == DataType::FP32; }
-
-// Row reductions that can close a run: (accumulate, identity, final horizontal step).
-struct Reduction {
-  const char* vec;
-  const char* init;
-  const char* scalar;
-};
 const Reduction* RowReduction(const std::string& op) {
   static const Reduction sum{"_mm256_add_ps", "_mm256_setzero_ps()", "+"};
   static const Reduction max{"_mm256_max_ps", "_mm256_set1_ps(-__builtin_inff())", "max"};
@@ -59,6 +37,22 @@ const Reduction* RowReduction(const std::string& op) {
   if (op == "TROWMIN") return &min;
   return nullptr;
 }
+
+std::string ScalarLiteral(double v) {
+  std::ostringstream lit;  // the same float as the instruction's scalar operand
+  lit.precision(17);
+  lit << v;
+  return "_mm256_set1_ps(static_cast<float>(" + lit.str() + "))";
+}
+
+namespace {
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+bool Fp32(const Kernel& k, int b) { return k.bufs[b].dtype == DataType::FP32; }
 
 // The tiles a run reads from memory and the tiles it must store (read after the run).
 void RunMemory(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n, std::set<int>& in_mem,
@@ -71,12 +65,14 @@ void RunMemory(const FusionEnv& env, const std::vector<Instr>& body, size_t i, s
   for (size_t j = i; j < i + n; ++j) {
     const Instr& in = body[j];
     if (RowReduction(in.opcode)) continue;  // its operand is computed in the run; its result is per row
-    Form form = Ops().at(in.opcode).form;
+    Form form = FusableOps().at(in.opcode).form;
     for (size_t s = 0; s < in.srcs.size(); ++s) {
       int b = in.srcs[s];
       if (def.count(b) && def[b] < static_cast<int>(j)) continue;  // computed earlier in the run
-      if (form == Form::RowExpand && s == 1) row_values.insert(b);
-      else in_mem.insert(b);
+      if (form == Form::RowExpand && s == 1)
+        row_values.insert(b);
+      else
+        in_mem.insert(b);
     }
     auto it = env.reads.find(in.dst);
     int total = it == env.reads.end() ? 0 : it->second;
@@ -94,8 +90,8 @@ size_t FusableRun(const FusionEnv& env, const std::vector<Instr>& body, size_t i
   std::set<int> written;
   for (size_t j = i; j < body.size(); ++j) {
     const Instr& in = body[j];
-    auto it = Ops().find(in.opcode);
-    if (it == Ops().end() || in.dst < 0 || !Fp32(k, in.dst) || written.count(in.dst)) break;
+    auto it = FusableOps().find(in.opcode);
+    if (it == FusableOps().end() || in.dst < 0 || !Fp32(k, in.dst) || written.count(in.dst)) break;
     bool in_place = false;
     for (int src : in.srcs) in_place = in_place || src == in.dst;
     if (in_place) break;
@@ -184,8 +180,8 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
     os << p3 << "const float* in" << b << " = reinterpret_cast<const float*>(" << env.ptr(b) << ") + fr * "
        << env.stride(b) << ";\n";
   for (int b : row_values)
-    os << p3 << "const __m256 rv" << b << " = _mm256_set1_ps(reinterpret_cast<const float*>(" << env.ptr(b)
-       << ")[fr * " << env.stride(b) << "]);\n";
+    os << p3 << "const __m256 rv" << b << " = _mm256_set1_ps(reinterpret_cast<const float*>(" << env.ptr(b) << ")[fr * "
+       << env.stride(b) << "]);\n";
   for (int b : tiles_out)
     os << p3 << "float* out" << b << " = reinterpret_cast<float*>(" << env.ptr(b) << ") + fr * " << env.stride(b)
        << ";\n";
@@ -196,11 +192,12 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
     if (masked) s << p4 << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
     for (int b : tiles_in)
       s << p4 << "const __m256 x" << b << " = "
-        << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)" : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
+        << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)"
+                   : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
         << ";\n";
     for (size_t j = i; j < i + n; ++j) {
       const Instr& in = body[j];
-      const OpInfo& op = Ops().at(in.opcode);
+      const OpInfo& op = FusableOps().at(in.opcode);
       auto operand = [&](size_t idx) -> std::string {
         int b = in.srcs[idx];
         if (op.form == Form::RowExpand && idx == 1) return "rv" + std::to_string(b);
@@ -208,10 +205,7 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
       };
       std::string e = Replace(op.expr, "A", operand(0));
       if (op.form == Form::Scalar) {
-        std::ostringstream lit;  // the same float as the instruction's scalar operand
-        lit.precision(17);
-        lit << in.scalar;
-        e = Replace(e, "B", "_mm256_set1_ps(static_cast<float>(" + lit.str() + "))");
+        e = Replace(e, "B", ScalarLiteral(in.scalar));
       } else if (in.srcs.size() > 1) {
         e = Replace(e, "B", operand(1));
       }
@@ -223,8 +217,9 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
       s << p4 << "acc = " << red->vec << "(acc, " << v << ");\n";
     }
     for (int b : tiles_out)
-      s << p4 << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
-                         : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
+      s << p4
+        << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
+                   : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
         << ";\n";
     return s.str();
   };

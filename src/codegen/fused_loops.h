@@ -17,6 +17,27 @@
 
 namespace pypto {
 
+/// How an fp32 instruction reads its operands, and its AVX2 expression (A and B stand for
+/// the first and second operand: a tile, the scalar, or the row value of an R x 1 tile).
+enum class Form { Binary, Scalar, Unary, RowExpand };
+struct OpInfo {
+  Form form;
+  std::string expr;
+};
+/// The elementwise instructions fused loops compute in registers.
+const std::map<std::string, OpInfo>& FusableOps();
+
+/// A row reduction as a fused loop computes it: accumulate, identity, final horizontal step.
+struct Reduction {
+  const char* vec;
+  const char* init;
+  const char* scalar;
+};
+const Reduction* RowReduction(const std::string& op);  // null if `op` is not one
+
+/// An AVX2 vector of the float a tile-scalar instruction uses.
+std::string ScalarLiteral(double v);
+
 struct FusionEnv {
   const Kernel& kernel;
   std::function<std::string(const Expr&)> expr;  // C++ for a symbolic expression

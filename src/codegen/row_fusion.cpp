@@ -1,0 +1,340 @@
+#include "codegen/row_fusion.h"
+
+#include <sstream>
+
+#include "codegen/fused_loops.h"
+
+namespace pypto {
+
+namespace {
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+std::vector<int64_t> LeadingDims(const TileBuf& b) { return {b.shape.begin(), b.shape.end() - 1}; }
+
+bool IsCompute(const std::string& op) { return FusableOps().count(op) || RowReduction(op); }
+
+// The root tensor a parameter addresses, and the window an instruction touches there.
+int RootOf(const Function& fn, int value) {
+  const Value& v = fn.value(value);
+  return v.kind == ValueKind::View ? v.base : v.id;
+}
+std::string RootWindow(const Function& fn, const Kernel& k, const Instr& in) {
+  const KernelParam& p = k.params[in.param];
+  const Value& v = fn.value(p.value);
+  std::string w;
+  for (size_t d = 0; d < p.dim_map.size(); ++d) {
+    int m = p.dim_map[d];
+    if (m < 0) continue;
+    Expr start = in.coord[d] + (v.kind == ValueKind::View ? v.offsets[m] : Expr(0));
+    w += std::to_string(m) + ":" + start.str() + ";";
+  }
+  return w;
+}
+
+// Every TLOAD/TSTORE of the kernel, recursively.
+void MemoryInstrs(const std::vector<Instr>& body, std::vector<const Instr*>& out) {
+  for (auto& in : body) {
+    if (in.param >= 0 && (in.opcode == "TLOAD" || in.opcode == "TSTORE")) out.push_back(&in);
+    MemoryInstrs(in.body, out);
+  }
+}
+
+class RowRegion {
+ public:
+  RowRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n)
+      : env_(env), k_(env.kernel), body_(body), i_(i), n_(n) {
+    for (size_t j = i; j < i + n; ++j) {
+      const Instr& in = body[j];
+      for (int s : in.srcs) ++reads_in_[s];
+      if (in.opcode == "TLOAD")
+        loaded_.insert(in.dst);
+      else if (in.opcode != "TSTORE")
+        defined_.insert(in.dst);
+    }
+  }
+
+  // Why the stretch can not run row by row ("" if it can).
+  std::string Blocker() const {
+    std::set<int> seen_def;
+    int compute = 0;
+    for (size_t j = i_; j < i_ + n_; ++j) {
+      const Instr& in = body_[j];
+      for (int s : in.srcs)
+        if (defined_.count(s) && !seen_def.count(s)) return "reads a tile before the stretch defines it";
+      if (in.opcode != "TSTORE") {
+        if (seen_def.count(in.dst) || (loaded_.count(in.dst) && defined_.count(in.dst))) return "redefines a tile";
+        seen_def.insert(in.dst);
+      }
+      compute += IsCompute(in.opcode);
+      if (in.opcode == "TSTORE" && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
+    }
+    if (compute < 2) return "too short";
+    for (int b : loaded_)
+      if (ReadsAfter(b)) return "a loaded tile is read after it";
+    // Tiles that stay in UB: those read after the stretch, and inputs made before it. Rows of
+    // one must not land on another's memory (scratch rows and loads do not use UB).
+    std::vector<int> ub;
+    for (int b : defined_)
+      if (ReadsAfter(b)) ub.push_back(b);
+    for (auto& [b, n] : reads_in_)
+      if (!defined_.count(b) && !loaded_.count(b)) ub.push_back(b);
+    for (size_t a = 0; a < ub.size(); ++a)
+      for (size_t c = a + 1; c < ub.size(); ++c) {
+        const TileBuf &x = k_.bufs[ub[a]], &y = k_.bufs[ub[c]];
+        if (x.offset < y.offset + y.bytes() && y.offset < x.offset + x.bytes()) return "UB tiles overlap";
+      }
+    return "";
+  }
+
+  std::string Emit(const std::string& fallback, const std::string& pad) const {
+    std::ostringstream os;
+    os << "#if defined(__AVX2__) && defined(__FMA__)\n" << pad << "{  // row-fused:";
+    for (size_t j = i_; j < i_ + n_; ++j) os << " " << body_[j].opcode;
+    os << "\n";
+    std::string p2 = pad + "  ", p3 = p2 + "  ";
+    for (size_t j = i_; j < i_ + n_; ++j) {  // scratch rows: tiles made and used here, loads that copy
+      const Instr& in = body_[j];
+      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst))) continue;
+      os << p2 << "alignas(32) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
+    }
+    os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
+    os << p2 << "(void)lanes;\n";
+    const TileBuf& first = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst];
+    os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
+    for (size_t j = i_; j < i_ + n_;) {
+      const Instr& in = body_[j];
+      if (in.opcode == "TLOAD") {
+        const TileBuf& b = k_.bufs[in.dst];
+        os << p3 << "const float* r" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rb" << in.dst << ", "
+           << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], fr);\n";
+        ++j;
+        continue;
+      }
+      if (in.opcode == "TSTORE") {
+        const TileBuf& b = k_.bufs[in.srcs[0]];
+        os << p3 << "StoreRow<float, " << b.shape.size() << ">(" << Row(in.srcs[0]) << ", " << Dims(b.shape) << ", "
+           << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], fr);\n";
+        ++j;
+        continue;
+      }
+      size_t g = GroupEnd(j);
+      os << Group(j, g, p3);
+      j = g;
+    }
+    os << p2 << "}\n" << pad << "}\n#else\n" << fallback << "#endif\n";
+    return os.str();
+  }
+
+ private:
+  bool ReadsAfter(int b) const {
+    auto t = env_.reads.find(b);
+    auto r = reads_in_.find(b);
+    return (t == env_.reads.end() ? 0 : t->second) > (r == reads_in_.end() ? 0 : r->second);
+  }
+
+  // A store's rows may be written as they are made if every other access of the tensor in the
+  // kernel is in this stretch at the very same window (then row r is read before it is written,
+  // or after, exactly as in the instruction order).
+  bool StoreIsSafe(const Instr& st) const {
+    int root = RootOf(env_.fn, k_.params[st.param].value);
+    std::string w = RootWindow(env_.fn, k_, st);
+    std::vector<const Instr*> mem;
+    MemoryInstrs(k_.body, mem);
+    for (const Instr* m : mem) {
+      if (m == &st || RootOf(env_.fn, k_.params[m->param].value) != root) continue;
+      bool inside = m >= &body_[i_] && m < &body_[i_] + n_;
+      if (!inside || RootWindow(env_.fn, k_, *m) != w) return false;
+    }
+    return true;
+  }
+
+  // Where row fr of a tile is: scratch, a loaded row, or its UB row.
+  std::string Row(int b) const {
+    if (loaded_.count(b)) return "r" + std::to_string(b);
+    if (defined_.count(b) && !ReadsAfter(b)) return "rb" + std::to_string(b);
+    return "(reinterpret_cast<float*>(" + env_.ptr(b) + ") + fr * " + env_.stride(b) + ")";
+  }
+
+  std::string Dims(const std::vector<int64_t>& v) const {
+    std::string s = "{";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::string("int64_t(") + std::to_string(v[i]) + ")";
+    return s + "}";
+  }
+  std::string Exprs(const std::vector<Expr>& v) const {
+    std::string s = "{";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + env_.expr(v[i]);
+    return s + "}";
+  }
+  std::string Valid(const TileBuf& b) const { return Exprs(b.valid); }
+  std::string Coord(const Instr& in) const { return Exprs(in.coord); }
+
+  // A group: consecutive instructions over rows of the same width, in one column loop.
+  size_t GroupEnd(size_t j) const {
+    auto width = [&](const Instr& in) {
+      const TileBuf& b = k_.bufs[RowReduction(in.opcode) ? in.srcs[0] : in.dst];
+      return std::to_string(b.cols()) + "/" + env_.expr(b.valid.back());
+    };
+    std::string w = width(body_[j]);
+    size_t g = j;
+    bool reduced = false;  // a reduction's result is whole only after the loop: reductions close a group
+    while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w) {
+      bool red = RowReduction(body_[g].opcode) != nullptr;
+      if (reduced && !red) break;
+      reduced = reduced || red;
+      ++g;
+    }
+    return g;
+  }
+
+  std::string Group(size_t j, size_t g, const std::string& pad) const {
+    std::ostringstream os;
+    std::map<int, int> def, reads_in_group;  // buffer -> defining instruction in the group
+    for (size_t x = j; x < g; ++x) {
+      if (!RowReduction(body_[x].opcode)) def[body_[x].dst] = static_cast<int>(x);
+      for (int s : body_[x].srcs) ++reads_in_group[s];
+    }
+    const Instr& lead = body_[j];
+    const TileBuf& wb = k_.bufs[RowReduction(lead.opcode) ? lead.srcs[0] : lead.dst];
+    std::string p2 = pad + "  ";
+    os << pad << "{\n" << p2 << "const int64_t vc = " << env_.expr(wb.valid.back()) << ";\n";
+    // Operands from outside the group: rows read from memory, or row values broadcast.
+    std::set<int> rows_in, values;
+    for (size_t x = j; x < g; ++x) {
+      const Instr& in = body_[x];
+      const OpInfo* op = RowReduction(in.opcode) ? nullptr : &FusableOps().at(in.opcode);
+      for (size_t s = 0; s < in.srcs.size(); ++s) {
+        int b = in.srcs[s];
+        if (def.count(b) && def[b] < static_cast<int>(x)) continue;
+        if (op && op->form == Form::RowExpand && s == 1)
+          values.insert(b);
+        else
+          rows_in.insert(b);
+      }
+    }
+    for (int b : rows_in) os << p2 << "const float* in" << b << " = " << Row(b) << ";\n";
+    for (int b : values) os << p2 << "const __m256 rv" << b << " = _mm256_set1_ps(" << Row(b) << "[0]);\n";
+    // Results stored to their rows: those read outside the group.
+    std::set<int> rows_out;
+    for (auto& [b, x] : def) {
+      auto t = env_.reads.find(b);
+      int total = t == env_.reads.end() ? 0 : t->second;
+      if (total > reads_in_group[b] || total == 0) rows_out.insert(b);
+    }
+    for (int b : rows_out) os << p2 << "float* out" << b << " = " << Row(b) << ";\n";
+    std::vector<size_t> reds;
+    for (size_t x = j; x < g; ++x)
+      if (RowReduction(body_[x].opcode)) {
+        reds.push_back(x);
+        os << p2 << "__m256 acc" << x << " = " << RowReduction(body_[x].opcode)->init << ";\n";
+      }
+    auto step = [&](bool masked) {
+      std::ostringstream s;
+      std::string p4 = p2 + "  ";
+      if (masked) s << p4 << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
+      for (int b : rows_in)
+        s << p4 << "const __m256 x" << b << " = "
+          << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)"
+                     : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
+          << ";\n";
+      for (size_t x = j; x < g; ++x) {
+        const Instr& in = body_[x];
+        auto operand = [&](size_t idx) -> std::string {
+          int b = in.srcs[idx];
+          if (values.count(b) && idx == 1 && FusableOps().count(in.opcode) &&
+              FusableOps().at(in.opcode).form == Form::RowExpand)
+            return "rv" + std::to_string(b);
+          return (def.count(b) && def[b] < static_cast<int>(x) ? "t" : "x") + std::to_string(b);
+        };
+        if (const Reduction* red = RowReduction(in.opcode)) {
+          std::string v = operand(0);
+          if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
+          s << p4 << "acc" << x << " = " << red->vec << "(acc" << x << ", " << v << ");\n";
+          continue;
+        }
+        const OpInfo& op = FusableOps().at(in.opcode);
+        std::string e = Replace(op.expr, "A", operand(0));
+        if (op.form == Form::Scalar)
+          e = Replace(e, "B", ScalarLiteral(in.scalar));
+        else if (in.srcs.size() > 1)
+          e = Replace(e, "B", operand(1));
+        s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
+      }
+      for (int b : rows_out)
+        s << p4
+          << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
+                     : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
+          << ";\n";
+      return s.str();
+    };
+    os << p2 << "int64_t c = 0;\n";
+    os << p2 << "for (; c + 8 <= vc; c += 8) {\n" << step(false) << p2 << "}\n";
+    os << p2 << "if (c < vc) {\n" << step(true) << p2 << "}\n";
+    for (size_t x : reds) {
+      const Reduction* red = RowReduction(body_[x].opcode);
+      std::string s_op = red->scalar;
+      std::string combine = s_op == "+" ? "h += l[q]" : "h = std::" + s_op + "(h, l[q])";
+      os << p2 << "{\n" << p2 << "  alignas(32) float l[8];\n" << p2 << "  _mm256_store_ps(l, acc" << x << ");\n";
+      os << p2 << "  float h = l[0];\n" << p2 << "  for (int q = 1; q < 8; ++q) " << combine << ";\n";
+      os << p2 << "  " << Row(body_[x].dst) << "[0] = h;\n" << p2 << "}\n";
+    }
+    os << pad << "}\n";
+    return os.str();
+  }
+
+  const RowFusionEnv& env_;
+  const Kernel& k_;
+  const std::vector<Instr>& body_;
+  size_t i_, n_;
+  std::map<int, int> reads_in_;
+  std::set<int> loaded_, defined_;
+};
+
+// Whether body[j] can take part in a row loop over tiles whose leading dims are `lead`.
+bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
+  auto fits = [&](int b) {
+    const TileBuf& t = k.bufs[b];
+    if (t.dtype != DataType::FP32 || t.loc != "Vec" || t.shape.size() < 2) return false;
+    if (lead.empty()) lead = LeadingDims(t);
+    return LeadingDims(t) == lead;
+  };
+  if (in.opcode == "TLOAD") return in.param >= 0 && fits(in.dst);
+  if (in.opcode == "TSTORE") return in.param >= 0 && fits(in.srcs[0]);
+  if (in.dst < 0 || !fits(in.dst)) return false;
+  for (int s : in.srcs)
+    if (!fits(s) || s == in.dst) return false;
+  const TileBuf& d = k.bufs[in.dst];
+  if (RowReduction(in.opcode)) return d.cols() == 1 && in.srcs.size() == 1;
+  auto it = FusableOps().find(in.opcode);
+  if (it == FusableOps().end()) return false;
+  for (size_t s = 0; s < in.srcs.size(); ++s) {
+    const TileBuf& b = k.bufs[in.srcs[s]];
+    bool row_value = it->second.form == Form::RowExpand && s == 1;
+    if (row_value ? b.cols() != 1 : b.shape != d.shape) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t RowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i) {
+  std::vector<int64_t> lead;
+  size_t n = 0;
+  while (i + n < body.size() && RowLocal(env.kernel, body[i + n], lead)) ++n;
+  // The longest prefix that can run row by row (a stretch ending in loads is no better).
+  for (; n >= 2; --n) {
+    if (body[i + n - 1].opcode == "TLOAD") continue;
+    if (RowRegion(env, body, i, n).Blocker().empty()) return n;
+  }
+  return 0;
+}
+
+std::string EmitRowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
+                               const std::string& fallback, const std::string& pad) {
+  return RowRegion(env, body, i, n).Emit(fallback, pad);
+}
+
+}  // namespace pypto

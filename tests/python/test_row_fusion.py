@@ -1,0 +1,120 @@
+"""Row fusion in generated kernels: a stretch of row-local instructions (loads, elementwise,
+row broadcasts, row reductions, R x 1 row values, stores) runs as one loop over the rows.
+Results must equal the interpreter's (bit for bit without exp) and numpy's, with tails in
+rows and columns, several leading tile dims, strided inputs and in-place updates."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import assert_close, randn, rng
+
+F32 = pypto.DT_FP32
+T = pypto.Tensor
+
+
+def run_both(fn, *args):
+    outs = {}
+    for mode in ("interp", "cpu"):
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            outs[mode] = fn(*args)
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+    return outs["interp"], outs["cpu"]
+
+
+@pytest.mark.parametrize("shape,tile", [((3, 7, 45), (2, 3, 16)), ((2, 16, 128), (1, 16, 128)),
+                                        ((5, 9, 10), (2, 4, 8))])
+def test_row_stats_chain_matches_interpreter(shape, tile):
+    # A centred, rescaled row with its max kept: two reductions, row values and stores, and
+    # tiles whose rows span two leading dims with tails in both. The max is exact; the sum is
+    # taken in 8 lanes, so it may differ from the sequential reference by an ulp.
+    @pypto.jit
+    def f(x: T(shape, F32), m: T(shape[:-1] + (1,), F32), out: T(shape, F32)):
+        pypto.set_vec_tile_shapes(*tile)
+        y = x * 0.5 + 1.0
+        mx = pypto.maximum(pypto.amax(y, dim=-1, keepdim=True), m)
+        m[:] = mx
+        z = y - mx
+        out[:] = z / (pypto.sum(pypto.abs(z), dim=-1, keepdim=True) + 1.0)
+
+    r = rng(5)
+    x = randn(r, shape)
+    m0 = randn(r, shape[:-1] + (1,))
+    outs = {}
+    for mode in ("interp", "cpu"):
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            m, out = m0.copy(), np.zeros(shape, np.float32)
+            f(x, m, out)
+            outs[mode] = (m, out)
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+    np.testing.assert_array_equal(outs["cpu"][0], outs["interp"][0])
+    assert_close(outs["cpu"][1], outs["interp"][1], rtol=1e-6, atol=1e-7)
+    y = x.astype(np.float64) * 0.5 + 1.0
+    mx = np.maximum(y.max(-1, keepdims=True), m0)
+    z = y - mx
+    assert_close(outs["cpu"][0], mx)
+    assert_close(outs["cpu"][1], z / (np.abs(z).sum(-1, keepdims=True) + 1.0), rtol=1e-5, atol=1e-5)
+    assert "row-fused:" in f.last.program.native_source()
+
+
+@pytest.mark.parametrize("rows,cols,tile", [(64, 200, (16, 64)), (33, 77, (8, 40))])
+def test_online_softmax_step_against_numpy(rows, cols, tile):
+    # The flash-attention state update on its own: new max, exp of the difference, row sums.
+    @pypto.jit
+    def step(s: T((rows, cols), F32), m: T((rows, 1), F32), l: T((rows, 1), F32), p: T((rows, cols), F32)):
+        pypto.set_vec_tile_shapes(*tile)
+        s = s * 0.125
+        m_new = pypto.maximum(m, pypto.amax(s, dim=-1, keepdim=True))
+        e = pypto.exp(s - m_new)
+        alpha = pypto.exp(m - m_new)
+        l[:] = l * alpha + pypto.sum(e, dim=-1, keepdim=True)
+        m[:] = m_new
+        p[:] = e
+
+    r = rng(6)
+    s = randn(r, (rows, cols)) * 4
+    m, l = randn(r, (rows, 1)), np.abs(randn(r, (rows, 1))) + 1
+    m0, l0 = m.copy(), l.copy()
+    p = np.zeros((rows, cols), np.float32)
+    step(s, m, l, p)
+    s64 = s.astype(np.float64) * 0.125
+    m_new = np.maximum(m0, s64.max(-1, keepdims=True))
+    e = np.exp(s64 - m_new)
+    assert_close(m, m_new)
+    assert_close(p, e, rtol=1e-5, atol=1e-6)
+    assert_close(l, l0 * np.exp(m0 - m_new) + e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5)
+    assert "row-fused:" in step.last.program.native_source()
+
+
+def test_strided_input_rows_are_gathered():
+    # A column-strided parameter: its rows can not be read in place, LoadRow gathers them.
+    @pypto.jit
+    def f(x: T((24, 40), F32)) -> T((24, 40), F32):
+        pypto.set_vec_tile_shapes(8, 40)
+        y = x * 2.0
+        return y - pypto.amax(y, dim=-1, keepdim=True)
+
+    base = randn(rng(7), (24, 80))
+    x = base[:, ::2]
+    ref, nat = run_both(f, x)
+    np.testing.assert_array_equal(nat, ref)
+    assert_close(nat, x * 2.0 - (x * 2.0).max(-1, keepdims=True))
+    assert "row-fused:" in f.last.program.native_source()
+
+
+def test_store_into_a_window_the_kernel_reads_elsewhere_keeps_numpy_semantics():
+    # x[1:9] = x[0:8] * 2 + 1 in one tile: every row must be read before any is written.
+    @pypto.jit
+    def f(x: T((9, 16), F32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        x[1:9] = x[0:8] * 2.0 + pypto.amax(x[0:8], dim=-1, keepdim=True)
+
+    x = randn(rng(8), (9, 16))
+    ref = x.astype(np.float64).copy()
+    ref[1:9] = ref[0:8] * 2.0 + ref[0:8].max(-1, keepdims=True)
+    f(x)
+    assert_close(x, ref)
