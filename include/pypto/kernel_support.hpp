@@ -215,6 +215,22 @@ inline const T* LoadRow(T* scratch, const int64_t (&shape)[R], const int64_t (&v
   return scratch;
 }
 
+// Where a row-fused loop makes row `fr` of a tile stored to an R-dim window: the row's place
+// in the tensor when it is valid and contiguous there (the store is then done), else `scratch`.
+template <class T, int R>
+inline T* RowTarget(T* scratch, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                    const PyptoParamView& p, int64_t fr) {
+  if (p.stride[R - 1] != 1) return scratch;
+  int64_t off = start[R - 1];
+  for (int d = R - 2; d >= 0; --d) {
+    const int64_t i = fr % shape[d];
+    fr /= shape[d];
+    if (i >= valid[d]) return scratch;
+    off += (start[d] + i) * p.stride[d];
+  }
+  return reinterpret_cast<T*>(p.data) + off;
+}
+
 // Row `fr` of an R-dim tile (rows are the tile's leading dims flattened) into its place in a
 // tensor window: nothing when the row is past the valid extent. For row-fused loops, which
 // store each row of a tile as soon as it is made.

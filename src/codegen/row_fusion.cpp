@@ -55,6 +55,23 @@ class RowRegion {
       else if (in.opcode != "TSTORE")
         defined_.insert(in.dst);
     }
+    // A tile made here and stored once to a tensor the kernel never loads is made right in its
+    // place there (when the row is contiguous): no scratch row and no copy.
+    std::vector<const Instr*> mem;
+    MemoryInstrs(k_.body, mem);
+    std::map<int, int> stores;
+    for (size_t j = i; j < i + n; ++j)
+      if (body[j].opcode == "TSTORE") ++stores[body[j].srcs[0]];
+    for (size_t j = i; j < i + n; ++j) {
+      const Instr& st = body[j];
+      if (st.opcode != "TSTORE" || !defined_.count(st.srcs[0]) || stores[st.srcs[0]] != 1 || ReadsAfter(st.srcs[0]))
+        continue;
+      int root = RootOf(env.fn, k_.params[st.param].value);
+      bool loaded = false;
+      for (const Instr* m : mem)
+        loaded = loaded || (m->opcode == "TLOAD" && RootOf(env.fn, k_.params[m->param].value) == root);
+      if (!loaded) direct_[st.srcs[0]] = &st;
+    }
   }
 
   // Why the stretch can not run row by row ("" if it can).
@@ -105,6 +122,10 @@ class RowRegion {
     os << p2 << "(void)lanes;\n";
     const TileBuf& first = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst];
     os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
+    for (auto& [b, st] : direct_)
+      os << p3 << "float* w" << b << " = RowTarget<float, " << k_.bufs[b].shape.size() << ">(rb" << b << ", "
+         << Dims(k_.bufs[b].shape) << ", " << Valid(k_.bufs[b]) << ", " << Coord(*st) << ", P[" << st->param
+         << "], fr);\n";
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
       if (in.opcode == "TLOAD") {
@@ -116,7 +137,9 @@ class RowRegion {
       }
       if (in.opcode == "TSTORE") {
         const TileBuf& b = k_.bufs[in.srcs[0]];
-        os << p3 << "StoreRow<float, " << b.shape.size() << ">(" << Row(in.srcs[0]) << ", " << Dims(b.shape) << ", "
+        os << p3;
+        if (direct_.count(in.srcs[0])) os << "if (w" << in.srcs[0] << " == rb" << in.srcs[0] << ") ";
+        os << "StoreRow<float, " << b.shape.size() << ">(" << Row(in.srcs[0]) << ", " << Dims(b.shape) << ", "
            << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], fr);\n";
         ++j;
         continue;
@@ -155,6 +178,7 @@ class RowRegion {
   // Where row fr of a tile is: scratch, a loaded row, or its UB row.
   std::string Row(int b) const {
     if (loaded_.count(b)) return "r" + std::to_string(b);
+    if (direct_.count(b)) return "w" + std::to_string(b);
     if (defined_.count(b) && !ReadsAfter(b)) return "rb" + std::to_string(b);
     return "(reinterpret_cast<float*>(" + env_.ptr(b) + ") + fr * " + env_.stride(b) + ")";
   }
@@ -291,6 +315,7 @@ class RowRegion {
   size_t i_, n_;
   std::map<int, int> reads_in_;
   std::set<int> loaded_, defined_;
+  std::map<int, const Instr*> direct_;  // tiles made in place in the tensor their store writes
 };
 
 // Whether body[j] can take part in a row loop over tiles whose leading dims are `lead`.

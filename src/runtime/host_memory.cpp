@@ -13,8 +13,9 @@ namespace pypto {
 namespace {
 
 constexpr size_t kHuge = size_t(2) << 20;
+constexpr size_t kPooled = size_t(64) << 10;    // blocks from this size on are kept for reuse
 constexpr size_t kPoolLimit = size_t(1) << 30;  // bytes kept for reuse at most
-constexpr size_t kPerSize = 4;                  // blocks kept per size at most
+constexpr size_t kPerSize = 16;                 // blocks kept per size at most (a call's workspaces)
 
 size_t Rounded(size_t bytes) {
   if (bytes >= kHuge) return (bytes + kHuge - 1) / kHuge * kHuge;
@@ -35,7 +36,7 @@ Pool& GetPool() {
 
 void* AllocHost(size_t bytes) {
   size_t size = Rounded(bytes == 0 ? 1 : bytes);
-  if (size >= kHuge) {
+  if (size >= kPooled) {
     Pool& pool = GetPool();
     std::lock_guard<std::mutex> lock(pool.mu);
     auto it = pool.free.find(size);
@@ -63,7 +64,7 @@ void* AllocHostZeroed(size_t bytes) {
 void FreeHost(void* p, size_t bytes) {
   if (!p) return;
   size_t size = Rounded(bytes == 0 ? 1 : bytes);
-  if (size >= kHuge) {
+  if (size >= kPooled) {
     Pool& pool = GetPool();
     std::lock_guard<std::mutex> lock(pool.mu);
     if (pool.held + size <= kPoolLimit && pool.free.count(size) < kPerSize) {
