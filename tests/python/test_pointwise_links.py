@@ -91,3 +91,29 @@ def test_points_that_read_other_points_wait_for_the_whole_launch(workers, tmp_pa
         assert writers, "k0 must wait for the previous iteration's writes of s"
         assert not set(writers) & set(st["pointwise_deps"][launch]), (launch, st["pointwise_deps"])
     assert sum(len(d) for d in st["pointwise_deps"]) == st["pointwise_links"]
+
+
+def test_workspace_consumed_point_wise_gets_one_buffer(tmp_path):
+    # The cube kernel's result crosses to the vector kernel through a workspace that the vector
+    # kernel reads point-wise: the runtime keeps one buffer for it, as the dump says, and the
+    # loop's results stay right.
+    heads, rows, k, cols, steps = 4, 16, 8, 32, 6
+
+    @pypto.jit(debug_options={"dump_dir": str(tmp_path), "dump_passes": True})
+    def f(x: T((heads, steps * rows, k), F32), w: T((heads, k, cols), F32), acc: T((heads, rows, 1), F32)):
+        for j in pypto.loop(steps, name="LOOP_s", idx_name="j"):
+            pypto.set_cube_tile_shapes([rows, rows], [k, k], [cols, cols])
+            s = pypto.matmul(x[:, j * rows:(j + 1) * rows, :], w)
+            pypto.set_vec_tile_shapes(1, rows, cols)
+            acc[:] = acc + pypto.sum(s * 0.5, dim=-1, keepdim=True)
+
+    r = rng(9)
+    x, w = randn(r, (heads, steps * rows, k)), randn(r, (heads, k, cols))
+    acc = np.zeros((heads, rows, 1), np.float32)
+    f(x, w, acc)
+    x64 = x.astype(np.float64)
+    ref = sum((x64[:, j * rows:(j + 1) * rows] @ w * 0.5).sum(-1, keepdims=True) for j in range(steps))
+    assert_close(acc, ref, rtol=1e-5, atol=1e-4)
+    assert f.last_stats["pointwise_links"] >= 2 * steps - 1, f.last_stats
+    text = next(tmp_path.rglob("06_build_exec_graph.txt")).read_text()
+    assert "one buffer (consumed point-wise)" in text, text
