@@ -143,6 +143,11 @@ std::string PrintExecGraph(const ExecGraph& g) {
   PrintRegionText(
       g.body, 1, os, [&](const LaunchNode& n, int indent, std::ostream& o) { PrintTaskGroup(g, n, indent, o); },
       "  # iterations are independent tasks unless their regions overlap");
+  if (!g.single_buffer.empty()) {
+    os << "  # one buffer (consumed point-wise):";
+    for (int v : g.single_buffer) os << " %" << g.fn.value(v).name;
+    os << "; other workspaces alternate between two\n";
+  }
   os << "}\n";
   return os.str();
 }

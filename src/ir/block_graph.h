@@ -3,6 +3,7 @@
 // run once per grid coordinate. Values that cross kernels become global-memory workspaces.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,9 @@ struct ExecGraph {
   Region<LaunchNode> body;
   int num_launches = 0;
   std::vector<std::vector<PointAccess>> point_access;  // by kernel id
+  // Workspaces every reader of which is linked point-wise to their writer: one buffer each
+  // (the others alternate between two; see the runtime).
+  std::set<int> single_buffer;
 };
 
 std::string PrintExecGraph(const ExecGraph& g);

@@ -14,11 +14,21 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -139,7 +149,11 @@ void FunctionHeader(JsonWriter& w, const char* level, const Function& f) {
   w.Key("level").Str(level).Key("function").Str(f.name);
   w.Key("params").BeginArray();
   for (size_t i = 0; i < f.param_values.size(); ++i)
-    w.BeginObject().Key("name").Str(i < f.params.size() ? f.params[i] : "").Key("value").Int(f.param_values[i])
+    w.BeginObject()
+        .Key("name")
+        .Str(i < f.params.size() ? f.params[i] : "")
+        .Key("value")
+        .Int(f.param_values[i])
         .EndObject();
   w.EndArray();
   w.Key("inputs").Ints(f.inputs).Key("outputs").Ints(f.outputs).Key("returns").Ints(f.returns);
@@ -204,14 +218,39 @@ void KernelsJson(JsonWriter& w, const std::vector<Kernel>& kernels) {
     w.Key("tile_ops").Ints(k.tile_ops);
     w.Key("params").BeginArray();
     for (auto& p : k.params)
-      w.BeginObject().Key("value").Int(p.value).Key("read").Bool(p.read).Key("write").Bool(p.write)
-          .Key("dim_map").Ints(p.dim_map).EndObject();
+      w.BeginObject()
+          .Key("value")
+          .Int(p.value)
+          .Key("read")
+          .Bool(p.read)
+          .Key("write")
+          .Bool(p.write)
+          .Key("dim_map")
+          .Ints(p.dim_map)
+          .EndObject();
     w.EndArray();
     w.Key("bufs").BeginArray();
     for (auto& b : k.bufs)
-      w.BeginObject().Key("id").Int(b.id).Key("name").Str(b.name).Key("loc").Str(b.loc).Key("dtype").Str(DataTypeName(b.dtype))
-          .Key("shape").Ints(b.shape).Key("valid").Exprs(b.valid).Key("value").Int(b.value)
-          .Key("offset").Int(b.offset).Key("bytes").Int(b.bytes()).EndObject();
+      w.BeginObject()
+          .Key("id")
+          .Int(b.id)
+          .Key("name")
+          .Str(b.name)
+          .Key("loc")
+          .Str(b.loc)
+          .Key("dtype")
+          .Str(DataTypeName(b.dtype))
+          .Key("shape")
+          .Ints(b.shape)
+          .Key("valid")
+          .Exprs(b.valid)
+          .Key("value")
+          .Int(b.value)
+          .Key("offset")
+          .Int(b.offset)
+          .Key("bytes")
+          .Int(b.bytes())
+          .EndObject();
     w.EndArray();
     w.Key("body");
     InstrsJson(w, k.body);
@@ -268,9 +307,8 @@ std::string BlockGraphJson(const BlockGraph& g) {
   FunctionHeader(w, "block_graph", g.fn);
   KernelsJson(w, g.kernels);
   w.Key("body");
-  RegionJson(w, g.body, [&](const Launch& l) {
-    w.Key("kind").Str("launch").Key("id").Int(l.id).Key("kernel").Int(l.kernel);
-  });
+  RegionJson(w, g.body,
+             [&](const Launch& l) { w.Key("kind").Str("launch").Key("id").Int(l.id).Key("kernel").Int(l.kernel); });
   w.EndObject();
   return w.str();
 }
@@ -286,6 +324,7 @@ std::string ExecGraphJson(const ExecGraph& g) {
     w.Key("reads").Ints(n.reads).Key("writes").Ints(n.writes).Key("deps").Ints(n.deps);
     w.Key("pointwise_after").Ints(n.pointwise_after);
   });
+  w.Key("single_buffer").Ints(std::vector<int>(g.single_buffer.begin(), g.single_buffer.end()));
   w.EndObject();
   return w.str();
 }

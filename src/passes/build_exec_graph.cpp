@@ -1,6 +1,7 @@
 #include "passes/build_exec_graph.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -19,7 +20,37 @@ class ExecBuilder {
   ExecGraph Run() {
     Build(g_.body, out_.body);
     out_.num_launches = n_;
+    SingleBufferWorkspaces();
     return std::move(out_);
+  }
+
+  // A workspace whose every reader waits for its writer point by point is consumed depth first,
+  // point by point, before the writer's next launch overwrites that point: one buffer serves
+  // (it stays in cache), where others alternate between two so iterations can overlap.
+  void SingleBufferWorkspaces() {
+    std::map<int, std::vector<const LaunchNode*>> writers, readers;
+    std::function<void(const Region<LaunchNode>&)> scan = [&](const Region<LaunchNode>& r) {
+      for (auto& e : r.entries) {
+        if (e.loop) {
+          scan(*e.loop->body);
+          continue;
+        }
+        for (int v : e.item->writes)
+          if (g_.fn.value(v).kind == ValueKind::Temp) writers[v].push_back(e.item.get());
+        for (int v : e.item->reads)
+          if (g_.fn.value(v).kind == ValueKind::Temp) readers[v].push_back(e.item.get());
+      }
+    };
+    scan(out_.body);
+    for (auto& [v, ws] : writers) {
+      if (ws.size() != 1 || !readers.count(v)) continue;
+      bool linked = true;
+      for (const LaunchNode* r : readers[v]) {
+        const auto& after = r->pointwise_after;
+        linked = linked && r != ws[0] && std::find(after.begin(), after.end(), ws[0]->id) != after.end();
+      }
+      if (linked) out_.single_buffer.insert(v);
+    }
   }
 
  private:

@@ -138,14 +138,15 @@ class CallState {
     }
     if (v.kind == ValueKind::Temp) {
       // A workspace: each writing launch takes the next of two buffers of the value (double
-      // buffering). Reusing one adds the dependencies on its earlier readers and writer (same
-      // allocation id), so the next iteration of a loop can overlap the previous one, and a
-      // loop of N iterations touches two buffers instead of N fresh ones (page faults).
+      // buffering), or always the same one when its readers consume it point-wise. Reusing one adds the dependencies on
+      // its earlier readers and writer (same allocation id), so the next iteration of a loop can overlap the previous
+      // one, and a loop of N iterations touches two buffers instead of N fresh ones (page faults).
       if (writer) {
         std::vector<Storage>& ring = workspaces_[value];
         std::vector<int64_t> shape;
         for (auto& d : v.shape) shape.push_back(d.Eval(env));
-        size_t next = ring.size() < 2 ? ring.size() : workspace_turn_[value]++ % 2;
+        const size_t buffers = p_.exec_graph.single_buffer.count(value) ? 1 : 2;
+        size_t next = ring.size() < buffers ? ring.size() : workspace_turn_[value]++ % buffers;
         if (next == ring.size())
           ring.push_back(Allocate(v, env, /*zero=*/false));
         else if (ring[next].shape != shape)
@@ -311,6 +312,7 @@ RunStats CallState::Execute() {
     int64_t first, count;
   };
   std::deque<Task> queue;
+  int64_t queued = 0;  // tasks waiting in `queue` and in the workers' own deques
   std::mutex mu;
   std::condition_variable cv;
   int64_t outstanding = static_cast<int64_t>(instances_.size());  // instances not yet finished
@@ -333,32 +335,62 @@ RunStats CallState::Execute() {
   for (auto& in : instances_) stats.pointwise_links += static_cast<int64_t>(in->link_from.size());
   auto push_instance = [&](Instance& in) {  // caller holds mu
     for (int64_t f = 0, i = 0; f < in.points; f += in.chunk, ++i)
-      if (in.source_done.empty() || in.source_done[i] == static_cast<int>(in.link_from.size()))
+      if (in.source_done.empty() || in.source_done[i] == static_cast<int>(in.link_from.size())) {
         queue.push_back({in.id, f, std::min(in.chunk, in.points - f)});
+        ++queued;
+      }
   };
   for (auto& in : instances_)
     if (in->pending == 0) push_instance(*in);
   int64_t max_ub = 64;
   for (auto& k : p_.exec_graph.kernels) max_ub = std::max(max_ub, k.ub_bytes);
   workers = static_cast<int>(std::min<int64_t>(workers, total_tasks));
+  // Each worker's own continuations (linked chunks it made ready) come first, then the shared
+  // queue, then the oldest continuation of another worker (work stealing keeps cores busy).
+  std::vector<std::deque<Task>> local(std::max(workers, 1));
+  auto Pop = [&](int wid, Task& t) {  // caller holds mu; queued > 0
+    --queued;
+    if (!local[wid].empty()) {
+      t = local[wid].front();
+      local[wid].pop_front();
+      return;
+    }
+    if (!queue.empty()) {
+      t = lifo ? queue.back() : queue.front();
+      if (lifo)
+        queue.pop_back();
+      else
+        queue.pop_front();
+      return;
+    }
+    for (int o = 1; o < workers; ++o) {
+      auto& d = local[(wid + o) % workers];
+      if (!d.empty()) {
+        t = d.back();
+        d.pop_back();
+        return;
+      }
+    }
+  };
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<TaskEvent>> events(std::max(workers, 1));
 
   auto work = [&](int wid) {
     char* ub = WorkerScratch(max_ub);
+    Task kept{};  // a linked continuation this worker made ready and runs next itself
+    bool have_kept = false;
     for (;;) {
       Task t;
-      {
+      if (have_kept) {
+        t = kept;
+        have_kept = false;
+        std::lock_guard<std::mutex> lock(mu);
+        if (error) return;
+      } else {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return !queue.empty() || outstanding == 0 || error; });
-        if (error || (queue.empty() && outstanding == 0)) return;
-        if (lifo) {
-          t = queue.back();
-          queue.pop_back();
-        } else {
-          t = queue.front();
-          queue.pop_front();
-        }
+        cv.wait(lock, [&] { return queued > 0 || outstanding == 0 || error; });
+        if (error || (queued == 0 && outstanding == 0)) return;
+        Pop(wid, t);
       }
       Instance& in = *instances_[t.inst];
       auto ts = std::chrono::steady_clock::now();
@@ -377,17 +409,21 @@ RunStats CallState::Execute() {
                                std::chrono::duration_cast<std::chrono::nanoseconds>(te - t0).count()});
       }
       if (!in.link_to.empty()) {
-        // Depth first: a linked launch's same chunk, once ready, goes where this worker takes
-        // its next task, so it most likely runs here with the data still in cache.
+        // Depth first: a linked launch's same chunk, once ready, runs next on this worker, with
+        // the data it needs still in this core's cache; further ready ones go to the front of
+        // the queue.
         std::lock_guard<std::mutex> lock(mu);
         for (int id : in.link_to) {
           Instance& next = *instances_[id];
           int64_t i = t.first / in.chunk;
           if (++next.source_done[i] == static_cast<int>(next.link_from.size()) && next.pending == 0) {
-            if (lifo)
-              queue.push_back({next.id, t.first, t.count});
-            else
-              queue.push_front({next.id, t.first, t.count});
+            if (!have_kept) {
+              kept = {next.id, t.first, t.count};
+              have_kept = true;
+              continue;
+            }
+            local[wid].push_front({next.id, t.first, t.count});  // (another worker may steal it)
+            ++queued;
             cv.notify_one();
           }
         }

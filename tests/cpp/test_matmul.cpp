@@ -5,9 +5,8 @@
 
 #include <cmath>
 #include <memory>
-#include <random>
-
 #include <pto/pto.hpp>
+#include <random>
 
 #include "frontend/recorder.h"
 #include "runtime/runtime.h"
@@ -29,8 +28,8 @@ Function RecordLinearRelu(int64_t M, int64_t K, int64_t N) {
   return r.Finish();
 }
 
-std::vector<float> RunLinear(const CompiledProgram& p, std::vector<float>& a, std::vector<float>& b, int64_t M, int64_t K,
-                       int64_t N, const std::string& mode, int workers) {
+std::vector<float> RunLinear(const CompiledProgram& p, std::vector<float>& a, std::vector<float>& b, int64_t M,
+                             int64_t K, int64_t N, const std::string& mode, int workers) {
   Runtime rt(std::make_shared<CompiledProgram>(p));
   std::vector<float> y(M * N, -1.f);
   RunOptions o;
@@ -102,8 +101,59 @@ TEST(Matmul, PtoTmatmulWithDstAliasingASource) {
         want[i * n + j] = float(s);
       }
     pto::TileRef<float> tx{x.data(), n, n, n, n, n}, ty{y.data(), n, n, n, n, n};
-    if (which == 0) pto::TMATMUL_ACC(tx, tx, ty);
-    else pto::TMATMUL_ACC(tx, ty, tx);
+    if (which == 0)
+      pto::TMATMUL_ACC(tx, tx, ty);
+    else
+      pto::TMATMUL_ACC(tx, ty, tx);
     for (int i = 0; i < n * n; ++i) ASSERT_NEAR(x[i], want[i], 1e-4) << "which " << which << " at " << i;
   }
+}
+
+// A loop of matmul + state update, as attention's key-block loop: the launches of successive
+// iterations wait for each other point by point, the workspace between the cube and the vector
+// kernel has one buffer, and workers keep their own continuations (stealing the others').
+// Run with 1-3 workers on both backends (and under TSan in the sanitizer build).
+TEST(Matmul, LoopOfMatmulAndStateUpdateLinksIterations) {
+  const int64_t H = 6, R = 16, K = 8, C = 24, S = 5;
+  Recorder r("state_loop");
+  int x = r.AddParam("x", {H, S * R, K}, DataType::FP32, false);
+  int w = r.AddParam("w", {H, K, C}, DataType::FP32, false);
+  int acc = r.AddParam("acc", {H, R, 1}, DataType::FP32, false);
+  Expr j = r.BeginLoop("j", "LOOP_s", 0, S, 1);
+  r.SetCubeTileShapes({R, R}, {K, K}, {C, C});
+  int s = r.Matmul(r.View(x, {0, j * R, 0}, {H, R, K}), w, -1, false, false);
+  r.SetVecTileShapes({1, R, C});
+  int t = r.Reduce("sum", r.BinaryScalar("mul", s, 0.5), -1, true);
+  r.Assemble(r.Binary("add", acc, t), {0, 0, 0}, acc);
+  r.EndLoop();
+  CompiledProgram p = Compile(r.Finish(), {});
+  EXPECT_FALSE(p.exec_graph.single_buffer.empty()) << PrintExecGraph(p.exec_graph);
+
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d;
+  std::vector<float> xs(H * S * R * K), ws(H * K * C);
+  for (auto& v : xs) v = d(rng);
+  for (auto& v : ws) v = d(rng);
+  std::vector<double> want(H * R, 0.0);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < S * R; ++i)
+      for (int64_t c = 0; c < C; ++c) {
+        double dot = 0;
+        for (int64_t k = 0; k < K; ++k) dot += double(xs[(h * S * R + i) * K + k]) * ws[(h * K + k) * C + c];
+        want[h * R + i % R] += 0.5 * dot;
+      }
+  Runtime rt(std::make_shared<CompiledProgram>(p));
+  for (const char* mode : {"interp", "cpu"})
+    for (int workers : {1, 2, 3}) {
+      std::vector<float> a(H * R, 0.f);
+      RunOptions o;
+      o.run_mode = mode;
+      o.workers = workers;
+      RunStats st = rt.Run({{xs.data(), DataType::FP32, {H, S * R, K}, {}},
+                            {ws.data(), DataType::FP32, {H, K, C}, {}},
+                            {a.data(), DataType::FP32, {H, R, 1}, {}}},
+                           {}, o);
+      EXPECT_GE(st.pointwise_links, 2 * S - 1) << mode << " w=" << workers;
+      for (int64_t i = 0; i < H * R; ++i) ASSERT_NEAR(a[i], want[i], 1e-3) << mode << " w=" << workers << " at " << i;
+    }
 }
