@@ -140,7 +140,7 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
 
 # --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
 
-COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal"]
+COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal", "attention_d128"]
 
 
 def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
@@ -193,16 +193,16 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
         tx, tw1, tw2 = (torch.from_numpy(v) for v in (x, w1, w2))
         cases["ffn"]["torch eager"] = (lambda x, a, b: torch.nn.functional.silu(x @ a) @ b, (tx, tw1, tw2))
 
-    bh, seq, dim = (4, 512, 64) if quick else (16, 2048, 64)
-    q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
-    for causal in (False, True):
-        name = "attention_causal" if causal else "attention"
+    bh, seq = (4, 512) if quick else (16, 2048)
+    for name, causal, dim in (("attention", False, 64), ("attention_causal", True, 64), ("attention_d128", False, 128)):
+        q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
         fn = fa.make_attention(bh, seq, dim, causal)
         out = np.zeros_like(q)
         args = (q, k, v, fa.causal_mask(128), out) if causal else (q, k, v, out)
         cases[name] = {"what": f"[{bh}, {seq}, {dim}] fp32{' causal' if causal else ''}, flash (online softmax)",
                        "flops": 4 * bh * seq * seq * dim // (2 if causal else 1), "pypto": (fn, args),
-                       "ref": (lambda c: lambda _: fa.reference(q, k, v, c))(causal), "result": out}
+                       "ref": (lambda c, q_, k_, v_: lambda _: fa.reference(q_, k_, v_, c))(causal, q, k, v),
+                       "result": out}
         if torch is not None:
             tq, tk, tv = (torch.from_numpy(t_).unsqueeze(0) for t_ in (q, k, v))
             sdpa = torch.nn.functional.scaled_dot_product_attention

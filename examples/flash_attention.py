@@ -30,10 +30,15 @@ def causal_mask(block: int) -> np.ndarray:
     return np.triu(np.full((block, block), NEG, np.float32), k=1)
 
 
-def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128, block_k: int = 128,
+def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128, block_k: int = 0,
                    vec_rows: int = 0, **jit_kwargs: Any) -> Callable[..., Any]:
     """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block, block] if causal).
-    `vec_rows`: rows of the vector tiles (default: the whole query block)."""
+    `block_k`: keys per step (default: block_q when causal, else 256 when seq allows: fewer,
+    larger steps rescale the accumulator less often). `vec_rows`: rows of the
+    vector and cube tiles (default: the whole query block; a query block of several tiles
+    shares each loaded key block among them)."""
+    if not block_k:
+        block_k = block_q if causal else (256 if seq % 256 == 0 else 128)
     vrows = vec_rows or block_q
     if seq % block_q or seq % block_k:
         raise ValueError(f"seq {seq} must be a multiple of the blocks {block_q} and {block_k}")
@@ -44,7 +49,7 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128
     shape = (bh, seq, dim)
 
     def step(q_i: Any, k_j: Any, v_j: Any, mask: Any, m: Any, l: Any, acc: Any, first: bool) -> None:
-        pypto.set_cube_tile_shapes([block_q, block_q], [dim, dim], [block_k, block_k])
+        pypto.set_cube_tile_shapes([vrows, vrows], [dim, dim], [block_k, block_k])
         s = pypto.matmul(q_i, k_j, b_trans=True)
         pypto.set_vec_tile_shapes(1, vrows, block_k)
         s = s * scale
@@ -57,7 +62,7 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128
             m_new = pypto.maximum(m, row_max)
         p = pypto.exp(s - m_new)
         row_sum = pypto.sum(p, dim=-1, keepdim=True)
-        pypto.set_cube_tile_shapes([block_q, block_q], [block_k, block_k], [dim, dim])
+        pypto.set_cube_tile_shapes([vrows, vrows], [block_k, block_k], [dim, dim])
         pv = pypto.matmul(p, v_j)
         pypto.set_vec_tile_shapes(1, vrows, dim)
         if first:

@@ -27,6 +27,20 @@ def test_flash_attention(mode, causal, bh, seq, dim, block):
     np.testing.assert_allclose(out, fa.reference(q, k, v, causal), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_query_block_of_several_tiles_and_defaults(causal):
+    # block_q = 64 in tiles of 32 rows (the cube and vector grids both have two points per
+    # query block); then the default blocks (block_k 256 without a mask).
+    bh, seq, dim = 2, 256, 32
+    r = np.random.default_rng(40 + causal)
+    q, k, v = (r.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    for fn, block in ((fa.make_attention(bh, seq, dim, causal, 64, 64, 32), 64),
+                      (fa.make_attention(bh, seq, dim, causal), 128)):
+        out = np.zeros_like(q)
+        fn(*((q, k, v, fa.causal_mask(block), out) if causal else (q, k, v, out)))
+        np.testing.assert_allclose(out, fa.reference(q, k, v, causal), rtol=1e-4, atol=1e-5)
+
+
 def test_flash_attention_checks_blocks():
     with pytest.raises(ValueError):
         fa.make_attention(1, 100, 32, False, 64, 64)
