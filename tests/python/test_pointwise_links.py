@@ -117,3 +117,27 @@ def test_workspace_consumed_point_wise_gets_one_buffer(tmp_path):
     assert f.last_stats["pointwise_links"] >= 2 * steps - 1, f.last_stats
     text = next(tmp_path.rglob("06_build_exec_graph.txt")).read_text()
     assert "one buffer (consumed point-wise)" in text, text
+
+
+def test_many_launches_build_beside_the_workers_and_errors_stop_them():
+    # With many launches the control program runs while the workers already run tasks; a
+    # window found out of bounds late in the walk still raises the user's error (no hang), and
+    # a correct call gives numpy's answer.
+    rows, cols, steps = 8, 16, 12
+
+    @pypto.jit(runtime_options={"workers": 2})
+    def f(x: T((pypto.DYNAMIC, cols), F32), out: T((steps * rows, cols), F32)):
+        pypto.set_vec_tile_shapes(rows, cols)
+        for j in pypto.loop(steps, name="LOOP_rows", idx_name="j"):
+            out[j * rows:(j + 1) * rows, :] = pypto.exp(x[j * rows:(j + 1) * rows, :] * 0.5)
+
+    x = randn(rng(10), (steps * rows, cols))
+    out = np.zeros((steps * rows, cols), np.float32)
+    f(x, out)
+    assert_close(out, np.exp(x.astype(np.float64) * 0.5), rtol=1e-6, atol=1e-7)
+    assert f.last_stats["control_overlapped"], f.last_stats
+    short = x[:(steps - 1) * rows]  # the last iteration's window is past its end
+    with pytest.raises(pypto.UserError, match="out of bounds"):
+        f(short, out)
+    f(x, out)  # the runtime is usable again
+    assert_close(out, np.exp(x.astype(np.float64) * 0.5), rtol=1e-6, atol=1e-7)
