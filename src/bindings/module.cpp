@@ -344,6 +344,8 @@ NB_MODULE(_core, m) {
             stats["launches"] = st.launches;
             stats["pointwise_links"] = st.pointwise_links;
             stats["build_ms"] = st.build_ms;
+            stats["control_ms"] = st.control_ms;
+            stats["control_overlapped"] = st.control_overlapped;
             stats["exec_ms"] = st.exec_ms;
             stats["compile_ms"] = st.compile_ms;
             nb::list events;

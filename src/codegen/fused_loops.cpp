@@ -45,12 +45,12 @@ std::string ScalarLiteral(double v) {
   return "_mm256_set1_ps(static_cast<float>(" + lit.str() + "))";
 }
 
-namespace {
-
-std::string Replace(std::string s, const std::string& from, const std::string& to) {
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   return s;
 }
+
+namespace {
 
 bool Fp32(const Kernel& k, int b) { return k.bufs[b].dtype == DataType::FP32; }
 
@@ -203,11 +203,11 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
         if (op.form == Form::RowExpand && idx == 1) return "rv" + std::to_string(b);
         return (def.count(b) && def[b] < static_cast<int>(j) ? "t" : "x") + std::to_string(b);
       };
-      std::string e = Replace(op.expr, "A", operand(0));
+      std::string e = ReplaceAll(op.expr, "A", operand(0));
       if (op.form == Form::Scalar) {
-        e = Replace(e, "B", ScalarLiteral(in.scalar));
+        e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
       } else if (in.srcs.size() > 1) {
-        e = Replace(e, "B", operand(1));
+        e = ReplaceAll(e, "B", operand(1));
       }
       s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
     }

@@ -35,6 +35,9 @@ struct Reduction {
 };
 const Reduction* RowReduction(const std::string& op);  // null if `op` is not one
 
+/// `s` with every `from` replaced by `to` (filling the A/B operands of an OpInfo expression).
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to);
+
 /// An AVX2 vector of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
 

@@ -8,11 +8,6 @@ namespace pypto {
 
 namespace {
 
-std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
-
 std::vector<int64_t> LeadingDims(const TileBuf& b) { return {b.shape.begin(), b.shape.end() - 1}; }
 
 bool IsCompute(const std::string& op) { return FusableOps().count(op) || RowReduction(op); }
@@ -280,11 +275,11 @@ class RowRegion {
           continue;
         }
         const OpInfo& op = FusableOps().at(in.opcode);
-        std::string e = Replace(op.expr, "A", operand(0));
+        std::string e = ReplaceAll(op.expr, "A", operand(0));
         if (op.form == Form::Scalar)
-          e = Replace(e, "B", ScalarLiteral(in.scalar));
+          e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
         else if (in.srcs.size() > 1)
-          e = Replace(e, "B", operand(1));
+          e = ReplaceAll(e, "B", operand(1));
         s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
       }
       for (int b : rows_out)

@@ -42,7 +42,11 @@ struct RunStats {
   int64_t tasks = 0;
   int64_t launches = 0;
   int64_t pointwise_links = 0;  // dependencies waited for point by point (chunk i on chunk i)
-  double build_ms = 0, exec_ms = 0;
+  // build_ms: from the call to the first task (binding; the control program too unless it
+  // overlaps execution); control_ms: walking the control program (making the launches);
+  // exec_ms: from the first task on (trace times count from there).
+  double build_ms = 0, exec_ms = 0, control_ms = 0;
+  bool control_overlapped = false;  // many launches: the control program ran beside the workers
   std::vector<TaskEvent> events;
   std::vector<std::vector<int>> deps;            // with trace: the launches each launch waited for
   std::vector<std::vector<int>> pointwise_deps;  // with trace: those of `deps` waited for point-wise

@@ -154,6 +154,7 @@ TEST(Matmul, LoopOfMatmulAndStateUpdateLinksIterations) {
                             {a.data(), DataType::FP32, {H, R, 1}, {}}},
                            {}, o);
       EXPECT_GE(st.pointwise_links, 2 * S - 1) << mode << " w=" << workers;
+      EXPECT_EQ(st.control_overlapped, workers > 1) << "10 launches: the walk runs beside the workers";
       for (int64_t i = 0; i < H * R; ++i) ASSERT_NEAR(a[i], want[i], 1e-3) << mode << " w=" << workers << " at " << i;
     }
 }

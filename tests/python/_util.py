@@ -23,3 +23,16 @@ def assert_close(got, ref, rtol=RTOL, atol=ATOL):
     ref = np.asarray(ref)
     assert got.shape == ref.shape, f"shape {got.shape} != {ref.shape}"
     np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol, atol=atol)
+
+
+def run_both(fn, *args):
+    """fn(*args) with the interpreter and with the native backend: (interp, cpu)."""
+    import pypto
+    outs = {}
+    for mode in ("interp", "cpu"):
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            outs[mode] = fn(*args)
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+    return outs["interp"], outs["cpu"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pypto
+from _util import run_both
 
 
 def softmax_program(shape, tile):
@@ -28,16 +29,6 @@ def softmax_program(shape, tile):
 
     return softmax
 
-
-def run_both(fn, *args):
-    outs = {}
-    for mode in ("interp", "cpu"):
-        pypto.set_runtime_options(run_mode=mode)
-        try:
-            outs[mode] = fn(*args)
-        finally:
-            pypto.set_runtime_options(run_mode="cpu")
-    return outs["interp"], outs["cpu"]
 
 
 @pytest.mark.parametrize("shape,tile", [((3, 5, 64), (1, 4, 64)), ((2, 7, 100), (1, 3, 32)),

@@ -7,21 +7,11 @@ import numpy as np
 import pytest
 
 import pypto
-from _util import assert_close, randn, rng
+from _util import assert_close, randn, rng, run_both
 
 F32 = pypto.DT_FP32
 T = pypto.Tensor
 
-
-def run_both(fn, *args):
-    outs = {}
-    for mode in ("interp", "cpu"):
-        pypto.set_runtime_options(run_mode=mode)
-        try:
-            outs[mode] = fn(*args)
-        finally:
-            pypto.set_runtime_options(run_mode="cpu")
-    return outs["interp"], outs["cpu"]
 
 
 @pytest.mark.parametrize("shape,tile", [((3, 7, 45), (2, 3, 16)), ((2, 16, 128), (1, 16, 128)),

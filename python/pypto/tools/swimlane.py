@@ -155,8 +155,11 @@ def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[
     if compile_us > 0:
         out.append({"ph": "X", "pid": PID, "tid": SCHEDULER_TID, "name": "compile kernels", "cat": "scheduler",
                     "ts": 0.0, "dur": compile_us, "args": {"what": "generate and compile the native kernels"}})
+    # The control program runs before execution, or (many launches) beside it from its start.
+    overlapped = bool(stats.get("control_overlapped", False))
     out.append({"ph": "X", "pid": PID, "tid": SCHEDULER_TID, "name": "control program", "cat": "scheduler",
-                "ts": compile_us, "dur": build_us - compile_us,
+                "ts": build_us if overlapped else compile_us,
+                "dur": float(stats.get("control_ms", 0.0)) * 1000.0 if overlapped else build_us - compile_us,
                 "args": {"what": "walk runtime loops, bind windows, make launch instances and their dependencies",
                          "launches": len(instances)}})
     for i, e in enumerate(events):
