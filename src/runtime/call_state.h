@@ -1,0 +1,389 @@
+// The state of one call of a compiled program: the caller's buffers bound to the program's
+// values, the control program walked (runtime loops evaluated, one instance per launch with its
+// windows and dependencies) and the scheduling state the workers share (scheduler.cpp runs the
+// instances' tasks). Internal to the runtime.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pypto/kernel_abi.h"
+#include "runtime/access_index.h"
+#include "runtime/host_memory.h"
+#include "runtime/kernel_interpreter.h"
+#include "runtime/runtime.h"
+
+namespace pypto::rt {
+
+// Shapes as Python prints them: "(3,)" for one dim.
+inline std::string Dims(const std::vector<int64_t>& v) { return v.size() == 1 ? IntList(v, "(", ",)") : IntList(v); }
+
+inline std::vector<int64_t> DenseStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+// Memory a value lives in during one call: a root allocation and a window of it.
+struct Storage {
+  int alloc = -1;  // unique id of the allocation (dependency tracking key)
+  char* data = nullptr;
+  DataType dtype = DataType::FP32;
+  std::vector<int64_t> shape, strides;
+};
+
+struct Instance {
+  int id;
+  const Kernel* kernel;
+  SymEnv env;
+  std::vector<BoundParam> params;
+  std::vector<int64_t> grid;
+  int64_t points = 1;
+  int64_t chunk = 1;
+  int64_t num_tasks = 0;
+  std::vector<int> successors;
+  // Point-wise links: chunk i of this instance waits only for chunk i of each `link_from`
+  // (plus its other dependencies as a whole); `link_to` are the instances waiting so on it.
+  int node = -1;
+  std::vector<int> waits;  // instances it waits for as a whole
+  std::vector<int> link_to, link_from;
+  std::vector<int> source_done;  // per chunk: how many link_from chunks i have finished
+  // Native mode: the symbol values and parameter windows the generated kernel reads.
+  std::vector<int64_t> sym;
+  std::vector<PyptoParamView> views;
+  // Scheduling state, under the call's mutex once the instance is published.
+  int pending = 0;               // unfinished instances in `waits`
+  int64_t remaining = 0;         // chunks not yet run
+  std::vector<char> chunk_done;  // per chunk: finished (for instances linking to it later)
+  bool finished = false;
+};
+
+class CallState {
+ public:
+  CallState(const CompiledProgram& p, const RunOptions& opts, SymEnv env,
+            const std::vector<std::vector<std::string>>* symbols, const std::vector<PyptoKernelFn>* entries)
+      : p_(p), opts_(opts), env_(std::move(env)), symbols_(symbols), entries_(entries) {}
+
+  void BindParam(int value, const HostTensor& t) {
+    Storage s;
+    s.alloc = next_alloc_++;
+    s.data = static_cast<char*>(t.data);
+    s.dtype = t.dtype;
+    s.shape = t.shape;
+    s.strides = t.strides.empty() ? DenseStrides(t.shape) : t.strides;
+    storage_[value] = s;
+  }
+
+  // Makes the instances of every launch (and, as they are made, their ready tasks).
+  void Build() {
+    // Tensors created inside the function live for the call.
+    for (auto& v : p_.exec_graph.fn.values)
+      if (v.kind == ValueKind::Created && !storage_.count(v.id)) storage_[v.id] = Allocate(v, env_);
+    Walk(p_.exec_graph.body, env_);
+  }
+
+  // Builds and runs the call. With many launches and several workers the workers start at
+  // once and run tasks while the calling thread is still building later launches.
+  RunStats Execute();
+  void RunTask(Instance& in, int64_t first, int64_t count, char* ub);
+  ~CallState() {
+    for (auto& [p, n] : owned_) FreeHost(p, n);
+  }
+
+ private:
+  Storage Allocate(const Value& v, const SymEnv& env, bool zero = true) {
+    Storage s;
+    s.alloc = next_alloc_++;
+    s.dtype = v.dtype;
+    int64_t n = 1;
+    for (auto& d : v.shape) {
+      s.shape.push_back(d.Eval(env));
+      n *= s.shape.back();
+    }
+    s.strides = DenseStrides(s.shape);
+    // Created tensors start zeroed; workspaces are always written before they are read.
+    size_t bytes = std::max<int64_t>(1, n * DataTypeBytes(v.dtype));
+    char* p = static_cast<char*>(zero ? AllocHostZeroed(bytes) : AllocHost(bytes));
+    owned_.push_back({p, bytes});
+    s.data = p;
+    return s;
+  }
+
+  // The window of memory `value` denotes now; checks views against their root's bounds.
+  Storage Resolve(int value, const SymEnv& env, bool writer) {
+    const Value& v = p_.exec_graph.fn.value(value);
+    if (v.kind == ValueKind::View) {
+      Storage root = storage_.at(v.base);
+      Storage s = root;
+      std::vector<int64_t> off, shape;
+      for (size_t d = 0; d < v.shape.size(); ++d) {
+        off.push_back(v.offsets[d].Eval(env));
+        shape.push_back(v.shape[d].Eval(env));
+      }
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (off[d] < 0 || shape[d] < 0 || off[d] + shape[d] > root.shape[d])
+          throw UserError("the window %" + v.name + " at offsets " + Dims(off) + " with shape " + Dims(shape) +
+                              " is out of bounds of %" + p_.exec_graph.fn.value(v.base).name + " " + Dims(root.shape) +
+                              " (dim " + std::to_string(d) + ")",
+                          v.loc, "check the slice or assemble offsets against the tensor's shape");
+      int64_t elem = 0;
+      for (size_t d = 0; d < off.size(); ++d) elem += off[d] * root.strides[d];
+      s.data = root.data + elem * DataTypeBytes(root.dtype);
+      s.shape = shape;
+      view_origin_[value] = off;
+      return s;
+    }
+    if (v.kind == ValueKind::Temp) {
+      // A workspace: each writing launch takes the next of two buffers of the value (double
+      // buffering), or always the same one when its readers consume it point-wise. Reusing one adds the dependencies on
+      // its earlier readers and writer (same allocation id), so the next iteration of a loop can overlap the previous
+      // one, and a loop of N iterations touches two buffers instead of N fresh ones (page faults).
+      if (writer) {
+        std::vector<Storage>& ring = workspaces_[value];
+        std::vector<int64_t> shape;
+        for (auto& d : v.shape) shape.push_back(d.Eval(env));
+        const size_t buffers = p_.exec_graph.single_buffer.count(value) ? 1 : 2;
+        size_t next = ring.size() < buffers ? ring.size() : workspace_turn_[value]++ % buffers;
+        if (next == ring.size())
+          ring.push_back(Allocate(v, env, /*zero=*/false));
+        else if (ring[next].shape != shape)
+          ring[next] = Allocate(v, env, /*zero=*/false);
+        storage_[value] = ring[next];
+      }
+      return storage_.at(value);
+    }
+    return storage_.at(value);
+  }
+
+  std::vector<int64_t> Origin(int value) const {
+    const Value& v = p_.exec_graph.fn.value(value);
+    if (v.kind == ValueKind::View) return view_origin_.at(value);
+    return std::vector<int64_t>(v.shape.size(), 0);
+  }
+
+  void Walk(const Region<LaunchNode>& r, SymEnv& env) {
+    for (auto& e : r.entries) {
+      if (e.loop) {
+        run_.clear();  // point-wise links stay within a run of launches
+        const LoopInfo& l = e.loop->info;
+        int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
+        if (step <= 0)
+          throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
+        for (int64_t i = start; i < stop; i += step) {
+          env[l.var] = i;
+          Walk(*e.loop->body, env);
+        }
+        env.erase(l.var);
+        run_.clear();
+        continue;
+      }
+      Launch(*e.item, env);
+    }
+    run_.clear();
+  }
+
+  void Launch(const LaunchNode& n, const SymEnv& env) {
+    const Kernel& k = p_.exec_graph.kernels[n.kernel];
+    auto inst = std::make_unique<Instance>();
+    inst->id = next_instance_++;
+    inst->kernel = &k;
+    inst->env = env;
+    for (auto& g : k.grid) {
+      inst->grid.push_back(g.Eval(env));
+      inst->points *= inst->grid.back();
+    }
+    std::vector<Access> accesses;
+    // Reads resolve before writes so that a kernel reading and rewriting a workspace is fine.
+    std::vector<Storage> bound(k.params.size());
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        const KernelParam& kp = k.params[i];
+        bool is_write_pass = pass == 1;
+        if (kp.write != is_write_pass && !(kp.read && kp.write)) continue;
+        if (pass == 1 && kp.read && kp.write) continue;
+        bound[i] = Resolve(kp.value, env, kp.write);
+      }
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const KernelParam& kp = k.params[i];
+      const Storage& s = bound[i];
+      BoundParam bp;
+      bp.data = s.data;
+      bp.dtype = s.dtype;
+      for (int m : kp.dim_map) {
+        bp.shape.push_back(m < 0 ? 1 : s.shape[m]);
+        bp.strides.push_back(m < 0 ? 0 : s.strides[m]);
+      }
+      inst->params.push_back(bp);
+      Access a;
+      a.alloc = s.alloc;
+      a.write = kp.write;
+      std::vector<int64_t> origin = Origin(kp.value);
+      for (size_t d = 0; d < s.shape.size(); ++d) {
+        a.lo.push_back(origin[d]);
+        a.hi.push_back(origin[d] + s.shape[d]);
+      }
+      if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
+      if (kp.write) accesses.push_back(a);
+    }
+    if (symbols_) {
+      for (auto& name : (*symbols_)[k.id]) {
+        auto it = env.find(name);
+        PYPTO_CHECK(it != env.end(), "symbol ", name, " unbound at launch of ", k.name);
+        inst->sym.push_back(it->second);
+      }
+      for (auto& bp : inst->params) {
+        PyptoParamView v{};
+        v.data = bp.data;
+        if (bp.shape.size() > PYPTO_MAX_RANK) throw UserError("tensors of rank > 8 are not supported");
+        for (size_t d = 0; d < bp.shape.size(); ++d) {
+          v.shape[d] = bp.shape[d];
+          v.stride[d] = bp.strides[d];
+        }
+        inst->views.push_back(v);
+      }
+    }
+    inst->node = n.id;
+    if (inst->points == 0) {
+      Skip();
+      return;
+    }
+    run_[n.id] = inst->id;
+    // Dependencies: earlier instances whose accesses overlap, one of the two writing.
+    std::vector<int> deps;
+    for (auto& a : accesses) index_.Conflicts(a, deps);
+    for (auto& a : accesses) index_.Add(a, inst->id);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    // Point-wise dependencies (point p needs only their point p) are waited for chunk by
+    // chunk instead of as a whole: in a run of launches the compiler proved them; across loop
+    // iterations the windows are compared with both launches' loop indices bound.
+    for (int d : deps) {
+      if (d == inst->id) continue;
+      Instance& dep = *instances_[d];
+      auto r = run_.find(dep.node);
+      bool pointwise = false;
+      if (dep.grid == inst->grid) {
+        if (r != run_.end() && r->second == d)
+          pointwise =
+              std::find(n.pointwise_after.begin(), n.pointwise_after.end(), dep.node) != n.pointwise_after.end();
+        else
+          pointwise = PointwiseBlocker(p_.exec_graph.fn, p_.exec_graph.point_access[dep.kernel->id],
+                                       p_.exec_graph.point_access[k.id], &inst->grid, &dep.env, &inst->env)
+                          .empty();
+      }
+      (pointwise ? inst->link_from : inst->waits).push_back(d);
+    }
+    Publish(std::move(inst));
+  }
+
+  // Counts the launches the control program will make (loop bounds evaluated as Walk does).
+  int64_t CountLaunches(const Region<LaunchNode>& r, SymEnv& env) const {
+    int64_t n = 0;
+    for (auto& e : r.entries) {
+      if (!e.loop) {
+        ++n;
+        continue;
+      }
+      const LoopInfo& l = e.loop->info;
+      int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
+      if (step <= 0) return n + 1;  // (Walk reports it)
+      for (int64_t i = start; i < stop; i += step) {
+        env[l.var] = i;
+        n += CountLaunches(*e.loop->body, env);
+      }
+      env.erase(l.var);
+    }
+    return n;
+  }
+
+  // Chunks a new instance, hooks it to the instances it depends on (those finished already
+  // count as done) and queues its ready chunks.
+  void Publish(std::unique_ptr<Instance> owned) {
+    Instance& in = *owned;
+    // About 4 tasks per worker, each a run of grid points. A linked pair is chunked alike, so
+    // chunk i of one needs chunk i of the other.
+    int64_t target = std::max<int64_t>(1, std::min<int64_t>(in.points, workers_ * 4));
+    in.chunk = !in.link_from.empty() ? instances_[in.link_from[0]]->chunk : (in.points + target - 1) / target;
+    in.num_tasks = (in.points + in.chunk - 1) / in.chunk;
+    in.remaining = in.num_tasks;
+    in.source_done.assign(in.link_from.empty() ? 0 : in.num_tasks, 0);
+    in.chunk_done.assign(in.num_tasks, 0);
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (streaming_) lock.lock();
+    instances_[in.id] = std::move(owned);
+    for (int d : in.waits)
+      if (!instances_[d]->finished) {
+        instances_[d]->successors.push_back(in.id);
+        ++in.pending;
+      }
+    for (int d : in.link_from) {
+      Instance& dep = *instances_[d];
+      dep.link_to.push_back(in.id);
+      for (int64_t i = 0; i < in.num_tasks; ++i) in.source_done[i] += dep.chunk_done[i];
+    }
+    total_tasks_ += in.num_tasks;
+    if (in.pending == 0 && PushReady(in) && streaming_) cv_.notify_all();
+  }
+
+  // A launch with no grid points: nothing to run.
+  void Skip() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--outstanding_ == 0) cv_.notify_all();
+  }
+
+  struct Task {
+    int inst;
+    int64_t first, count;
+  };
+  // Queues the chunks of `in` whose linked chunks are done; caller holds mu_ (if streaming).
+  bool PushReady(Instance& in) {
+    bool any = false;
+    for (int64_t f = 0, i = 0; f < in.points; f += in.chunk, ++i)
+      if (in.source_done.empty() || in.source_done[i] == static_cast<int>(in.link_from.size())) {
+        queue_.push_back({in.id, f, std::min(in.chunk, in.points - f)});
+        ++queued_;
+        any = true;
+      }
+    return any;
+  }
+
+  const CompiledProgram& p_;
+  const RunOptions& opts_;
+  SymEnv env_;
+  const std::vector<std::vector<std::string>>* symbols_;  // native mode only
+  const std::vector<PyptoKernelFn>* entries_;
+  std::map<int, Storage> storage_;
+  std::map<int, std::vector<int64_t>> view_origin_;
+  std::map<int, std::vector<Storage>> workspaces_;  // the two buffers of each workspace value
+  std::map<int, size_t> workspace_turn_;
+  AccessIndex index_;
+  std::vector<std::pair<char*, size_t>> owned_;       // blocks this call allocated
+  std::vector<std::unique_ptr<Instance>> instances_;  // slots for every launch, filled in order
+  int next_instance_ = 0;
+  int next_alloc_ = 0;
+  // Scheduling (see Execute); guarded by mu_ while workers run.
+  int workers_ = 1;
+  bool streaming_ = false;  // workers run while the calling thread still builds
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> queue_;
+  int64_t queued_ = 0;       // tasks waiting in queue_ and in the workers' own deques
+  int64_t outstanding_ = 0;  // launches not yet finished (or skipped)
+  int64_t total_tasks_ = 0;
+  std::exception_ptr error_;
+  std::map<int, int> run_;  // launch node -> its instance, for the launches since the last loop
+};
+
+}  // namespace pypto::rt

@@ -1,0 +1,183 @@
+// Runs a call's instances on the worker pool: tasks are chunks of grid points, ready when the
+// instances they wait for have finished (or, point-wise, their same chunks); each worker keeps
+// the linked continuations it makes ready and steals when idle.
+#include <chrono>
+#include <thread>
+
+#include "runtime/call_state.h"
+#include "runtime/worker_pool.h"
+
+namespace pypto::rt {
+
+// Runs the instances' tasks on worker threads. A task is a chunk of one instance's grid points;
+// an instance's tasks become ready when the instances it waits for have finished and, chunk by
+// chunk, when the same chunks of the instances it is linked to point-wise have.
+RunStats CallState::Execute() {
+  RunStats stats;
+  workers_ = opts_.workers > 0 ? opts_.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
+    throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
+  const bool lifo = opts_.sched_mode == "lifo";
+  SymEnv count_env = env_;
+  const int64_t launches = CountLaunches(p_.exec_graph.body, count_env);
+  instances_.resize(launches);
+  outstanding_ = launches;
+  // Few launches: build first, then wake only as many workers as there are tasks.
+  streaming_ = workers_ > 1 && launches >= 8;
+  auto build = [&] {
+    auto b0 = std::chrono::steady_clock::now();
+    Build();
+    stats.control_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - b0).count();
+  };
+  if (!streaming_) {
+    build();
+    stats.build_ms = stats.control_ms;
+    workers_ = static_cast<int>(std::min<int64_t>(workers_, std::max<int64_t>(total_tasks_, 1)));
+  }
+  stats.control_overlapped = streaming_;
+  auto t0 = std::chrono::steady_clock::now();  // trace times count from here
+  int64_t max_ub = 64;
+  for (auto& k : p_.exec_graph.kernels) max_ub = std::max(max_ub, k.ub_bytes);
+  std::vector<std::vector<TaskEvent>> events(std::max(workers_, 1));
+
+  // Each worker's own continuations (linked chunks it made ready) come first, then the shared
+  // queue, then the oldest continuation of another worker (work stealing keeps cores busy).
+  std::vector<std::deque<Task>> local(std::max(workers_, 1));
+  auto pop = [&](int wid, Task& t) {  // caller holds mu_; queued_ > 0
+    --queued_;
+    if (!local[wid].empty()) {
+      t = local[wid].front();
+      local[wid].pop_front();
+      return;
+    }
+    if (!queue_.empty()) {
+      t = lifo ? queue_.back() : queue_.front();
+      if (lifo)
+        queue_.pop_back();
+      else
+        queue_.pop_front();
+      return;
+    }
+    for (int o = 1; o < workers_; ++o) {
+      auto& d = local[(wid + o) % workers_];
+      if (!d.empty()) {
+        t = d.back();
+        d.pop_back();
+        return;
+      }
+    }
+  };
+
+  auto work = [&](int wid) {
+    if (streaming_ && wid == 0) {
+      try {
+        build();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        cv_.notify_all();
+        return;
+      }
+    }
+    char* ub = WorkerScratch(max_ub);
+    Task kept{};  // a linked continuation this worker made ready and runs next itself
+    bool have_kept = false;
+    for (;;) {
+      Task t{};
+      if (have_kept) {
+        t = kept;
+        have_kept = false;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_) return;
+      } else {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return queued_ > 0 || outstanding_ == 0 || error_; });
+        if (error_ || (queued_ == 0 && outstanding_ == 0)) return;
+        pop(wid, t);
+      }
+      Instance& in = *instances_[t.inst];
+      auto ts = std::chrono::steady_clock::now();
+      try {
+        RunTask(in, t.first, t.count, ub);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        cv_.notify_all();
+        return;
+      }
+      if (opts_.trace) {
+        auto te = std::chrono::steady_clock::now();
+        events[wid].push_back({wid, in.id, in.kernel->id, t.first, t.count,
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(ts - t0).count(),
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(te - t0).count()});
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      const int64_t i = t.first / in.chunk;
+      in.chunk_done[i] = 1;
+      // Depth first: a linked launch's same chunk, once ready, runs next on this worker, with
+      // the data it needs still in this core's cache; further ready ones go to the front of its
+      // own deque (another worker may steal them).
+      for (int id : in.link_to) {
+        Instance& next = *instances_[id];
+        if (++next.source_done[i] == static_cast<int>(next.link_from.size()) && next.pending == 0) {
+          if (!have_kept) {
+            kept = {next.id, t.first, t.count};
+            have_kept = true;
+            continue;
+          }
+          local[wid].push_front({next.id, t.first, t.count});
+          ++queued_;
+          cv_.notify_one();
+        }
+      }
+      if (--in.remaining == 0) {
+        in.finished = true;
+        --outstanding_;
+        bool more = false;
+        for (int s : in.successors)
+          if (--instances_[s]->pending == 0) more = PushReady(*instances_[s]) || more;
+        if (more || outstanding_ == 0) cv_.notify_all();
+      }
+    }
+  };
+  if (launches > 0) WorkerPool::Get().Run(workers_, work);
+  if (error_) std::rethrow_exception(error_);
+  instances_.resize(next_instance_);
+  stats.tasks = total_tasks_;
+  stats.launches = static_cast<int64_t>(instances_.size());
+  for (auto& in : instances_) stats.pointwise_links += static_cast<int64_t>(in->link_from.size());
+  stats.exec_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (auto& e : events) stats.events.insert(stats.events.end(), e.begin(), e.end());
+  if (opts_.trace) {
+    stats.deps.resize(instances_.size());
+    stats.pointwise_deps.resize(instances_.size());
+    for (auto& in : instances_) {  // (waits also lists those finished before it was made)
+      stats.deps[in->id] = in->waits;
+      stats.deps[in->id].insert(stats.deps[in->id].end(), in->link_from.begin(), in->link_from.end());
+      std::sort(stats.deps[in->id].begin(), stats.deps[in->id].end());
+      stats.pointwise_deps[in->id] = in->link_from;
+    }
+  }
+  return stats;
+}
+
+// One task: grid points [first, first + count) of an instance, native or interpreted.
+void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
+  if (entries_) {
+    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub};
+    (*entries_)[in.kernel->id](&call);
+    return;
+  }
+  SymEnv env = in.env;
+  std::vector<int64_t> coord(in.grid.size());
+  for (int64_t p = first; p < first + count; ++p) {
+    int64_t rest = p;
+    for (int d = static_cast<int>(in.grid.size()) - 1; d >= 0; --d) {
+      coord[d] = rest % in.grid[d];
+      rest /= in.grid[d];
+    }
+    InterpretKernel(*in.kernel, in.params, coord, env, ub);
+  }
+}
+
+}  // namespace pypto::rt
