@@ -198,7 +198,7 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
         q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
         fn = fa.make_attention(bh, seq, dim, causal)
         out = np.zeros_like(q)
-        args = (q, k, v, fa.causal_mask(128), out) if causal else (q, k, v, out)
+        args = (q, k, v, fa.causal_mask(fa.default_blocks(seq, causal)[0]), out) if causal else (q, k, v, out)
         cases[name] = {"what": f"[{bh}, {seq}, {dim}] fp32{' causal' if causal else ''}, flash (online softmax)",
                        "flops": 4 * bh * seq * seq * dim // (2 if causal else 1), "pypto": (fn, args),
                        "ref": (lambda c, q_, k_, v_: lambda _: fa.reference(q_, k_, v_, c))(causal, q, k, v),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Tuple
 
 import numpy as np
 
@@ -30,16 +30,27 @@ def causal_mask(block: int) -> np.ndarray:
     return np.triu(np.full((block, block), NEG, np.float32), k=1)
 
 
-def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 128, block_k: int = 0,
+def default_blocks(seq: int, causal: bool) -> Tuple[int, int]:
+    """(block_q, block_k) when not given. Larger blocks mean fewer launches and fewer rescales
+    of the accumulator; a query block of several 128-row tiles shares each loaded key block
+    among them. Causal needs block_q == block_k (its diagonal block is masked, so larger blocks
+    waste more). Measured on 2 Zen 3 cores against smaller choices (docs/benchmarks.md)."""
+    if causal:
+        b = 256 if seq % 256 == 0 else 128
+        return b, b
+    return (512 if seq % 512 == 0 else 256 if seq % 256 == 0 else 128), (256 if seq % 256 == 0 else 128)
+
+
+def make_attention(bh: int, seq: int, dim: int, causal: bool, block_q: int = 0, block_k: int = 0,
                    vec_rows: int = 0, **jit_kwargs: Any) -> Callable[..., Any]:
-    """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block, block] if causal).
-    `block_k`: keys per step (default: block_q when causal, else 256 when seq allows: fewer,
-    larger steps rescale the accumulator less often). `vec_rows`: rows of the
-    vector and cube tiles (default: the whole query block; a query block of several tiles
-    shares each loaded key block among them)."""
-    if not block_k:
-        block_k = block_q if causal else (256 if seq % 256 == 0 else 128)
-    vrows = vec_rows or block_q
+    """attention(q, k, v[, mask]) -> out, all [bh, seq, dim] fp32 (mask [block_q, block_k] if
+    causal). `block_q`/`block_k`: queries and keys per step (default: `default_blocks`).
+    `vec_rows`: rows of the vector and cube tiles (default: up to 128; a query block of several
+    tiles shares each loaded key block among them)."""
+    dq, dk = default_blocks(seq, causal)
+    block_q = block_q or (block_k if causal and block_k else dq)
+    block_k = block_k or (block_q if causal else dk)
+    vrows = vec_rows or min(block_q, 128)
     if seq % block_q or seq % block_k:
         raise ValueError(f"seq {seq} must be a multiple of the blocks {block_q} and {block_k}")
     if causal and block_q != block_k:
@@ -126,7 +137,7 @@ def main() -> None:
     for causal in (False, True):
         fn = make_attention(bh, seq, dim, causal)
         out = np.zeros_like(q)
-        args = (q, k, v, causal_mask(128), out) if causal else (q, k, v, out)
+        args = (q, k, v, causal_mask(default_blocks(seq, causal)[0]), out) if causal else (q, k, v, out)
         fn(*args)
         err = np.abs(out - reference(q, k, v, causal)).max()
         times = []

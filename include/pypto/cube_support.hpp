@@ -40,6 +40,23 @@ inline MatView<T> MatLoad(const int64_t (&start)[R], const PyptoParamView& v) {
   return {reinterpret_cast<const T*>(v.data) + off, v.stride[R - 2], v.stride[R - 1]};
 }
 
+/// The window a Left or Right buffer was last packed from. Within one call a kernel's inputs do
+/// not change, so when the next point reads the same window (consecutive points of a task often
+/// share an operand, e.g. the A block of a matmul for its column blocks) the packing is skipped. Declared
+/// per call: the buffers outlive the call but what they hold is not trusted across calls.
+struct PackedWindow {
+  const void* p = nullptr;
+  int64_t rows = -1, cols = -1;
+  /// True when (p, rows, cols) differs from the last window, which it then becomes.
+  bool Changes(const void* np, int64_t nrows, int64_t ncols) {
+    if (np == p && nrows == rows && ncols == cols) return false;
+    p = np;
+    rows = nrows;
+    cols = ncols;
+    return true;
+  }
+};
+
 /// The compute type of the cube on the CPU: float for float inputs, int16 pairs for int8.
 template <class In>
 using CubeT = std::conditional_t<std::is_same_v<In, int8_t>, int16_t, float>;
@@ -55,10 +72,18 @@ constexpr int64_t RightElems(int64_t k0, int64_t n0) {
   return (n0 + kCubeNR - 1) / kCubeNR * kCubeNR * ((k0 + 1) / 2 * 2);
 }
 
+/// Bytes `elems` values of T take in the cube arena (64-byte aligned slots).
+template <class T>
+constexpr int64_t ArenaBytes(int64_t elems) {
+  return (elems * static_cast<int64_t>(sizeof(T)) + 63) / 64 * 64;
+}
+
 template <class In>
 inline CubeT<In> Widen(In x) {
-  if constexpr (std::is_same_v<In, int8_t>) return static_cast<int16_t>(x);
-  else return static_cast<float>(x);
+  if constexpr (std::is_same_v<In, int8_t>)
+    return static_cast<int16_t>(x);
+  else
+    return static_cast<float>(x);
 }
 
 /// Left (m x k, row stride ldl) from the window at `base` of a Mat tile, element (m, k) at
@@ -81,7 +106,8 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
         for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
       }
     } else if constexpr (!std::is_same_v<In, int8_t>) {
-      if (ks == 1) pto::simd::to_float(s, d, static_cast<int>(vk));  // fp16/bf16: 8 at a time
+      if (ks == 1)
+        pto::simd::to_float(s, d, static_cast<int>(vk));  // fp16/bf16: 8 at a time
       else
         for (int64_t k = 0; k < vk; ++k) d[k] = Widen(s[k * ks]);
     } else {
@@ -151,8 +177,10 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
         for (int64_t k = k0; k < k1; ++k) {
           const In* s = base + k * ks + q * kCubeNR;
           float* o = dst + q * vk * kCubeNR + k * kCubeNR;
-          if constexpr (std::is_same_v<In, float>) std::memcpy(o, s, kCubeNR * sizeof(float));
-          else pto::simd::to_float(s, o, kCubeNR);
+          if constexpr (std::is_same_v<In, float>)
+            std::memcpy(o, s, kCubeNR * sizeof(float));
+          else
+            pto::simd::to_float(s, o, kCubeNR);
         }
     }
 #if defined(__AVX2__)
@@ -207,16 +235,16 @@ inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, fl
   static_assert(MR >= 1 && MR <= 6);
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
 #define PYPTO_ROWS(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
-#define PYPTO_LOAD(I, X0, X1)                                     \
-  if constexpr (I < MR) {                                         \
+#define PYPTO_LOAD(I, X0, X1)                                            \
+  if constexpr (I < MR) {                                                \
     X0 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc);     \
     X1 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc + 8); \
   }
-#define PYPTO_FMA(I, X0, X1)                                \
-  if constexpr (I < MR) {                                   \
-    const __m256 a = _mm256_broadcast_ss(A + I * lda + k);  \
-    X0 = _mm256_fmadd_ps(a, b0, X0);                        \
-    X1 = _mm256_fmadd_ps(a, b1, X1);                        \
+#define PYPTO_FMA(I, X0, X1)                               \
+  if constexpr (I < MR) {                                  \
+    const __m256 a = _mm256_broadcast_ss(A + I * lda + k); \
+    X0 = _mm256_fmadd_ps(a, b0, X0);                       \
+    X1 = _mm256_fmadd_ps(a, b1, X1);                       \
   }
 #define PYPTO_STORE(I, X0, X1)             \
   if constexpr (I < MR) {                  \
@@ -236,23 +264,23 @@ inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, fl
 
 // int8 as int16 pairs: per k pair, _mm256_madd_epi16 forms a[2p] * b[2p][j] + a[2p+1] * b[2p+1][j]
 // exactly in int32 (|products| <= 2^14), added to the int32 accumulators.
-#define PYPTO_ILOAD(I, X0, X1)                                                 \
-  if constexpr (I < MR) {                                                      \
-    X0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc));    \
+#define PYPTO_ILOAD(I, X0, X1)                                                  \
+  if constexpr (I < MR) {                                                       \
+    X0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc));     \
     X1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(C + I * ldc + 8)); \
   }
-#define PYPTO_IMAD(I, X0, X1)                                                          \
-  if constexpr (I < MR) {                                                              \
-    int32_t pair;                                                                      \
-    std::memcpy(&pair, A + I * lda + 2 * p, 4);                                        \
-    const __m256i a = _mm256_set1_epi32(pair);                                         \
-    X0 = _mm256_add_epi32(X0, _mm256_madd_epi16(a, b0));                               \
-    X1 = _mm256_add_epi32(X1, _mm256_madd_epi16(a, b1));                               \
+#define PYPTO_IMAD(I, X0, X1)                            \
+  if constexpr (I < MR) {                                \
+    int32_t pair;                                        \
+    std::memcpy(&pair, A + I * lda + 2 * p, 4);          \
+    const __m256i a = _mm256_set1_epi32(pair);           \
+    X0 = _mm256_add_epi32(X0, _mm256_madd_epi16(a, b0)); \
+    X1 = _mm256_add_epi32(X1, _mm256_madd_epi16(a, b1)); \
   }
-#define PYPTO_ISTORE(I, X0, X1)                                             \
-  if constexpr (I < MR) {                                                   \
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc), X0);       \
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc + 8), X1);   \
+#define PYPTO_ISTORE(I, X0, X1)                                           \
+  if constexpr (I < MR) {                                                 \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc), X0);     \
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(C + I * ldc + 8), X1); \
   }
 }
 
@@ -301,14 +329,15 @@ inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, 
     for (int i = 0; i < MR; ++i)
       for (int64_t p = 0; p < (K + 1) / 2; ++p)
         for (int j = 0; j < kCubeNR; ++j)
-          C[i * ldc + j] = int32_t(uint32_t(C[i * ldc + j]) +
-                                   uint32_t(int32_t(A[i * lda + 2 * p]) * Bp[p * 32 + 2 * j] +
-                                            int32_t(A[i * lda + 2 * p + 1]) * Bp[p * 32 + 2 * j + 1]));
+          C[i * ldc + j] =
+              int32_t(uint32_t(C[i * ldc + j]) + uint32_t(int32_t(A[i * lda + 2 * p]) * Bp[p * 32 + 2 * j] +
+                                                          int32_t(A[i * lda + 2 * p + 1]) * Bp[p * 32 + 2 * j + 1]));
   } else {
     const float* Bp = static_cast<const float*>(Bpv);
     for (int i = 0; i < MR; ++i)
       for (int64_t k = 0; k < K; ++k)
-        for (int j = 0; j < kCubeNR; ++j) C[i * ldc + j] = std::fma(A[i * lda + k], Bp[k * kCubeNR + j], C[i * ldc + j]);
+        for (int j = 0; j < kCubeNR; ++j)
+          C[i * ldc + j] = std::fma(A[i * lda + k], Bp[k * kCubeNR + j], C[i * ldc + j]);
   }
 }
 #endif
@@ -316,8 +345,9 @@ inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, 
 /// C[vm x vn] (row stride ldc) += Left[vm x vk] (row stride ldl) * Right (packed panels); with
 /// `init`, C = Left * Right (C's old values are not read).
 template <class Acc>
-inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* L,
-                          int64_t ldl, const void* Rp, int64_t vm, int64_t vn, int64_t vk, bool init) {
+inline void CubeMatmulAcc(Acc* C, int64_t ldc,
+                          const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* L, int64_t ldl,
+                          const void* Rp, int64_t vm, int64_t vn, int64_t vk, bool init) {
   using CT = CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>;
   const int64_t kp = (vk + 1) / 2 * 2;
   const int64_t panel = (std::is_same_v<Acc, int32_t> ? kp : vk) * kCubeNR;  // elements per panel
@@ -325,16 +355,22 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<st
     const CT* bp = static_cast<const CT*>(Rp) + (n0 / kCubeNR) * panel;
     const int64_t nc = std::min<int64_t>(kCubeNR, vn - n0);
     alignas(32) Acc edge[kCubeMR * kCubeNR];
-    for (int64_t m0 = 0; m0 < vm; m0 += kCubeMR) {
-      const int64_t mr = std::min<int64_t>(kCubeMR, vm - m0);
+    for (int64_t m0 = 0, mr = 0; m0 < vm; m0 += mr) {
+      // Blocks of 6 rows; 7 or 8 rows left go as 4 + 3 or 4 + 4, not 6 + 1 or 6 + 2 (a block of
+      // r rows has 2r accumulators, and below 4 rows their FMA latency, not the pipes, sets
+      // the pace: 4 + 4 takes 8 steps' time where 6 + 2 takes 10).
+      const int64_t left = vm - m0;
+      mr = left == 7 || left == 8 ? 4 : std::min<int64_t>(kCubeMR, left);
       const CT* a = L + m0 * ldl;
       Acc* c = C + m0 * ldc + n0;
       Acc* out = c;
       int64_t ldo = ldc;
       if (nc < kCubeNR) {  // a partial panel: compute into a 16-wide scratch block
         for (int64_t i = 0; i < mr; ++i) {
-          if (init) std::fill(edge + i * kCubeNR, edge + i * kCubeNR + nc, Acc(0));
-          else std::memcpy(edge + i * kCubeNR, c + i * ldc, nc * sizeof(Acc));
+          if (init)
+            std::fill(edge + i * kCubeNR, edge + i * kCubeNR + nc, Acc(0));
+          else
+            std::memcpy(edge + i * kCubeNR, c + i * ldc, nc * sizeof(Acc));
           std::fill(edge + i * kCubeNR + nc, edge + (i + 1) * kCubeNR, Acc(0));
         }
         out = edge;
@@ -344,12 +380,24 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CubeT<std::conditional_t<st
       }
       const bool zero = init && out != edge;  // (the edge block was zeroed above)
       switch (mr) {
-        case 6: Micro<Acc, 6>(vk, a, ldl, bp, out, ldo, zero); break;
-        case 5: Micro<Acc, 5>(vk, a, ldl, bp, out, ldo, zero); break;
-        case 4: Micro<Acc, 4>(vk, a, ldl, bp, out, ldo, zero); break;
-        case 3: Micro<Acc, 3>(vk, a, ldl, bp, out, ldo, zero); break;
-        case 2: Micro<Acc, 2>(vk, a, ldl, bp, out, ldo, zero); break;
-        default: Micro<Acc, 1>(vk, a, ldl, bp, out, ldo, zero); break;
+        case 6:
+          Micro<Acc, 6>(vk, a, ldl, bp, out, ldo, zero);
+          break;
+        case 5:
+          Micro<Acc, 5>(vk, a, ldl, bp, out, ldo, zero);
+          break;
+        case 4:
+          Micro<Acc, 4>(vk, a, ldl, bp, out, ldo, zero);
+          break;
+        case 3:
+          Micro<Acc, 3>(vk, a, ldl, bp, out, ldo, zero);
+          break;
+        case 2:
+          Micro<Acc, 2>(vk, a, ldl, bp, out, ldo, zero);
+          break;
+        default:
+          Micro<Acc, 1>(vk, a, ldl, bp, out, ldo, zero);
+          break;
       }
       if (out == edge)
         for (int64_t i = 0; i < mr; ++i) std::memcpy(c + i * ldc, edge + i * kCubeNR, nc * sizeof(Acc));

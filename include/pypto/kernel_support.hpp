@@ -27,8 +27,8 @@ inline int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
 /// values that nothing reads), valid columns.
 template <class T>
 inline pto::TileRef<T> Ref(char* p, int rows, int cols, int64_t stride, int64_t valid_cols) {
-  return pto::TileRef<T>{reinterpret_cast<T*>(p), rows, cols, static_cast<int>(stride), rows,
-                         static_cast<int>(valid_cols)};
+  return pto::TileRef<T>{reinterpret_cast<T*>(p),  rows, cols,
+                         static_cast<int>(stride), rows, static_cast<int>(valid_cols)};
 }
 
 // Calls f(tile_row, param_offset) for each valid 2-D slab of an R-dim tile.
@@ -58,16 +58,20 @@ inline void ForEachSlab(const int64_t* shape, const int64_t* valid, const int64_
 // Calls f(tile_slab, global_slab) for each valid 2-D slab of an R-dim tile and the matching
 // window of the parameter: the one mapping TLOAD and TSTORE share.
 template <class T, int R, class F>
-inline void ForEachSlabRef(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R],
-                           const int64_t (&start)[R], const PyptoParamView& p, F&& f) {
+inline void ForEachSlabRef(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                           const PyptoParamView& p, F&& f) {
   const int cols = static_cast<int>(shape[R - 1]);
   const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
   const int64_t srow = R >= 2 ? p.stride[R - 2] : 0;
   ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
-    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols, static_cast<int>(R >= 2 ? shape[R - 2] : 1), cols,
-                      cols, static_cast<int>(vrows), static_cast<int>(valid[R - 1])};
-    pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]},
-                        {0, 0, 0, srow, p.stride[R - 1]}};
+    pto::TileRef<T> t{reinterpret_cast<T*>(tile) + row * cols,
+                      static_cast<int>(R >= 2 ? shape[R - 2] : 1),
+                      cols,
+                      cols,
+                      static_cast<int>(vrows),
+                      static_cast<int>(valid[R - 1])};
+    pto::GlobalRef<T> g{
+        reinterpret_cast<T*>(p.data) + off, {1, 1, 1, vrows, valid[R - 1]}, {0, 0, 0, srow, p.stride[R - 1]}};
     f(t, g);
   });
 }
@@ -129,28 +133,11 @@ inline void StoreND(char* tile, const int64_t (&shape)[R], const int64_t (&valid
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-// exp of 8 floats in registers, for fused loops: the same steps and constants as the PTO fast
-// TEXP (pto::simd::exp_block), so a fused chain gives the same bits as the instructions.
-inline __m256 Exp8(__m256 v) {
-  using namespace pto::simd::exp_detail;
-  const __m256 x = _mm256_min_ps(_mm256_set1_ps(kHi), _mm256_max_ps(_mm256_set1_ps(kLo), v));
-  const __m256 n =
-      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r, _mm256_set1_ps(kP1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i n1 = _mm256_srai_epi32(ni, 1);
-  const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+// exp of U vectors in registers for fused loops: the PTO TEXP's own code (pto::simd::exp_vec),
+// so a fused chain gives the same bits as the instructions.
+template <int U>
+inline void ExpN(__m256 (&v)[U]) {
+  pto::simd::exp_vec<U>(v);
 }
 #endif
 
@@ -177,8 +164,8 @@ inline void StreamRow(T* dst, const T* src, int64_t n) {
 
 // StoreND with non-temporal stores, for outputs of the function (written once).
 template <class T, int R>
-inline void StoreNDStream(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R],
-                          const int64_t (&start)[R], const PyptoParamView& p) {
+inline void StoreNDStream(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                          const PyptoParamView& p) {
   if (p.stride[R - 1] != 1 || valid[R - 1] < 64) return StoreND<T, R>(tile, shape, valid, start, p);
   const int64_t cols = shape[R - 1];
   const int64_t vrows = R >= 2 ? valid[R - 2] : 1;

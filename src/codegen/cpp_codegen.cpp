@@ -41,6 +41,9 @@ class KernelWriter {
   KernelWriter(const Function& fn, const Kernel& k, const std::string& entry, const std::set<int>& read_roots)
       : fn_(fn), k_(k), entry_(entry), read_roots_(read_roots) {}
 
+  // Bytes of the cube arena this kernel uses (a C++ constant expression).
+  const std::string& ArenaBytesExpr() const { return arena_bytes_; }
+
   std::string Write(std::vector<std::string>& symbols) {
     CollectSymbols();
     symbols = symbols_;
@@ -216,20 +219,50 @@ class KernelWriter {
   }
 
   // Left and Right tiles hold the CPU's cube layouts (see cube_support.hpp), which differ in size
-  // from the tile, so they live in per-thread buffers rather than in the UB scratch.
+  // from the tile, so they live outside the UB scratch: in one per-thread arena that all kernels
+  // of the module share (a task runs to its end before its thread runs another), so the packed
+  // operands of consecutive kernels take the same cache lines instead of separate ones.
   void DeclareCubeBuffers() {
+    std::string offset = "0";
     for (auto& b : k_.bufs) {
       if (b.loc != "Left" && b.loc != "Right") continue;
       int64_t rows = b.shape[b.shape.size() - 2], cols = b.cols();
-      std::string n = b.loc == "Left" ? "LeftElems(" : "RightElems(";
       std::string T = CppType(b.dtype);
-      os_ << "  alignas(64) static thread_local CubeT<" << T << "> " << CubeBuf(b.id) << "[" << n << rows << ", "
-          << cols << ")];\n";
+      std::string bytes = "ArenaBytes<CubeT<" + T + ">>(" + (b.loc == "Left" ? "LeftElems(" : "RightElems(") +
+                          std::to_string(rows) + ", " + std::to_string(cols) + "))";
+      os_ << "  CubeT<" << T << ">* const " << CubeBuf(b.id) << " = reinterpret_cast<CubeT<" << T << ">*>(cube_arena + "
+          << offset << ");\n";
+      offset += " + " + bytes;
       // Left is read through a pointer and a row stride: its own copy, or the Mat tile in place.
       if (b.loc == "Left")
         os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
             << CubeBuf(b.id) << "ld = " << (cols + 1) / 2 * 2 << ";\n";
+      if (PackReusable(b.id)) os_ << "  PackedWindow " << CubeBuf(b.id) << "w;\n";
     }
+    arena_bytes_ = offset;
+  }
+  // A Left/Right buffer may keep its packing from one point to the next when the tensor it is
+  // extracted from is only read by this kernel (nothing this kernel stores can change it).
+  bool PackReusable(int buf) {
+    int param = -1;
+    std::function<void(const std::vector<Instr>&)> find = [&](const std::vector<Instr>& body) {
+      for (auto& in : body) {
+        if (in.opcode == "TEXTRACT" && in.dst == buf)
+          for (auto& l : body)
+            if (l.opcode == "TLOAD" && l.dst == in.srcs[0]) param = l.param;
+        find(in.body);
+      }
+    };
+    find(k_.body);
+    if (param < 0) return false;
+    auto root = [&](int value) {
+      const Value& x = fn_.value(value);
+      return x.kind == ValueKind::View ? x.base : x.id;
+    };
+    int src = root(k_.params[param].value);
+    for (auto& q : k_.params)
+      if (q.write && root(q.value) == src) return false;
+    return true;
   }
   // An accumulator whose only use is the store of it to a tensor of its dtype accumulates in
   // that tensor directly (when its rows are contiguous there): the store, a pass over the
@@ -298,14 +331,20 @@ class KernelWriter {
         std::string pack = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
                            first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + "); " + L +
                            "p = " + L + "; " + L + "ld = " + ld;
+        if (PackReusable(in.dst))
+          pack = "if (" + L + "w.Changes(" + base + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")) " +
+                 pack.substr(0, pack.find(';')) + "; " + L + "p = " + L + "; " + L + "ld = " + ld;
         if (d.dtype != DataType::FP32 || in.transpose) return pack;
         // fp32 rows already contiguous: read A in place unless its rows are a multiple of 4 KiB
         // apart (then the micro-kernel's six rows would share L1 sets, so copy them).
         return "if (" + m + ".cs == 1 && " + m + ".rs % 1024 != 0) { " + L + "p = " + base + "; " + L + "ld = " + m +
                ".rs; } else { " + pack + "; }";
       }
-      return "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " + base + ", " + first + ", " +
-             second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      std::string pack = "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " + base + ", " +
+                         first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      if (!PackReusable(in.dst)) return pack;
+      return "if (" + CubeBuf(in.dst) + "w.Changes(" + base + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) +
+             ")) " + pack;
     }
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
@@ -377,8 +416,9 @@ class KernelWriter {
   std::string entry_;
   const std::set<int>& read_roots_;  // tensors some kernel of the program reads
   std::vector<std::string> symbols_;
-  std::set<int> views_;       // loaded buffers that may view global memory
-  bool in_inner_ = false;     // emitting the body of the L0 loop over K
+  std::set<int> views_;    // loaded buffers that may view global memory
+  bool in_inner_ = false;  // emitting the body of the L0 loop over K
+  std::string arena_bytes_ = "0";
   std::set<int> zero_acc_;    // (see FoldsZero)
   std::set<int> direct_acc_;  // accumulators living in the stored tensor (DeclareDirectAccumulators)
   std::map<int, int> reads_;  // instructions reading each buffer
@@ -399,14 +439,22 @@ GeneratedModule GenerateCpp(const Function& fn, const std::vector<Kernel>& kerne
       const Value& v = fn.value(p.value);
       if (p.read) read_roots.insert(v.kind == ValueKind::View ? v.base : v.id);
     }
+  std::ostringstream body;
+  std::string arena = "0";
   for (auto& k : kernels) {
     std::string entry = "pypto_" + k.name;
     std::vector<std::string> syms;
-    os << "// " << k.reason << "\n";
-    os << KernelWriter(fn, k, entry, read_roots).Write(syms);
+    body << "// " << k.reason << "\n";
+    KernelWriter w(fn, k, entry, read_roots);
+    body << w.Write(syms);
+    if (w.ArenaBytesExpr() != "0") arena += ", " + w.ArenaBytesExpr();
     m.entry_points.push_back(entry);
     m.symbols.push_back(syms);
   }
+  if (arena != "0")
+    os << "// The Left and Right tiles of the cube kernels, per thread (see DeclareCubeBuffers).\n"
+       << "alignas(64) static thread_local unsigned char cube_arena[std::max<int64_t>({" << arena << "})];\n\n";
+  os << body.str();
   m.source = os.str();
   return m;
 }

@@ -16,8 +16,8 @@ const std::map<std::string, OpInfo>& FusableOps() {
       m["T" + name + "S"] = {Form::Scalar, e};
       m["TROWEXPAND" + name] = {Form::RowExpand, e};
     }
-    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "Exp8(_mm256_sub_ps(A, B))"};
-    m["TEXP"] = {Form::Unary, "Exp8(A)"};
+    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "_mm256_sub_ps(A, B)", true};
+    m["TEXP"] = {Form::Unary, "A", true};
     m["TABS"] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
     m["TNEG"] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
     m["TRELU"] = {Form::Unary, "_mm256_max_ps(A, _mm256_setzero_ps())"};
@@ -48,6 +48,73 @@ std::string ScalarLiteral(double v) {
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
   return s;
+}
+
+std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
+  std::map<int, size_t> def;  // buffer -> position of the op making it
+  for (size_t x = 0; x < loop.ops.size(); ++x)
+    if (!RowReduction(loop.ops[x]->opcode)) def[loop.ops[x]->dst] = x;
+  // One step over `U` vectors (U = 1 when `masked`).
+  auto step = [&](int U, bool masked) {
+    std::ostringstream s;
+    std::string p = pad + "  ";
+    auto at = [&](const std::string& name, int u) { return name + "[" + std::to_string(u) + "]"; };
+    auto lane = [&](int u) { return u ? " + " + std::to_string(8 * u) : std::string(); };
+    if (masked) s << p << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
+    for (int b : loop.rows_in) {
+      std::string x = "x" + std::to_string(b), in = "in" + std::to_string(b) + " + c";
+      s << p << "__m256 " << x << "[" << U << "];\n";
+      for (int u = 0; u < U; ++u)
+        s << p << at(x, u) << " = "
+          << (masked ? "_mm256_maskload_ps(" + in + ", m)" : "_mm256_loadu_ps(" + in + lane(u) + ")") << ";\n";
+    }
+    for (size_t x = 0; x < loop.ops.size(); ++x) {
+      const Instr& in = *loop.ops[x];
+      const OpInfo* op = RowReduction(in.opcode) ? nullptr : &FusableOps().at(in.opcode);
+      auto operand = [&](size_t idx, int u) -> std::string {
+        int b = in.srcs[idx];
+        if (op && op->form == Form::RowExpand && idx == 1 && loop.values.count(b)) return "rv" + std::to_string(b);
+        auto d = def.find(b);
+        return at((d != def.end() && d->second < x ? "t" : "x") + std::to_string(b), u);
+      };
+      if (const Reduction* red = RowReduction(in.opcode)) {
+        const std::string& acc = loop.acc.at(&in);
+        for (int u = 0; u < U; ++u) {  // in column order, as one vector at a time would
+          std::string v = operand(0, u);
+          if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
+          s << p << acc << " = " << red->vec << "(" << acc << ", " << v << ");\n";
+        }
+        continue;
+      }
+      std::string t = "t" + std::to_string(in.dst);
+      s << p << "__m256 " << t << "[" << U << "];\n";
+      for (int u = 0; u < U; ++u) {
+        std::string e = ReplaceAll(op->expr, "A", operand(0, u));
+        if (op->form == Form::Scalar)
+          e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
+        else if (in.srcs.size() > 1)
+          e = ReplaceAll(e, "B", operand(1, u));
+        s << p << at(t, u) << " = " << e << ";\n";
+      }
+      if (op->exp) s << p << "ExpN<" << U << ">(" << t << ");\n";
+    }
+    for (int b : loop.rows_out) {
+      std::string t = "t" + std::to_string(b), out = "out" + std::to_string(b) + " + c";
+      for (int u = 0; u < U; ++u)
+        s << p
+          << (masked ? "_mm256_maskstore_ps(" + out + ", m, " + at(t, u) + ")"
+                     : "_mm256_storeu_ps(" + out + lane(u) + ", " + at(t, u) + ")")
+          << ";\n";
+    }
+    return s.str();
+  };
+  std::ostringstream os;
+  os << pad << "int64_t c = 0;\n";
+  os << pad << "for (; c + " << 8 * kUnroll << " <= vc; c += " << 8 * kUnroll << ") {\n"
+     << step(kUnroll, false) << pad << "}\n";
+  os << pad << "for (; c + 8 <= vc; c += 8) {\n" << step(1, false) << pad << "}\n";
+  os << pad << "if (c < vc) {\n" << step(1, true) << pad << "}\n";
+  return os.str();
 }
 
 namespace {
@@ -159,8 +226,6 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   const Reduction* red = RowReduction(body[i + n - 1].opcode);
   const Instr* red_in = red ? &body[i + n - 1] : nullptr;
   if (red) --n;
-  std::map<int, int> def;  // buffer -> index of its defining instruction
-  for (size_t j = i; j < i + n; ++j) def[body[j].dst] = static_cast<int>(j);
   const TileBuf& first = k.bufs[body[i].dst];
   std::ostringstream os;
   os << "#if defined(__AVX2__) && defined(__FMA__)\n";
@@ -185,48 +250,17 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   for (int b : tiles_out)
     os << p3 << "float* out" << b << " = reinterpret_cast<float*>(" << env.ptr(b) << ") + fr * " << env.stride(b)
        << ";\n";
-  // One step of 8 lanes; `masked` for the tail.
-  auto step = [&](bool masked) {
-    std::ostringstream s;
-    std::string p4 = p3 + "  ";
-    if (masked) s << p4 << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
-    for (int b : tiles_in)
-      s << p4 << "const __m256 x" << b << " = "
-        << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)"
-                   : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
-        << ";\n";
-    for (size_t j = i; j < i + n; ++j) {
-      const Instr& in = body[j];
-      const OpInfo& op = FusableOps().at(in.opcode);
-      auto operand = [&](size_t idx) -> std::string {
-        int b = in.srcs[idx];
-        if (op.form == Form::RowExpand && idx == 1) return "rv" + std::to_string(b);
-        return (def.count(b) && def[b] < static_cast<int>(j) ? "t" : "x") + std::to_string(b);
-      };
-      std::string e = ReplaceAll(op.expr, "A", operand(0));
-      if (op.form == Form::Scalar) {
-        e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
-      } else if (in.srcs.size() > 1) {
-        e = ReplaceAll(e, "B", operand(1));
-      }
-      s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
-    }
-    if (red) {  // lanes past the valid columns must not contribute
-      std::string v = "t" + std::to_string(red_in->srcs[0]);
-      if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
-      s << p4 << "acc = " << red->vec << "(acc, " << v << ");\n";
-    }
-    for (int b : tiles_out)
-      s << p4
-        << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
-                   : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
-        << ";\n";
-    return s.str();
-  };
-  if (red) os << p3 << "__m256 acc = " << red->init << ";\n";
-  os << p3 << "int64_t c = 0;\n";
-  os << p3 << "for (; c + 8 <= vc; c += 8) {\n" << step(false) << p3 << "}\n";
-  os << p3 << "if (c < vc) {\n" << step(true) << p3 << "}\n";
+  ColumnLoop loop;
+  for (size_t j = i; j < i + n; ++j) loop.ops.push_back(&body[j]);
+  if (red) {
+    loop.ops.push_back(red_in);
+    loop.acc[red_in] = "acc";
+    os << p3 << "__m256 acc = " << red->init << ";\n";
+  }
+  loop.rows_in = tiles_in;
+  loop.values = row_values;
+  loop.rows_out = tiles_out;
+  os << EmitColumnLoop(loop, p3);
   if (red) {
     std::string s_op = red->scalar;
     std::string combine = s_op == "+" ? "h += l[q]" : "h = std::" + s_op + "(h, l[q])";

@@ -19,10 +19,12 @@ namespace pypto {
 
 /// How an fp32 instruction reads its operands, and its AVX2 expression (A and B stand for
 /// the first and second operand: a tile, the scalar, or the row value of an R x 1 tile).
+/// `exp`: the result is exp of the expression (computed for several vectors at once).
 enum class Form { Binary, Scalar, Unary, RowExpand };
 struct OpInfo {
   Form form;
   std::string expr;
+  bool exp = false;
 };
 /// The elementwise instructions fused loops compute in registers.
 const std::map<std::string, OpInfo>& FusableOps();
@@ -40,6 +42,22 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 
 /// An AVX2 vector of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
+
+/// One loop over the valid columns `vc` of a row: `ops` (elementwise instructions, or row
+/// reductions accumulating into the variable `acc[op]`) read the tiles in `rows_in` from
+/// `in<b> + c`, the R x 1 tiles in `values` as `rv<b>`, and store the tiles in `rows_out` to
+/// `out<b> + c`. Full steps do kUnroll vectors with each operation issued for all of them in a
+/// row (independent chains side by side keep the FMA pipes busy), then single vectors, then a
+/// masked tail. Values and the order of accumulation are the same in every kind of step.
+struct ColumnLoop {
+  std::vector<const Instr*> ops;
+  std::set<int> rows_in, values, rows_out;
+  std::map<const Instr*, std::string> acc;
+};
+constexpr int kUnroll = 4;
+/// The loop as C++; `vc`, `lanes` (0..7 as __m256i) and the pointers and accumulators named
+/// above must be in scope.
+std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad);
 
 struct FusionEnv {
   const Kernel& kernel;

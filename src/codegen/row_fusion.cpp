@@ -250,48 +250,15 @@ class RowRegion {
         reds.push_back(x);
         os << p2 << "__m256 acc" << x << " = " << RowReduction(body_[x].opcode)->init << ";\n";
       }
-    auto step = [&](bool masked) {
-      std::ostringstream s;
-      std::string p4 = p2 + "  ";
-      if (masked) s << p4 << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
-      for (int b : rows_in)
-        s << p4 << "const __m256 x" << b << " = "
-          << (masked ? "_mm256_maskload_ps(in" + std::to_string(b) + " + c, m)"
-                     : "_mm256_loadu_ps(in" + std::to_string(b) + " + c)")
-          << ";\n";
-      for (size_t x = j; x < g; ++x) {
-        const Instr& in = body_[x];
-        auto operand = [&](size_t idx) -> std::string {
-          int b = in.srcs[idx];
-          if (values.count(b) && idx == 1 && FusableOps().count(in.opcode) &&
-              FusableOps().at(in.opcode).form == Form::RowExpand)
-            return "rv" + std::to_string(b);
-          return (def.count(b) && def[b] < static_cast<int>(x) ? "t" : "x") + std::to_string(b);
-        };
-        if (const Reduction* red = RowReduction(in.opcode)) {
-          std::string v = operand(0);
-          if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
-          s << p4 << "acc" << x << " = " << red->vec << "(acc" << x << ", " << v << ");\n";
-          continue;
-        }
-        const OpInfo& op = FusableOps().at(in.opcode);
-        std::string e = ReplaceAll(op.expr, "A", operand(0));
-        if (op.form == Form::Scalar)
-          e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
-        else if (in.srcs.size() > 1)
-          e = ReplaceAll(e, "B", operand(1));
-        s << p4 << "const __m256 t" << in.dst << " = " << e << ";\n";
-      }
-      for (int b : rows_out)
-        s << p4
-          << (masked ? "_mm256_maskstore_ps(out" + std::to_string(b) + " + c, m, t" + std::to_string(b) + ")"
-                     : "_mm256_storeu_ps(out" + std::to_string(b) + " + c, t" + std::to_string(b) + ")")
-          << ";\n";
-      return s.str();
-    };
-    os << p2 << "int64_t c = 0;\n";
-    os << p2 << "for (; c + 8 <= vc; c += 8) {\n" << step(false) << p2 << "}\n";
-    os << p2 << "if (c < vc) {\n" << step(true) << p2 << "}\n";
+    ColumnLoop loop;
+    for (size_t x = j; x < g; ++x) {
+      loop.ops.push_back(&body_[x]);
+      if (RowReduction(body_[x].opcode)) loop.acc[&body_[x]] = "acc" + std::to_string(x);
+    }
+    loop.rows_in = rows_in;
+    loop.values = values;
+    loop.rows_out = rows_out;
+    os << EmitColumnLoop(loop, p2);
     for (size_t x : reds) {
       const Reduction* red = RowReduction(body_[x].opcode);
       std::string s_op = red->scalar;

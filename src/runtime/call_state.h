@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -312,10 +313,15 @@ class CallState {
   // count as done) and queues its ready chunks.
   void Publish(std::unique_ptr<Instance> owned) {
     Instance& in = *owned;
-    // About 4 tasks per worker, each a run of grid points. A linked pair is chunked alike, so
-    // chunk i of one needs chunk i of the other.
+    // A task is a run of grid points: at least 4 tasks per worker (to balance), and no more
+    // points than move about kTaskBytes of tiles. A point-wise linked successor, which the
+    // same worker runs next, then finds its inputs in L2 instead of L3. A linked pair is
+    // chunked alike, so chunk i of one needs chunk i of the other.
+    constexpr int64_t kTaskBytes = 256 << 10;
     int64_t target = std::max<int64_t>(1, std::min<int64_t>(in.points, workers_ * 4));
-    in.chunk = !in.link_from.empty() ? instances_[in.link_from[0]]->chunk : (in.points + target - 1) / target;
+    int64_t by_bytes = std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, TileBytesPerPoint(*in.kernel, in.env)));
+    in.chunk = !in.link_from.empty() ? instances_[in.link_from[0]]->chunk
+                                     : std::min((in.points + target - 1) / target, by_bytes);
     in.num_tasks = (in.points + in.chunk - 1) / in.chunk;
     in.remaining = in.num_tasks;
     in.source_done.assign(in.link_from.empty() ? 0 : in.num_tasks, 0);
@@ -335,6 +341,29 @@ class CallState {
     }
     total_tasks_ += in.num_tasks;
     if (in.pending == 0 && PushReady(in) && streaming_) cv_.notify_all();
+  }
+
+  // Bytes one grid point of `k` loads and stores (tiles times the trips of their loops).
+  int64_t TileBytesPerPoint(const Kernel& k, const SymEnv& env) {
+    auto it = tile_bytes_.find(k.id);
+    if (it != tile_bytes_.end()) return it->second;
+    std::function<int64_t(const std::vector<Instr>&)> sum = [&](const std::vector<Instr>& body) {
+      int64_t n = 0;
+      for (auto& in : body) {
+        if (in.opcode == "TLOAD") n += k.bufs[in.dst].bytes();
+        if (in.opcode == "TSTORE") n += k.bufs[in.srcs[0]].bytes();
+        if (in.opcode == "LOOP") {
+          int64_t trip = 1;
+          try {
+            trip = in.trip.Eval(env);
+          } catch (const std::exception&) {  // (a trip over a loop index of another launch)
+          }
+          n += std::max<int64_t>(1, trip) * sum(in.body);
+        }
+      }
+      return n;
+    };
+    return tile_bytes_[k.id] = sum(k.body);
   }
 
   // A launch with no grid points: nothing to run.
@@ -375,7 +404,8 @@ class CallState {
   int next_alloc_ = 0;
   // Scheduling (see Execute); guarded by mu_ while workers run.
   int workers_ = 1;
-  bool streaming_ = false;  // workers run while the calling thread still builds
+  std::map<int, int64_t> tile_bytes_;  // by kernel id (see TileBytesPerPoint)
+  bool streaming_ = false;             // workers run while the calling thread still builds
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;

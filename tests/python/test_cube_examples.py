@@ -30,12 +30,14 @@ def test_flash_attention(mode, causal, bh, seq, dim, block):
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_attention_query_block_of_several_tiles_and_defaults(causal):
     # block_q = 64 in tiles of 32 rows (the cube and vector grids both have two points per
-    # query block); then the default blocks (block_k 256 without a mask).
-    bh, seq, dim = 2, 256, 32
+    # query block); then the default blocks (512 x 256 in tiles of 128 rows without a mask,
+    # 256 x 256 with one).
+    bh, seq, dim = 2, 1024, 32
     r = np.random.default_rng(40 + causal)
     q, k, v = (r.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    assert fa.default_blocks(seq, causal) == ((256, 256) if causal else (512, 256))
     for fn, block in ((fa.make_attention(bh, seq, dim, causal, 64, 64, 32), 64),
-                      (fa.make_attention(bh, seq, dim, causal), 128)):
+                      (fa.make_attention(bh, seq, dim, causal), fa.default_blocks(seq, causal)[0])):
         out = np.zeros_like(q)
         fn(*((q, k, v, fa.causal_mask(block), out) if causal else (q, k, v, out)))
         np.testing.assert_allclose(out, fa.reference(q, k, v, causal), rtol=1e-4, atol=1e-5)

@@ -141,6 +141,26 @@ def test_matmul_bf16_torch(mode):
     torch.testing.assert_close(got16, ref.float().to(torch.bfloat16), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dt", [pypto.DT_FP16, pypto.DT_FP32])
+@pytest.mark.parametrize("a_trans", [False, True])
+def test_matmul_points_sharing_an_operand(dt, a_trans):
+    # Consecutive grid points of a task share A (column blocks of one row block) or B (a B
+    # without batch): their packed Left/Right is kept from point to point. The tails in M and N
+    # give the last points other valid extents, which must be packed again.
+    M, K, N = 70, 48, 300
+    r = rng(11)
+    npdt = np.float16 if dt == pypto.DT_FP16 else np.float32
+    a = r.standard_normal((K, M) if a_trans else (M, K)).astype(npdt)
+    b = r.standard_normal((K, N)).astype(npdt)
+    fn = _mm_fn(M, K, N, dt, ([32, 32], [48, 48], [32, 32]), "cpu", a_trans=a_trans, out_dtype=pypto.DT_FP32)
+    assert_close(fn(a, b), _ref(a, b, a_trans, False), rtol=1e-3, atol=1e-3)
+    batch = 5
+    ab = r.standard_normal((batch, M, K)).astype(npdt)
+    fnb = _mm_fn(M, K, N, dt, ([32, 32], [48, 48], [32, 32]), "cpu", out_dtype=pypto.DT_FP32, batch=batch,
+                 b_batched=False)
+    assert_close(fnb(ab, b), _ref(ab, b, False, False), rtol=1e-3, atol=1e-3)
+
+
 def test_matmul_dynamic_m():
     K, N = 64, 48
 
