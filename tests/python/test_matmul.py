@@ -161,6 +161,24 @@ def test_matmul_points_sharing_an_operand(dt, a_trans):
     assert_close(fnb(ab, b), _ref(ab, b, False, False), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("dt", [pypto.DT_FP32, pypto.DT_INT8])
+def test_matmul_output_rows_4k_apart(dt):
+    # Output rows a multiple of 4 KiB apart: the accumulator stays in its Acc tile (C rows in
+    # one L1 set would slow the micro-kernel) and is stored once, with tails in M and K.
+    M, K, N = 70, 40, 1024
+    r = rng(5)
+    if dt == pypto.DT_INT8:
+        a = r.integers(-128, 128, (M, K), dtype=np.int8)
+        b = r.integers(-128, 128, (K, N), dtype=np.int8)
+        got = _mm_fn(M, K, N, dt, ([32, 32], [32, 32], [256, 256]), "cpu", out_dtype=pypto.DT_INT32)(a, b)
+        np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
+    else:
+        a = r.standard_normal((M, K)).astype(np.float32)
+        b = r.standard_normal((K, N)).astype(np.float32)
+        got = _mm_fn(M, K, N, dt, ([32, 32], [32, 32], [256, 256]), "cpu")(a, b)
+        assert_close(got, _ref(a, b, False, False), rtol=1e-4, atol=1e-4)
+
+
 def test_matmul_dynamic_m():
     K, N = 64, 48
 
