@@ -239,6 +239,25 @@ inline void StoreRow(const T* row, const int64_t (&shape)[R], const int64_t (&va
   }
 }
 
+// The values of an R x 1 tile (one per row) as one contiguous column: `rows` values, 0 past
+// the valid rows. For row-fused loops, which compute such values for all rows at once.
+template <class T, int R>
+inline const T* LoadColumn(T* scratch, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                           const PyptoParamView& p, int64_t rows) {
+  for (int64_t fr = 0; fr < rows; ++fr) {
+    T one;
+    scratch[fr] = *LoadRow<T, R>(&one, shape, valid, start, p, fr);
+  }
+  return scratch;
+}
+
+// A column of `rows` values (see LoadColumn) into the tensor window of an R x 1 tile.
+template <class T, int R>
+inline void StoreColumn(const T* column, const int64_t (&shape)[R], const int64_t (&valid)[R],
+                        const int64_t (&start)[R], const PyptoParamView& p, int64_t rows) {
+  for (int64_t fr = 0; fr < rows; ++fr) StoreRow<T, R>(column + fr, shape, valid, start, p, fr);
+}
+
 // dst (full shape) = src repeated along its size-1 dims.
 template <class T, int R>
 inline void BroadcastND(char* dst, const int64_t (&dshape)[R], const char* src, const int64_t (&sshape)[R]) {

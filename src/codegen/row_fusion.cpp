@@ -67,6 +67,7 @@ class RowRegion {
         loaded = loaded || (m->opcode == "TLOAD" && RootOf(env.fn, k_.params[m->param].value) == root);
       if (!loaded) direct_[st.srcs[0]] = &st;
     }
+    FindColumnWork();
   }
 
   // Why the stretch can not run row by row ("" if it can).
@@ -110,12 +111,13 @@ class RowRegion {
     std::string p2 = pad + "  ", p3 = p2 + "  ";
     for (size_t j = i_; j < i_ + n_; ++j) {  // scratch rows: tiles made and used here, loads that copy
       const Instr& in = body_[j];
-      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst))) continue;
+      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in)) continue;
       os << p2 << "alignas(32) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
     }
     os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
     os << p2 << "(void)lanes;\n";
     const TileBuf& first = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst];
+    os << ColumnPrologue(first.rows(), p2);
     os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
     for (auto& [b, st] : direct_)
       os << p3 << "float* w" << b << " = RowTarget<float, " << k_.bufs[b].shape.size() << ">(rb" << b << ", "
@@ -123,6 +125,10 @@ class RowRegion {
          << "], fr);\n";
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
+      if (column_.count(&in)) {  // done before or after the row loop
+        ++j;
+        continue;
+      }
       if (in.opcode == "TLOAD") {
         const TileBuf& b = k_.bufs[in.dst];
         os << p3 << "const float* r" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rb" << in.dst << ", "
@@ -143,7 +149,15 @@ class RowRegion {
       os << Group(j, g, p3);
       j = g;
     }
-    os << p2 << "}\n" << pad << "}\n#else\n" << fallback << "#endif\n";
+    os << p2 << "}\n";
+    for (size_t j = i_; j < i_ + n_; ++j) {  // stores of R x 1 results, after the rows
+      const Instr& in = body_[j];
+      if (in.opcode != "TSTORE" || !column_.count(&in)) continue;
+      const TileBuf& b = k_.bufs[in.srcs[0]];
+      os << p2 << "StoreColumn<float, " << b.shape.size() << ">(" << ColumnOf(in.srcs[0]) << ", " << Dims(b.shape)
+         << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], " << b.rows() << ");\n";
+    }
+    os << pad << "}\n#else\n" << fallback << "#endif\n";
     return os.str();
   }
 
@@ -172,6 +186,7 @@ class RowRegion {
 
   // Where row fr of a tile is: scratch, a loaded row, or its UB row.
   std::string Row(int b) const {
+    if (column_tiles_.count(b)) return "(" + ColumnOf(b) + " + fr)";
     if (loaded_.count(b)) return "r" + std::to_string(b);
     if (direct_.count(b)) return "w" + std::to_string(b);
     if (defined_.count(b) && !ReadsAfter(b)) return "rb" + std::to_string(b);
@@ -200,7 +215,7 @@ class RowRegion {
     std::string w = width(body_[j]);
     size_t g = j;
     bool reduced = false;  // a reduction's result is whole only after the loop: reductions close a group
-    while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w) {
+    while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w && !column_.count(&body_[g])) {
       bool red = RowReduction(body_[g].opcode) != nullptr;
       if (reduced && !red) break;
       reduced = reduced || red;
@@ -271,6 +286,82 @@ class RowRegion {
     return os.str();
   }
 
+  // Work on R x 1 tiles (one value per row: a running max, a row sum, a rescale factor) that
+  // depends only on such tiles loaded in the stretch does not need the row loop: it runs
+  // before it as one column loop over all rows (a row at a time it would be a masked one-lane
+  // step per row, its exp latency on every row's critical path), and its stores run after it.
+  // A load moves first only if no store to its tensor precedes it; a store moves last only if
+  // no load of its tensor follows it.
+  void FindColumnWork() {
+    const int64_t rows = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst].rows();
+    auto column = [&](int b) { return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096; };
+    auto root = [&](const Instr& in) { return RootOf(env_.fn, k_.params[in.param].value); };
+    bool computes = false;
+    for (size_t j = i_; j < i_ + n_; ++j) {
+      const Instr& in = body_[j];
+      if (in.opcode == "TLOAD") {
+        bool stored_before = false;
+        for (size_t x = i_; x < j; ++x)
+          stored_before = stored_before || (body_[x].opcode == "TSTORE" && root(body_[x]) == root(in));
+        if (column(in.dst) && !stored_before) Hoist(in, in.dst);
+      } else if (in.opcode == "TSTORE") {
+        bool loaded_after = false;
+        for (size_t x = j + 1; x < i_ + n_; ++x)
+          loaded_after = loaded_after || (body_[x].opcode == "TLOAD" && root(body_[x]) == root(in));
+        if (column_tiles_.count(in.srcs[0]) && !loaded_after) column_.insert(&in);
+      } else if (FusableOps().count(in.opcode) && column(in.dst) && !ReadsAfter(in.dst)) {
+        bool inputs = true;
+        for (int b : in.srcs) inputs = inputs && column_tiles_.count(b);
+        if (inputs) {
+          Hoist(in, in.dst);
+          computes = true;
+        }
+      }
+    }
+    if (!computes) {  // only loads and stores: nothing gained
+      column_.clear();
+      column_tiles_.clear();
+      return;
+    }
+    for (int b : column_tiles_) direct_.erase(b);
+  }
+  void Hoist(const Instr& in, int b) {
+    column_.insert(&in);
+    column_tiles_.insert(b);
+  }
+  // The column holding tile b's values of every row (see FindColumnWork).
+  std::string ColumnOf(int b) const { return (loaded_.count(b) ? "cl" : "cb") + std::to_string(b); }
+
+  // Declares the columns and computes them, before the row loop.
+  std::string ColumnPrologue(int64_t rows, const std::string& pad) const {
+    if (column_.empty()) return "";
+    std::ostringstream os;
+    const int64_t padded = (rows + 7) / 8 * 8;
+    ColumnLoop loop;
+    for (size_t j = i_; j < i_ + n_; ++j) {
+      const Instr& in = body_[j];
+      if (!column_.count(&in) || in.opcode == "TSTORE") continue;
+      const TileBuf& b = k_.bufs[in.dst];
+      if (in.opcode == "TLOAD") {
+        os << pad << "alignas(32) float cs" << in.dst << "[" << padded << "];\n";
+        os << pad << "const float* cl" << in.dst << " = LoadColumn<float, " << b.shape.size() << ">(cs" << in.dst
+           << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], " << rows
+           << ");\n";
+        loop.rows_in.insert(in.dst);
+      } else {
+        os << pad << "alignas(32) float cb" << in.dst << "[" << padded << "];\n";
+        loop.ops.push_back(&in);
+        loop.rows_out.insert(in.dst);
+      }
+    }
+    std::string p2 = pad + "  ";
+    os << pad << "{  // R x 1 values of all rows\n" << p2 << "const int64_t vc = " << rows << ";\n";
+    for (int b : loop.rows_in) os << p2 << "const float* in" << b << " = cl" << b << ";\n";
+    for (int b : loop.rows_out) os << p2 << "float* out" << b << " = cb" << b << ";\n";
+    os << EmitColumnLoop(loop, p2) << pad << "}\n";
+    return os.str();
+  }
+
   const RowFusionEnv& env_;
   const Kernel& k_;
   const std::vector<Instr>& body_;
@@ -278,6 +369,8 @@ class RowRegion {
   std::map<int, int> reads_in_;
   std::set<int> loaded_, defined_;
   std::map<int, const Instr*> direct_;  // tiles made in place in the tensor their store writes
+  std::set<const Instr*> column_;       // instructions done outside the row loop (FindColumnWork)
+  std::set<int> column_tiles_;          // the R x 1 tiles they load or make
 };
 
 // Whether body[j] can take part in a row loop over tiles whose leading dims are `lead`.

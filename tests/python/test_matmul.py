@@ -1,6 +1,8 @@
 """pypto.matmul against numpy (and torch for bf16): tails in M, N and K, L0 splits of K,
 transposed operands, batches, every dtype, both backends, epilogues, and the errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -154,11 +156,13 @@ def test_matmul_points_sharing_an_operand(dt, a_trans):
     b = r.standard_normal((K, N)).astype(npdt)
     fn = _mm_fn(M, K, N, dt, ([32, 32], [48, 48], [32, 32]), "cpu", a_trans=a_trans, out_dtype=pypto.DT_FP32)
     assert_close(fn(a, b), _ref(a, b, a_trans, False), rtol=1e-3, atol=1e-3)
+    assert re.search(r"L\d+w\.Changes\(", fn.last.program.native_source())  # A's packing kept
     batch = 5
     ab = r.standard_normal((batch, M, K)).astype(npdt)
     fnb = _mm_fn(M, K, N, dt, ([32, 32], [48, 48], [32, 32]), "cpu", out_dtype=pypto.DT_FP32, batch=batch,
                  b_batched=False)
     assert_close(fnb(ab, b), _ref(ab, b, False, False), rtol=1e-3, atol=1e-3)
+    assert re.search(r"R\d+w\.Changes\(", fnb.last.program.native_source())  # B's packing kept
 
 
 @pytest.mark.parametrize("dt", [pypto.DT_FP32, pypto.DT_INT8])

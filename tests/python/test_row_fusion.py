@@ -108,3 +108,44 @@ def test_store_into_a_window_the_kernel_reads_elsewhere_keeps_numpy_semantics():
     ref[1:9] = ref[0:8] * 2.0 + ref[0:8].max(-1, keepdims=True)
     f(x)
     assert_close(x, ref)
+
+
+@pytest.mark.parametrize("shape,tile", [((2, 100, 48), (1, 32, 48)), ((3, 7, 20), (2, 4, 16))])
+def test_row_values_are_computed_for_all_rows_before_the_row_loop(shape, tile):
+    # The flash-attention rescale: alpha = exp(m - m_new) and l * alpha + rs need only R x 1
+    # tiles, so they run as one column loop before the rows (and their stores after them);
+    # the rows then only rescale acc. Tails in the rows (100 = 3 x 32 + 4) and in two leading
+    # dims. (A multiply-add may become one FMA in the compiled kernel: an ulp from the
+    # interpreter.)
+    col = shape[:-1] + (1,)
+
+    @pypto.jit
+    def f(m: T(col, F32), m_new: T(col, F32), l: T(col, F32), rs: T(col, F32), acc: T(shape, F32),
+          pv: T(shape, F32)):
+        pypto.set_vec_tile_shapes(*tile)
+        alpha = pypto.exp(m - m_new)
+        l[:] = l * alpha + rs
+        acc[:] = acc * alpha + pv
+        m[:] = m_new
+
+    r = rng(9)
+    ins = [randn(r, col), randn(r, col), np.abs(randn(r, col)) + 1, randn(r, col), randn(r, shape), randn(r, shape)]
+    outs = {}
+    for mode in ("interp", "cpu"):
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            args = [a.copy() for a in ins]
+            f(*args)
+            outs[mode] = args
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+    np.testing.assert_array_equal(outs["cpu"][0], outs["interp"][0])
+    for got, ref in zip(outs["cpu"][1:], outs["interp"][1:]):
+        assert_close(got, ref, rtol=1e-6, atol=1e-6)
+    m, m_new, l, rs, acc, pv = (a.astype(np.float64) for a in ins)
+    alpha = np.exp(m - m_new)
+    assert_close(outs["cpu"][0], m_new)
+    assert_close(outs["cpu"][2], l * alpha + rs, rtol=1e-5, atol=1e-6)
+    assert_close(outs["cpu"][4], acc * alpha + pv, rtol=1e-5, atol=1e-6)
+    src = f.last.program.native_source()
+    assert "row-fused:" in src and "R x 1 values of all rows" in src and "StoreColumn" in src
