@@ -292,6 +292,10 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"FP32 FMA {fma1:.0f} GFLOP/s (1 core), {fmaN:.0f} GFLOP/s ({args.workers} cores)")
 
     try:
+        # torch.compile otherwise compiles in a pool of worker processes that stay busy after
+        # the memory kernels and slow every later measurement (matmul fp32 measured at half
+        # speed, torch's own included).
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         import torch
         torch.set_num_threads(args.workers)
         timpl: Optional[Dict[str, Callable[..., Any]]] = torch_impls(torch)
