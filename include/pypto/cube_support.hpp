@@ -97,11 +97,12 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
     if constexpr (std::is_same_v<In, float>) {
       if (ks == 1) {
         // Rows are short (k0 floats): an inline vector copy beats a call to memcpy per row.
-        int64_t k = 0;
+        int64_t full = 0;
 #if defined(__AVX2__)
-        for (; k + 8 <= vk; k += 8) _mm256_storeu_ps(d + k, _mm256_loadu_ps(s + k));
+        full = vk / 8 * 8;
+        for (int64_t k = 0; k < full; k += 8) _mm256_storeu_ps(d + k, _mm256_loadu_ps(s + k));
 #endif
-        for (; k < vk; ++k) d[k] = s[k];
+        for (int64_t k = full; k < vk; ++k) d[k] = s[k];
       } else {
         for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
       }
