@@ -237,7 +237,10 @@ class KernelWriter {
       if (b.loc == "Left")
         os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
             << CubeBuf(b.id) << "ld = " << (cols + 1) / 2 * 2 << ";\n";
-      if (PackReusable(b.id)) os_ << "  PackedWindow " << CubeBuf(b.id) << "w;\n";
+      if (PackReusable(b.id)) {
+        reusable_.insert(b.id);
+        os_ << "  PackedWindow " << CubeBuf(b.id) << "w;\n";
+      }
     }
     arena_bytes_ = offset;
   }
@@ -255,14 +258,15 @@ class KernelWriter {
     };
     find(k_.body);
     if (param < 0) return false;
-    auto root = [&](int value) {
-      const Value& x = fn_.value(value);
-      return x.kind == ValueKind::View ? x.base : x.id;
-    };
-    int src = root(k_.params[param].value);
+    int src = Root(k_.params[param].value);
     for (auto& q : k_.params)
-      if (q.write && root(q.value) == src) return false;
+      if (q.write && Root(q.value) == src) return false;
     return true;
+  }
+  // The tensor a value is, or is a view of.
+  int Root(int value) const {
+    const Value& x = fn_.value(value);
+    return x.kind == ValueKind::View ? x.base : x.id;
   }
   // An accumulator whose only use is the store of it to a tensor of its dtype accumulates in
   // that tensor directly (when its rows are contiguous there): the store, a pass over the
@@ -278,12 +282,8 @@ class KernelWriter {
       const TileBuf& t = k_.bufs[b];
       const Value& v = fn_.value(k_.params[in.param].value);
       if (t.loc != "Acc" || t.dtype != v.dtype || reads_[b] != 1 || t.shape.size() < 2) continue;
-      auto root = [&](int value) {
-        const Value& x = fn_.value(value);
-        return x.kind == ValueKind::View ? x.base : x.id;
-      };
       bool reads_target = false;  // (the operands are read in place while C is written)
-      for (auto& q : k_.params) reads_target = reads_target || (q.read && root(q.value) == root(v.id));
+      for (auto& q : k_.params) reads_target = reads_target || (q.read && Root(q.value) == Root(v.id));
       if (reads_target) continue;
       bool folded = false;
       for (size_t j = 0; j + 1 < k_.body.size(); ++j) folded = folded || (FoldsZero(k_.body, j) && k_.body[j].dst == b);
@@ -316,6 +316,12 @@ class KernelWriter {
     return E(t.valid[t.valid.size() - from_end]);
   }
 
+  // The condition under which a reusable Left/Right is packed again ("" if always packed).
+  std::string KeptPacking(int buf, const std::string& base) {
+    if (!reusable_.count(buf)) return "";
+    return "if (" + CubeBuf(buf) + "w.Changes(" + base + ", " + ValidAt(buf, 2) + ", " + ValidAt(buf, 1) + ")) ";
+  }
+
   std::string CubeInstruction(const Instr& in) {
     const std::string& op = in.opcode;
     if (op == "TLOAD") {
@@ -331,23 +337,17 @@ class KernelWriter {
       std::string first = in.transpose ? m + ".cs" : m + ".rs", second = in.transpose ? m + ".rs" : m + ".cs";
       if (d.loc == "Left") {
         std::string L = CubeBuf(in.dst), ld = std::to_string((d.cols() + 1) / 2 * 2);
-        std::string pack = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
-                           first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + "); " + L +
-                           "p = " + L + "; " + L + "ld = " + ld;
-        if (PackReusable(in.dst))
-          pack = "if (" + L + "w.Changes(" + base + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")) " +
-                 pack.substr(0, pack.find(';')) + "; " + L + "p = " + L + "; " + L + "ld = " + ld;
+        std::string call = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
+                           first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+        std::string pack = KeptPacking(in.dst, base) + call + "; " + L + "p = " + L + "; " + L + "ld = " + ld;
         if (d.dtype != DataType::FP32 || in.transpose) return pack;
         // fp32 rows already contiguous: read A in place unless its rows are a multiple of 4 KiB
         // apart (then the micro-kernel's six rows would share L1 sets, so copy them).
         return "if (" + m + ".cs == 1 && " + m + ".rs % 1024 != 0) { " + L + "p = " + base + "; " + L + "ld = " + m +
                ".rs; } else { " + pack + "; }";
       }
-      std::string pack = "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " + base + ", " +
-                         first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
-      if (!PackReusable(in.dst)) return pack;
-      return "if (" + CubeBuf(in.dst) + "w.Changes(" + base + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) +
-             ")) " + pack;
+      return KeptPacking(in.dst, base) + "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " +
+             base + ", " + first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
     }
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
@@ -422,6 +422,7 @@ class KernelWriter {
   std::set<int> views_;    // loaded buffers that may view global memory
   bool in_inner_ = false;  // emitting the body of the L0 loop over K
   std::string arena_bytes_ = "0";
+  std::set<int> reusable_;    // Left/Right buffers whose packing may be kept (PackReusable)
   std::set<int> zero_acc_;    // (see FoldsZero)
   std::set<int> direct_acc_;  // accumulators living in the stored tensor (DeclareDirectAccumulators)
   std::map<int, int> reads_;  // instructions reading each buffer
