@@ -116,9 +116,7 @@ class JitFunction:
             shape: List[Any] = []
             for i, d in enumerate(ann.shape):
                 if d is DYNAMIC:
-                    var = f"{name}_dim{i}"
-                    rec.add_dynamic_var(var)
-                    shape.append(_core.SymbolicScalar.var(var))
+                    shape.append(rec.add_dynamic_var(f"{name}_dim{i}"))
                 elif d is STATIC:
                     if i >= a.ndim:
                         raise _core.UserError(f"@{self.fn.__name__}: parameter '{name}' expects rank "

@@ -194,7 +194,7 @@ NB_MODULE(_core, m) {
       .def(nb::init<const std::string&>())
       .def("add_param", [](Recorder& r, const std::string& name, nb::handle shape, DataType dt, bool out,
                            nb::handle loc) { return r.AddParam(name, ToExprs(shape), dt, out, MakeLoc(loc)); })
-      .def("add_dynamic_var", &Recorder::AddDynamicVar)
+      .def("add_dynamic_var", &Recorder::AddDynamicVar, "hint"_a)
       .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name,
                                nb::handle loc) { return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc)); })
       .def("unary",

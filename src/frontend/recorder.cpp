@@ -1,6 +1,7 @@
 #include "frontend/recorder.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace pypto {
@@ -47,7 +48,22 @@ int Recorder::AddParam(const std::string& name, const std::vector<Expr>& shape, 
   return id;
 }
 
-void Recorder::AddDynamicVar(const std::string& name) { f_.dynamic_vars.push_back(name); }
+std::string Recorder::FreshSymbol(const std::string& hint, const SourceLoc& loc) {
+  // Names starting with '$' belong to the passes (grid coordinates, reduction steps).
+  if (hint.empty() || !(std::isalpha(static_cast<unsigned char>(hint[0])) || hint[0] == '_'))
+    throw UserError("\"" + hint + "\" is not a valid symbol name: it must start with a letter or '_'", loc);
+  if (symbols_.insert(hint).second) return hint;
+  for (int n = 1;; ++n) {
+    std::string s = hint + "_" + std::to_string(n);
+    if (symbols_.insert(s).second) return s;
+  }
+}
+
+Expr Recorder::AddDynamicVar(const std::string& hint) {
+  std::string name = FreshSymbol(hint, {});
+  f_.dynamic_vars.push_back(name);
+  return Expr::Var(name);
+}
 
 int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name,
                            const SourceLoc& loc) {
@@ -269,8 +285,8 @@ Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_na
   if (auto s = step.as_const(); s && *s <= 0)
     throw UserError("pypto.loop: step must be positive, got " + step.str(), loc);
   LoopInfo info;
-  info.var = FreshName(idx_name.empty() ? "i" : idx_name);
-  // Reserve the name so that values cannot take it.
+  // Nested loops that both say "i" get i and i_1: each index is its own symbol.
+  info.var = FreshSymbol(idx_name.empty() ? "i" : idx_name, loc);
   info.name = loop_name.empty() ? "LOOP_" + std::to_string(next_loop_) : loop_name;
   ++next_loop_;
   info.start = start;

@@ -19,7 +19,9 @@ class Recorder {
   /// A parameter. `is_output` marks a tensor the function writes in place.
   int AddParam(const std::string& name, const std::vector<Expr>& shape, DataType dtype, bool is_output,
                const SourceLoc& loc = {});
-  void AddDynamicVar(const std::string& name);
+  /// A dimension bound from an argument's shape at call time. Returns its symbol, named after
+  /// `hint` but unique in the function (see FreshSymbol).
+  Expr AddDynamicVar(const std::string& hint);
   int CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name, const SourceLoc& loc = {});
 
   int Unary(const std::string& op, int x, const SourceLoc& loc = {});
@@ -59,6 +61,10 @@ class Recorder {
  private:
   int Record(OpCall call, const std::string& result_name = "");
   std::string FreshName(const std::string& hint);
+  /// A symbol name no other symbol of the function has: `hint`, else hint_1, hint_2, ...
+  /// Loop indices and dynamic dims are told apart by name at every level below (the
+  /// runtime's bindings, the generated kernels' slots), so the name is the symbol's identity.
+  std::string FreshSymbol(const std::string& hint, const SourceLoc& loc);
   void CheckLive(int id, const std::string& op, const SourceLoc& loc) const;
 
   Function f_;
@@ -68,6 +74,7 @@ class Recorder {
   std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;
+  std::set<std::string> symbols_;  // every symbol minted for this function
   int next_loop_ = 0;
   bool finished_ = false;
 };

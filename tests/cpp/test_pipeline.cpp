@@ -15,8 +15,7 @@ namespace {
 
 Function RecordSoftmax(int64_t n1, int64_t dim, std::vector<int64_t> tile, bool dynamic_batch, int64_t b = 2) {
   Recorder r("softmax");
-  Expr batch = dynamic_batch ? Expr::Var("b") : Expr(b);
-  if (dynamic_batch) r.AddDynamicVar("b");
+  Expr batch = dynamic_batch ? r.AddDynamicVar("b") : Expr(b);
   int x = r.AddParam("x", {batch, n1, dim}, DataType::FP32, false);
   int out = r.CreateTensor({batch, n1, dim}, DataType::FP32, "out");
   r.SetVecTileShapes(tile);
@@ -102,4 +101,55 @@ TEST(Pipeline, WrongInputShapeNamesTheParameter) {
 
 TEST(Pipeline, TileTooLargeForUbIsAUserError) {
   EXPECT_THROW(Compile(RecordSoftmax(512, 1024, {1, 512, 1024}, false), {}), UserError);
+}
+
+// Two nested loops whose indices are both called "i" are two symbols (issue 19): the recorder
+// names the inner one i_1, and both backends write every element, not just the diagonal.
+TEST(Pipeline, NestedLoopsWithTheSameIndexName) {
+  const int64_t n = 4;
+  Recorder r("nested");
+  int a = r.AddParam("a", {n, n}, DataType::FP32, false);
+  int y = r.AddParam("y", {n, n}, DataType::FP32, true);
+  r.SetVecTileShapes({1, 1});
+  Expr i = r.BeginLoop("i", "", 0, n, 1);
+  Expr j = r.BeginLoop("i", "", 0, n, 1);
+  EXPECT_EQ(i.str(), "i");
+  EXPECT_EQ(j.str(), "i_1");
+  r.Assemble(r.BinaryScalar("add", r.View(a, {i, j}, {1, 1}), 1.0), {i, j}, y);
+  r.EndLoop();
+  r.EndLoop();
+  auto prog = std::make_shared<CompiledProgram>(Compile(r.Finish(), {}));
+  Runtime rt(prog);
+  for (std::string mode : {"interp", "cpu"}) {
+    std::vector<float> av(n * n), yv(n * n, 0.f);
+    for (size_t k = 0; k < av.size(); ++k) av[k] = float(k);
+    RunOptions o;
+    o.run_mode = mode;
+    rt.Run({HostTensor{av.data(), DataType::FP32, {n, n}, {}}, HostTensor{yv.data(), DataType::FP32, {n, n}, {}}}, {},
+           o);
+    for (size_t k = 0; k < yv.size(); ++k) EXPECT_EQ(yv[k], av[k] + 1.f) << mode << " element " << k;
+  }
+}
+
+// A frontend that binds one name twice is caught before any pass relies on names.
+TEST(Pipeline, ALoopIndexBoundTwiceIsAnInternalError) {
+  Recorder r("twice");
+  int a = r.AddParam("a", {4, 4}, DataType::FP32, false);
+  int y = r.AddParam("y", {4, 4}, DataType::FP32, true);
+  Expr i = r.BeginLoop("i", "", 0, 4, 1);
+  r.Assemble(r.View(a, {i, 0}, {1, 4}), {i, 0}, y);
+  r.EndLoop();
+  Function f = r.Finish();
+  LoopInfo& outer = f.body.entries[0].loop->info;
+  // Wrap the loop in another loop over the same symbol.
+  Function g = f;
+  g.body.entries.clear();
+  LoopRegion<OpCall>& l = g.body.AddLoop(outer);
+  *l.body = f.body;
+  try {
+    Compile(g, {});
+    FAIL() << "expected an InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("loop index i"), std::string::npos) << e.what();
+  }
 }
