@@ -110,6 +110,11 @@ inline constexpr bool is_float_v =
     std::is_floating_point_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+// The type of the scalar operand of tile-scalar instructions (TADDS, ..., TEXPANDS): float for
+// the 16-bit floating types, which compute in float and round once (so x * 1e5 on fp16 is not
+// x * inf), the tile's type otherwise.
+template <class T>
+using scalar_t = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
 
 // A 2-D row-major tile in a buffer: rows x cols allocated, `stride` elements between rows
 // (>= cols); instruction semantics are defined on the valid region valid_rows x valid_cols.

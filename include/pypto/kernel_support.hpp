@@ -139,6 +139,16 @@ template <int U>
 inline void ExpN(__m256 (&v)[U]) {
   pto::simd::exp_vec<U>(v);
 }
+
+// max/min as numpy.maximum/minimum and pto::elem::max/min: NaN in either operand gives NaN, and
+// between equal operands (+0 and -0) the first wins. The raw instructions return their second
+// operand when either is NaN, so `a` goes second and a NaN `b` is blended back in.
+inline __m256 MaxNan(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+}
+inline __m256 MinNan(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+}
 #endif
 
 // Copies n values to memory that is written once and not read again soon: non-temporal

@@ -7,6 +7,7 @@ from typing import Any, Iterator, List, Sequence, Union
 
 from . import _core
 from ._core import DataType
+from ._dtypes import DT_BF16, DT_FP16, DT_FP32
 from ._tracing import current_recorder, user_loc
 from .tensor import Tensor
 
@@ -31,20 +32,27 @@ def _unary(op: str, x: Any) -> Tensor:
     return Tensor(_rec=rec, _id=rec.unary(op, x._id, user_loc()))
 
 
+def _scalar(v: Union[int, float], op: str) -> float:
+    """A Python scalar as the recorder takes it (a double; the recorder checks integer scalars
+    against the tensor's dtype)."""
+    try:
+        return float(v)
+    except OverflowError:
+        raise _core.UserError(f"pypto.{op}: the scalar {v} is out of the range of every dtype" + _suffix()) from None
+
+
 def _binary(op: str, x: Any, y: Any) -> Tensor:
     rec = current_recorder(op)
-    if isinstance(x, (int, float)) and isinstance(y, Tensor):
-        if op in ("add", "mul", "maximum", "minimum"):
-            x, y = y, x
-        elif op == "sub":
-            return add(neg(y), x)
-        elif op == "div":
-            return mul(reciprocal(y), x)
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and isinstance(y, Tensor):
+        y = _t(y, op)
+        # scalar - y and scalar / y are instructions of their own (TSUBS / TDIVS in scalar/tile
+        # form): 1e-39 / y is not reciprocal(y) * 1e-39, which overflows for tiny y.
+        return Tensor(_rec=rec, _id=rec.binary_scalar(op, y._id, _scalar(x, op), user_loc(), True))
     x = _t(x, op)
     if isinstance(y, bool):
         raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
     if isinstance(y, (int, float)):
-        return Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, float(y), user_loc()))
+        return Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc()))
     if isinstance(y, _core.SymbolicScalar):
         raise _core.UserError(f"pypto.{op}: a symbolic scalar operand is not supported yet" + _suffix())
     y = _t(y, op)
@@ -237,40 +245,68 @@ def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.Symbo
 
 
 # --- composites: built from the primitives above, so they lower and fuse like user code -------
+#
+# 16-bit inputs are widened to fp32 inside a composite and rounded once at the end, as torch
+# computes them: exp(-x) of sigmoid overflows fp16 for x < -11, and x * x of a norm for |x| > 256.
+
+def _widen(x: Tensor) -> "tuple[Tensor, Union[DataType, None]]":
+    """x in fp32, and the 16-bit dtype to round back to (None when x is not 16-bit)."""
+    if x.dtype in (DT_FP16, DT_BF16):
+        return cast(x, DT_FP32), x.dtype
+    return x, None
+
+
+def _narrow(y: Tensor, dtype: "Union[DataType, None]") -> Tensor:
+    return y if dtype is None else cast(y, dtype)
+
 
 def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
-    """Mean along `dim` (the dim must have a static size)."""
+    """Mean along `dim` (the dim must have a static size): the sum divided by the count, as
+    numpy computes it (16-bit inputs accumulate in fp32)."""
     x = _t(x, "mean")
     n = x.shape[dim if dim < 0 else dim] if isinstance(dim, int) else None
     if not isinstance(n, int):
         raise _core.UserError(f"pypto.mean: dim {dim} of {x!r} has a dynamic size; use pypto.sum and divide"
                               + _suffix())
-    return mul(sum(x, dim, keepdim), 1.0 / n)
+    x, dt = _widen(x)
+    return _narrow(div(sum(x, dim, keepdim), n), dt)
+
+
+def _sigmoid32(x: Tensor) -> Tensor:
+    return reciprocal(add(exp(neg(x)), 1.0))
 
 
 def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + e**-x), elementwise."""
-    return reciprocal(add(exp(neg(x)), 1.0))
+    x, dt = _widen(_t(x, "sigmoid"))
+    return _narrow(_sigmoid32(x), dt)
 
 
 def silu(x: Tensor) -> Tensor:
     """x * sigmoid(x), elementwise."""
-    return mul(x, sigmoid(x))
+    x, dt = _widen(_t(x, "silu"))
+    return _narrow(mul(x, _sigmoid32(x)), dt)
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    x, dt = _widen(_t(x, "softmax"))
     e = exp(sub(x, amax(x, dim, keepdim=True)))
-    return div(e, sum(e, dim, keepdim=True))
+    return _narrow(div(e, sum(e, dim, keepdim=True)), dt)
 
 
 def rms_norm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x**2, -1) + epsilon) * gamma (gamma broadcasts along the last dim)."""
-    return mul(mul(x, rsqrt(add(mean(mul(x, x), -1, keepdim=True), epsilon))), gamma)
+    x, dt = _widen(_t(x, "rms_norm"))
+    gamma, _ = _widen(_t(gamma, "rms_norm"))
+    return _narrow(mul(mul(x, rsqrt(add(mean(mul(x, x), -1, keepdim=True), epsilon))), gamma), dt)
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim."""
+    x, dt = _widen(_t(x, "layer_norm"))
+    gamma, _ = _widen(_t(gamma, "layer_norm"))
+    beta, _ = _widen(_t(beta, "layer_norm"))
     xc = sub(x, mean(x, -1, keepdim=True))
     var = mean(mul(xc, xc), -1, keepdim=True)
-    return add(mul(mul(xc, rsqrt(add(var, epsilon))), gamma), beta)
+    return _narrow(add(mul(mul(xc, rsqrt(add(var, epsilon))), gamma), beta), dt)

@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 from . import _core
 
-_PASS_DEFAULTS: Dict[str, Any] = {"machine": "cpu", "reciprocal_division": True}
+_PASS_DEFAULTS: Dict[str, Any] = {"machine": "cpu", "reciprocal_division": False}
 _RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "cpu"}
 _DEBUG_DEFAULTS: Dict[str, Any] = {"dump_dir": "", "dump_passes": False, "swimlane": False, "graph": False,
                                    "verify_passes": False}
@@ -43,8 +43,9 @@ def _update(kind: str, target: Dict[str, Any], defaults: Dict[str, Any], opts: D
 def set_pass_options(**opts: Any) -> None:
     """Compiler options: ``machine`` ("cpu", the default, this host; "a2a3" or "a5" check that
     the program fits that NPU: UB capacity and 32-byte tile rows),
-    ``reciprocal_division`` (True: divide by a per-row value as a multiply by its reciprocal,
-    within 1.5 ulp of the division and several times faster)."""
+    ``reciprocal_division`` (default False; True divides by a per-row value, and a scalar by a
+    tensor, as a multiply by the reciprocal: within 1.5 ulp of the division, but inf for a
+    subnormal divisor; see docs/numerics.md)."""
     global _version
     _update("pass", _pass, _PASS_DEFAULTS, opts)
     _version += 1  # merged options cached by callers are stale now

@@ -91,7 +91,7 @@ class Tensor:
 
     def __rsub__(self, o: Any) -> "Tensor":
         from . import ops
-        return ops.add(ops.neg(self), o)
+        return ops.sub(o, self)
 
     def __mul__(self, o: Any) -> "Tensor":
         from . import ops
@@ -107,7 +107,7 @@ class Tensor:
 
     def __rtruediv__(self, o: Any) -> "Tensor":
         from . import ops
-        return ops.mul(ops.reciprocal(self), o)
+        return ops.div(o, self)  # a division (TDIVS scalar/tile), not reciprocal(self) * o
 
     def __neg__(self) -> "Tensor":
         from . import ops

@@ -201,8 +201,12 @@ NB_MODULE(_core, m) {
            [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
       .def("binary", [](Recorder& r, const std::string& op, int x, int y,
                         nb::handle loc) { return r.Binary(op, x, y, MakeLoc(loc)); })
-      .def("binary_scalar", [](Recorder& r, const std::string& op, int x, double s,
-                               nb::handle loc) { return r.BinaryScalar(op, x, s, MakeLoc(loc)); })
+      .def(
+          "binary_scalar",
+          [](Recorder& r, const std::string& op, int x, double s, nb::handle loc, bool scalar_first) {
+            return r.BinaryScalar(op, x, s, MakeLoc(loc), scalar_first);
+          },
+          "op"_a, "x"_a, "scalar"_a, "loc"_a, "scalar_first"_a = false)
       .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,
                         nb::handle loc) { return r.Reduce(op, x, dim, keepdim, MakeLoc(loc)); })
       .def("cast", [](Recorder& r, int x, DataType dt, nb::handle loc) { return r.Cast(x, dt, MakeLoc(loc)); })

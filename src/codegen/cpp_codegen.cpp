@@ -399,18 +399,18 @@ class KernelWriter {
       (void)s;
       return "pto::TCVT(" + Ref(in.dst) + ", " + Ref(in.srcs[0]) + ")";
     }
-    std::string args = Ref(in.dst);
-    for (int s : in.srcs) args += ", " + Ref(s);
+    std::string srcs;
+    for (int s : in.srcs) srcs += ", " + Ref(s);
+    std::string scalar;
     if (in.has_scalar) {
-      std::ostringstream sc;
-      sc.precision(17);
-      sc << in.scalar;
-      std::string lit = sc.str();
+      // Floating tiles take the scalar as a float (pto::scalar_t: 16-bit tiles compute in float,
+      // so the scalar is not rounded to 16 bits first); integer scalars are exact.
       if (IsFloat(d.dtype))
-        args += ", " + T + "(static_cast<float>(" + lit + "))";
+        scalar = ", " + FloatLiteral(in.scalar);
       else
-        args += ", static_cast<" + T + ">(" + lit + ")";
+        scalar = ", static_cast<" + T + ">(int64_t(" + std::to_string(static_cast<int64_t>(in.scalar)) + "LL))";
     }
+    std::string args = Ref(in.dst) + (in.scalar_first ? scalar + srcs : srcs + scalar);
     return "pto::" + op + "(" + args + ")";
   }
 

@@ -1,5 +1,6 @@
 #include "codegen/fused_loops.h"
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -10,7 +11,7 @@ const std::map<std::string, OpInfo>& FusableOps() {
     std::map<std::string, OpInfo> m;
     const std::map<std::string, std::string> bin = {{"ADD", "_mm256_add_ps(A, B)"}, {"SUB", "_mm256_sub_ps(A, B)"},
                                                     {"MUL", "_mm256_mul_ps(A, B)"}, {"DIV", "_mm256_div_ps(A, B)"},
-                                                    {"MAX", "_mm256_max_ps(A, B)"}, {"MIN", "_mm256_min_ps(A, B)"}};
+                                                    {"MAX", "MaxNan(A, B)"}, {"MIN", "MinNan(A, B)"}};
     for (auto& [name, e] : bin) {
       m["T" + name] = {Form::Binary, e};
       m["T" + name + "S"] = {Form::Scalar, e};
@@ -20,7 +21,8 @@ const std::map<std::string, OpInfo>& FusableOps() {
     m["TEXP"] = {Form::Unary, "A", true};
     m["TABS"] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
     m["TNEG"] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
-    m["TRELU"] = {Form::Unary, "_mm256_max_ps(A, _mm256_setzero_ps())"};
+    // max(0, x) returns x when x is NaN and keeps -0 as the reference does.
+    m["TRELU"] = {Form::Unary, "_mm256_max_ps(_mm256_setzero_ps(), A)"};
     m["TSQRT"] = {Form::Unary, "_mm256_sqrt_ps(A)"};
     m["TRECIP"] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
     return m;
@@ -30,20 +32,32 @@ const std::map<std::string, OpInfo>& FusableOps() {
 
 const Reduction* RowReduction(const std::string& op) {
   static const Reduction sum{"_mm256_add_ps", "_mm256_setzero_ps()", "+"};
-  static const Reduction max{"_mm256_max_ps", "_mm256_set1_ps(-__builtin_inff())", "max"};
-  static const Reduction min{"_mm256_min_ps", "_mm256_set1_ps(__builtin_inff())", "min"};
+  // acc = MaxNan(acc, v): a NaN element, once in acc, stays there.
+  static const Reduction max{"MaxNan", "_mm256_set1_ps(-__builtin_inff())", "pto::elem::max"};
+  static const Reduction min{"MinNan", "_mm256_set1_ps(__builtin_inff())", "pto::elem::min"};
   if (op == "TROWSUM") return &sum;
   if (op == "TROWMAX") return &max;
   if (op == "TROWMIN") return &min;
   return nullptr;
 }
 
-std::string ScalarLiteral(double v) {
-  std::ostringstream lit;  // the same float as the instruction's scalar operand
+std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std::string& dst, const std::string& pad) {
+  std::string fold = std::string(red.scalar) == "+" ? "h += l[q]" : std::string("h = ") + red.scalar + "(h, l[q])";
+  return pad + "{\n" + pad + "  alignas(32) float l[8];\n" + pad + "  _mm256_store_ps(l, " + acc + ");\n" + pad +
+         "  float h = l[0];\n" + pad + "  for (int q = 1; q < 8; ++q) " + fold + ";\n" + pad + "  " + dst +
+         " = h;\n" + pad + "}\n";
+}
+
+std::string FloatLiteral(double v) {
+  if (std::isnan(v)) return "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "-__builtin_inff()";
+  std::ostringstream lit;  // 17 digits: the double itself, then rounded to float once
   lit.precision(17);
   lit << v;
-  return "_mm256_set1_ps(static_cast<float>(" + lit.str() + "))";
+  return "static_cast<float>(" + lit.str() + ")";
 }
+
+std::string ScalarLiteral(double v) { return "_mm256_set1_ps(" + FloatLiteral(v) + ")"; }
 
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
@@ -89,8 +103,12 @@ std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
       std::string t = "t" + std::to_string(in.dst);
       s << p << "__m256 " << t << "[" << U << "];\n";
       for (int u = 0; u < U; ++u) {
-        std::string e = ReplaceAll(op->expr, "A", operand(0, u));
-        if (op->form == Form::Scalar)
+        std::string e = op->expr;
+        if (in.scalar_first)  // scalar/tile form: the scalar is A, the tile B
+          e = ReplaceAll(ReplaceAll(ReplaceAll(e, "A", "@S"), "B", operand(0, u)), "@S", ScalarLiteral(in.scalar));
+        else
+          e = ReplaceAll(e, "A", operand(0, u));
+        if (op->form == Form::Scalar && !in.scalar_first)
           e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
         else if (in.srcs.size() > 1)
           e = ReplaceAll(e, "B", operand(1, u));
@@ -262,12 +280,9 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   loop.rows_out = tiles_out;
   os << EmitColumnLoop(loop, p3);
   if (red) {
-    std::string s_op = red->scalar;
-    std::string combine = s_op == "+" ? "h += l[q]" : "h = std::" + s_op + "(h, l[q])";
-    os << p3 << "alignas(32) float l[8];\n" << p3 << "_mm256_store_ps(l, acc);\n";
-    os << p3 << "float h = l[0];\n" << p3 << "for (int q = 1; q < 8; ++q) " << combine << ";\n";
-    os << p3 << "reinterpret_cast<float*>(" << env.ptr(red_in->dst) << ")[fr * " << env.stride(red_in->dst)
-       << "] = h;\n";
+    os << EmitLaneFold(*red, "acc",
+                       "reinterpret_cast<float*>(" + env.ptr(red_in->dst) + ")[fr * " + env.stride(red_in->dst) + "]",
+                       p3);
   }
   os << p2 << "}\n" << pad << "}\n#else\n" << fallback << "#endif\n";
   return os.str();

@@ -31,15 +31,20 @@ const std::map<std::string, OpInfo>& FusableOps();
 
 /// A row reduction as a fused loop computes it: accumulate, identity, final horizontal step.
 struct Reduction {
-  const char* vec;
-  const char* init;
-  const char* scalar;
+  const char* vec;     // combines two vectors: acc = vec(acc, v)
+  const char* init;    // the identity, as a vector
+  const char* scalar;  // combines two floats: "+" or a function, h = scalar(h, x)
 };
 const Reduction* RowReduction(const std::string& op);  // null if `op` is not one
+/// Code that folds the 8 lanes of the vector `acc` with `red` in lane order and writes the
+/// result to the float lvalue `dst`.
+std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std::string& dst, const std::string& pad);
 
 /// `s` with every `from` replaced by `to` (filling the A/B operands of an OpInfo expression).
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to);
 
+/// A C++ float expression for `v` (rounded to float once; inf and NaN included).
+std::string FloatLiteral(double v);
 /// An AVX2 vector of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
 

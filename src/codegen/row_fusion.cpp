@@ -275,12 +275,7 @@ class RowRegion {
     loop.rows_out = rows_out;
     os << EmitColumnLoop(loop, p2);
     for (size_t x : reds) {
-      const Reduction* red = RowReduction(body_[x].opcode);
-      std::string s_op = red->scalar;
-      std::string combine = s_op == "+" ? "h += l[q]" : "h = std::" + s_op + "(h, l[q])";
-      os << p2 << "{\n" << p2 << "  alignas(32) float l[8];\n" << p2 << "  _mm256_store_ps(l, acc" << x << ");\n";
-      os << p2 << "  float h = l[0];\n" << p2 << "  for (int q = 1; q < 8; ++q) " << combine << ";\n";
-      os << p2 << "  " << Row(body_[x].dst) << "[0] = h;\n" << p2 << "}\n";
+      os << EmitLaneFold(*RowReduction(body_[x].opcode), "acc" + std::to_string(x), Row(body_[x].dst) + "[0]", p2);
     }
     os << pad << "}\n";
     return os.str();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <sstream>
 #include <set>
 
 namespace pypto {
@@ -128,23 +130,42 @@ int Recorder::Binary(const std::string& op, int x, int y, const SourceLoc& loc) 
   return Record(std::move(c));
 }
 
-int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc) {
+int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc, bool scalar_first) {
   CheckLive(x, op, loc);
   const Value& xv = f_.value(x);
-  if (!IsFloat(xv.dtype) && scalar != static_cast<double>(static_cast<int64_t>(scalar)))
-    throw UserError("pypto." + op + ": the scalar " + std::to_string(scalar) + " is not an integer but the tensor " +
-                        DescribeValue(xv) + " is",
-                    loc, "cast the tensor to a float dtype first, or use an integer scalar");
+  if (!IsFloat(xv.dtype)) {
+    // Integer tensors take the scalar exactly, as numpy does for a Python int: one that is not
+    // an integer, or that the dtype cannot hold, is refused rather than rounded or wrapped.
+    std::ostringstream text;
+    text.precision(17);
+    text << scalar;
+    if (!std::isfinite(scalar) || std::trunc(scalar) != scalar)
+      throw UserError("pypto." + op + ": the scalar " + text.str() + " is not an integer but the tensor " +
+                          DescribeValue(xv) + " is",
+                      loc, "cast the tensor to a float dtype first, or use an integer scalar");
+    if (scalar < static_cast<double>(IntegerMin(xv.dtype)) || scalar > static_cast<double>(IntegerMax(xv.dtype)))
+      throw UserError("pypto." + op + ": the scalar " + text.str() + " is out of the range of " +
+                          DataTypeName(xv.dtype) + " [" + std::to_string(IntegerMin(xv.dtype)) + ", " +
+                          std::to_string(IntegerMax(xv.dtype)) + "] of the tensor " + DescribeValue(xv),
+                      loc, "use a scalar the dtype can hold, or cast the tensor to a wider dtype first");
+  }
   OpCall c;
   c.op = op + "_scalar";
   c.inputs = {x};
   c.attrs.set("scalar", scalar);
+  if (scalar_first && (op == "sub" || op == "div")) c.attrs.set("scalar_first", int64_t{1});
   c.loc = loc;
   return Record(std::move(c));
 }
 
 int Recorder::Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc) {
   CheckLive(x, op, loc);
+  DataType dt = f_.value(x).dtype;
+  if (op == "sum" && Is16BitFloat(dt)) {
+    // A 16-bit sum accumulates in fp32 and rounds once (as torch does), so its result does not
+    // depend on how many tiles the reduction spans. max/min are exact in any precision.
+    return Cast(Reduce(op, Cast(x, DataType::FP32, loc), dim, keepdim, loc), dt, loc);
+  }
   OpCall c;
   c.op = op;
   c.inputs = {x};

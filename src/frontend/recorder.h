@@ -26,7 +26,8 @@ class Recorder {
 
   int Unary(const std::string& op, int x, const SourceLoc& loc = {});
   int Binary(const std::string& op, int x, int y, const SourceLoc& loc = {});
-  int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {});
+  /// x op scalar, or scalar op x with `scalar_first` (sub and div; the other ops commute).
+  int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {}, bool scalar_first = false);
   int Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc = {});
   int Cast(int x, DataType dtype, const SourceLoc& loc = {});
   /// a @ b on the cube unit; `out_dtype` < 0 picks the default (the input dtype; int32 for int8).

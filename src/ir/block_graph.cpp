@@ -36,13 +36,17 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     if (in.dst >= 0) os << buf(in.dst) << " = ";
     os << in.opcode << "(";
     bool first = true;
+    if (in.scalar_first) {
+      os << in.scalar;
+      first = false;
+    }
     for (int s : in.srcs) {
       os << (first ? "" : ", ") << buf(s);
       first = false;
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
     if (in.opcode == "TEXTRACT") os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
-    if (in.has_scalar) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
+    if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == "TCVT") os << ", " << DataTypeName(in.dtype);
     if (in.axis >= 0 && in.opcode.rfind("TCOL", 0) == 0) os << ", axis=" << in.axis;
     os << ")\n";

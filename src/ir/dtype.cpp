@@ -27,4 +27,26 @@ DataType DataTypeFromName(const std::string& name) {
   throw UserError("unknown dtype '" + name + "'");
 }
 
+int64_t IntegerMin(DataType t) {
+  switch (t) {
+    case DataType::INT8: return INT8_MIN;
+    case DataType::INT16: return INT16_MIN;
+    case DataType::INT32: return INT32_MIN;
+    case DataType::INT64: return INT64_MIN;
+    default: return 0;  // uint8, bool
+  }
+}
+
+int64_t IntegerMax(DataType t) {
+  switch (t) {
+    case DataType::INT8: return INT8_MAX;
+    case DataType::INT16: return INT16_MAX;
+    case DataType::INT32: return INT32_MAX;
+    case DataType::INT64: return INT64_MAX;
+    case DataType::UINT8: return UINT8_MAX;
+    case DataType::BOOL: return 1;
+    default: return 0;
+  }
+}
+
 }  // namespace pypto

@@ -16,5 +16,10 @@ const char* DataTypeName(DataType t);
 DataType DataTypeFromName(const std::string& name);
 bool IsFloat(DataType t);
 bool IsInteger(DataType t);
+/// The 16-bit floating types, which compute in fp32 inside and round once.
+inline bool Is16BitFloat(DataType t) { return t == DataType::FP16 || t == DataType::BF16; }
+/// Smallest and largest value of an integer (or bool) dtype.
+int64_t IntegerMin(DataType t);
+int64_t IntegerMax(DataType t);
 
 }  // namespace pypto

@@ -202,6 +202,7 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
       if (in.param >= 0) w.Key("param").Int(in.param).Key("coord").Exprs(in.coord);
       if (in.opcode == "TEXTRACT") w.Key("at").Exprs(in.coord).Key("transpose").Bool(in.transpose);
       if (in.has_scalar) w.Key("scalar").Double(in.scalar);
+      if (in.scalar_first) w.Key("scalar_first").Bool(true);
       if (in.opcode == "TCVT") w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.axis >= 0) w.Key("axis").Int(in.axis);
     }

@@ -49,8 +49,10 @@ void ReciprocalDivision(Kernel& k, std::vector<Instr>& body) {
   for (size_t i = 0; i < body.size(); ++i) {
     if (!body[i].body.empty()) ReciprocalDivision(k, body[i].body);
     bool row = body[i].opcode == "TROWEXPANDDIV", col = body[i].opcode == "TCOLEXPANDDIV";
-    if (!(row || col)) continue;
-    const TileBuf& b = k.bufs[body[i].srcs[1]];
+    bool scalar_first = body[i].opcode == "TDIVS" && body[i].scalar_first;
+    if (!(row || col || scalar_first)) continue;
+    const int divisor = scalar_first ? body[i].srcs[0] : body[i].srcs[1];
+    const TileBuf& b = k.bufs[divisor];
     if (!IsFloat(b.dtype)) continue;
     TileBuf r = b;
     r.id = static_cast<int>(k.bufs.size());
@@ -60,10 +62,16 @@ void ReciprocalDivision(Kernel& k, std::vector<Instr>& body) {
     Instr recip;
     recip.opcode = "TRECIP";
     recip.dst = r.id;
-    recip.srcs = {body[i].srcs[1]};
+    recip.srcs = {divisor};
     recip.loc = body[i].loc;
-    body[i].opcode = row ? "TROWEXPANDMUL" : "TCOLEXPANDMUL";
-    body[i].srcs[1] = r.id;
+    if (scalar_first) {
+      body[i].opcode = "TMULS";
+      body[i].scalar_first = false;
+      body[i].srcs[0] = r.id;
+    } else {
+      body[i].opcode = row ? "TROWEXPANDMUL" : "TCOLEXPANDMUL";
+      body[i].srcs[1] = r.id;
+    }
     body.insert(body.begin() + i, recip);
     ++i;
   }

@@ -383,6 +383,7 @@ class Partitioner {
         if (def.kind == OpKind::BinaryScalar) {
           ins.has_scalar = true;
           ins.scalar = t.attrs.get<double>("scalar");
+          ins.scalar_first = t.attrs.has("scalar_first");
         }
         if (def.kind == OpKind::Cast) ins.dtype = t.attrs.get<DataType>("dtype");
         ins.srcs = {x};

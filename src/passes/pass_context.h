@@ -16,7 +16,7 @@ struct CompileOptions {
   std::string dump_dir;          // write per-pass dumps here when set
   bool dump_passes = false;
   std::vector<std::string> dump_only;  // pass names to dump (all if empty)
-  bool reciprocal_division = true;     // FuseInstructions: x / row_value as x * (1 / row_value)
+  bool reciprocal_division = false;    // FuseInstructions: x / row_value as x * (1 / row_value)
   bool keep_snapshots = false;         // keep the block graph after each block-level pass (verify_passes)
 };
 

@@ -38,6 +38,10 @@ struct Ctx {
   const std::vector<BoundParam>& params;
   std::vector<BufState>& bufs;
   SymEnv& env;
+  // fp32 accumulators (Acc tiles) in double across the TMATMUL_ACC steps of a K loop, so that the
+  // reference matmul rounds once over the whole K, whatever the cube tile shape. Dropped when
+  // any other instruction writes the tile.
+  std::unordered_map<int, std::vector<double>> wide_acc;
 };
 
 // Visits the tile's leading-dim slabs (dims 0..R-3) that lie in the valid region; calls
@@ -180,7 +184,31 @@ void MatmulAcc(Ctx& c, const Instr& in) {
     if constexpr (std::is_same_v<In, int8_t>) {
       pto::ref::TMATMUL_ACC(Valid2D<int32_t>(d), Valid2D<In>(a), Valid2D<In>(b));
     } else if constexpr (pto::is_float_v<In>) {
-      pto::ref::TMATMUL_ACC(Valid2D<float>(d), Valid2D<In>(a), Valid2D<In>(b));
+      pto::TileRef<float> D = Valid2D<float>(d);
+      pto::TileRef<In> A = Valid2D<In>(a), B = Valid2D<In>(b);
+      const int M = D.valid_rows, N = D.valid_cols, K = A.valid_cols;
+      if (A.valid_rows < M || B.valid_rows < K || B.valid_cols < N)
+        throw InternalError("TMATMUL_ACC operands do not cover the accumulator in kernel " + c.k.name);
+      std::vector<double>& w = c.wide_acc[in.dst];
+      bool fresh = w.size() != size_t(M) * N;
+      for (int m = 0; !fresh && m < M; ++m)
+        for (int n = 0; !fresh && n < N; ++n) {
+          float was = D.at(m, n), kept = float(w[size_t(m) * N + n]);
+          fresh = !(was == kept || (was != was && kept != kept));
+        }
+      if (fresh) {
+        w.assign(size_t(M) * N, 0.0);
+        for (int m = 0; m < M; ++m)
+          for (int n = 0; n < N; ++n) w[size_t(m) * N + n] = D.at(m, n);
+      }
+      for (int m = 0; m < M; ++m) {
+        double* row = &w[size_t(m) * N];
+        for (int k = 0; k < K; ++k) {
+          const double av = pto::elem::to_double(A.at(m, k));
+          for (int n = 0; n < N; ++n) row[n] += av * pto::elem::to_double(B.at(k, n));
+        }
+        for (int n = 0; n < N; ++n) D.at(m, n) = float(row[n]);
+      }
     } else {
       throw InternalError("TMATMUL_ACC on an unsupported dtype in kernel " + c.k.name);
     }
@@ -188,6 +216,14 @@ void MatmulAcc(Ctx& c, const Instr& in) {
 }
 
 using Handler = std::function<void(Ctx&, const Instr&)>;
+
+// The scalar operand as the instruction takes it: a float for floating tiles (16-bit ones compute
+// in float), the exact integer for integer tiles (the recorder checked it fits).
+template <class T>
+pto::scalar_t<T> ScalarArg(double s) {
+  if constexpr (pto::is_float_v<T>) return static_cast<float>(s);
+  else return static_cast<T>(static_cast<int64_t>(s));
+}
 
 #define PYPTO_FLOAT_UNARY(NAME)                                                          \
   {#NAME, [](Ctx& c, const Instr& in) {                                                  \
@@ -228,8 +264,21 @@ using Handler = std::function<void(Ctx&, const Instr&)>;
      pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
        using T = typename decltype(tag)::type;                                           \
        if constexpr (kIsNumeric<T>)                                                      \
-         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), static_cast<T>(static_cast<float>(in.scalar))); \
+         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), ScalarArg<T>(in.scalar)); \
        else throw UserError(#NAME " is not defined on bool tiles");                      \
+     });                                                                                 \
+   }}
+// TSUBS / TDIVS: tile/scalar, or scalar/tile when the instruction says scalar_first.
+#define PYPTO_NUM_SCALAR_EITHER(NAME)                                                    \
+  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
+     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
+       using T = typename decltype(tag)::type;                                           \
+       if constexpr (kIsNumeric<T>) {                                                    \
+         if (in.scalar_first)                                                            \
+           pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar), Ref2D<T>(c.bufs[in.srcs[0]])); \
+         else                                                                            \
+           pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), ScalarArg<T>(in.scalar)); \
+       } else throw UserError(#NAME " is not defined on bool tiles");                    \
      });                                                                                 \
    }}
 #define PYPTO_COL_REDUCE(NAME)                                                           \
@@ -253,7 +302,7 @@ const std::unordered_map<std::string, Handler>& Handlers() {
        [](Ctx& c, const Instr& in) {
          pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
            using T = typename decltype(tag)::type;
-           pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), static_cast<T>(static_cast<float>(in.scalar)));
+           pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
          });
        }},
       {"TMOV",
@@ -272,7 +321,7 @@ const std::unordered_map<std::string, Handler>& Handlers() {
       PYPTO_NUM_BINARY(TCOLEXPANDADD), PYPTO_NUM_BINARY(TCOLEXPANDSUB), PYPTO_NUM_BINARY(TCOLEXPANDMUL),
       PYPTO_NUM_BINARY(TCOLEXPANDDIV), PYPTO_NUM_BINARY(TCOLEXPANDMAX), PYPTO_NUM_BINARY(TCOLEXPANDMIN),
       PYPTO_FLOAT_BINARY(TROWEXPANDEXPDIF), PYPTO_FLOAT_BINARY(TCOLEXPANDEXPDIF),
-      PYPTO_NUM_SCALAR(TADDS), PYPTO_NUM_SCALAR(TSUBS), PYPTO_NUM_SCALAR(TMULS), PYPTO_NUM_SCALAR(TDIVS),
+      PYPTO_NUM_SCALAR(TADDS), PYPTO_NUM_SCALAR_EITHER(TSUBS), PYPTO_NUM_SCALAR(TMULS), PYPTO_NUM_SCALAR_EITHER(TDIVS),
       PYPTO_NUM_SCALAR(TMAXS), PYPTO_NUM_SCALAR(TMINS),
       PYPTO_NUM_UNARY(TROWSUM), PYPTO_NUM_UNARY(TROWMAX), PYPTO_NUM_UNARY(TROWMIN),
       PYPTO_COL_REDUCE(TCOLSUM), PYPTO_COL_REDUCE(TCOLMAX), PYPTO_COL_REDUCE(TCOLMIN),
@@ -305,6 +354,7 @@ void Exec(Ctx& c, const std::vector<Instr>& body) {
     }
     auto it = handlers.find(in.opcode);
     if (it == handlers.end()) throw InternalError("the interpreter has no instruction " + in.opcode);
+    if (in.opcode != "TMATMUL_ACC" && !c.wide_acc.empty()) c.wide_acc.erase(in.dst);
     try {
       it->second(c, in);
     } catch (const pto::Error& e) {
@@ -328,7 +378,7 @@ void InterpretKernel(const Kernel& k, const std::vector<BoundParam>& params, con
     bufs[i].valid.resize(b.valid.size());
     for (size_t d = 0; d < b.valid.size(); ++d) bufs[i].valid[d] = b.valid[d].Eval(env);
   }
-  Ctx c{k, params, bufs, env};
+  Ctx c{k, params, bufs, env, {}};
   Exec(c, k.body);
 }
 

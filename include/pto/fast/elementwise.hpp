@@ -79,6 +79,23 @@ struct Min {
     return r;
   }
 };
+// Scalar/tile forms: the bound scalar is the first operand.
+struct RSub {
+  static constexpr bool kVec = true;
+  template <class V>
+  V operator()(V a, V b) const {
+    if constexpr (fp<V>) return b - a;
+    else return elem::sub(b, a);
+  }
+};
+struct RDiv {
+  static constexpr bool kVec = true;
+  template <class V>
+  V operator()(V a, V b) const {
+    if constexpr (fp<V>) return b / a;
+    else return elem::div(b, a);
+  }
+};
 struct Recip { float operator()(float a) const { return 1.0f / a; } };
 struct Log { float operator()(float a) const { return std::log(a); } };
 
@@ -180,7 +197,7 @@ PTO_FAST_FLOAT_UNARY(TRECIP, fast::map(dst, fast::Recip{}, src))
 // ---- tile-scalar -------------------------------------------------------------------------------
 #define PTO_FAST_SCALAR(NAME, OP)                                                        \
   template <class T>                                                                     \
-  void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {            \
+  void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<scalar_t<T>> scalar) { \
     using V = fast::calc_t<T>;                                                           \
     fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                   \
   }
@@ -198,11 +215,21 @@ PTO_FAST_SCALAR(TSHLS, Shl)
 PTO_FAST_SCALAR(TSHRS, Shr)
 PTO_FAST_SCALAR(TLRELU, Lrelu)
 #undef PTO_FAST_SCALAR
+#define PTO_FAST_SCALAR_FIRST(NAME, OP)                                                  \
+  template <class T>                                                                     \
+  void NAME(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar, TileRef<T> src) { \
+    using V = fast::calc_t<T>;                                                           \
+    fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                   \
+  }
+PTO_FAST_SCALAR_FIRST(TSUBS, RSub)
+PTO_FAST_SCALAR_FIRST(TDIVS, RDiv)
+#undef PTO_FAST_SCALAR_FIRST
 
 template <class T>
-void TEXPANDS(TileRef<T> dst, std::type_identity_t<T> scalar) {
+void TEXPANDS(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar) {
   ref::detail::check_tile(dst, "dst");
-  for (int r = 0; r < dst.valid_rows; ++r) std::fill_n(dst.row(r), dst.valid_cols, scalar);
+  const T v = elem::from_double<T>(double(scalar));
+  for (int r = 0; r < dst.valid_rows; ++r) std::fill_n(dst.row(r), dst.valid_cols, v);
 }
 
 // ---- ternary -----------------------------------------------------------------------------------

@@ -45,10 +45,14 @@ PTO_REF_UNARY(TNOT, bit_not)
 #undef PTO_REF_UNARY
 
 // dst = src op scalar. The scalar takes no part in deduction: TADDS(t, t, 1) works for T = float.
-#define PTO_REF_SCALAR(NAME, FN)                                                   \
-  template <class T>                                                               \
-  void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<T> scalar) {      \
-    detail::unary(dst, src, [scalar](T x) { return elem::FN(x, scalar); });        \
+// 16-bit tiles compute x op scalar in float and round once to T (scalar_t<T> is float).
+#define PTO_REF_SCALAR(NAME, FN)                                                          \
+  template <class T>                                                                      \
+  void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<scalar_t<T>> scalar) {   \
+    detail::unary(dst, src, [scalar](T x) {                                               \
+      if constexpr (std::is_same_v<scalar_t<T>, T>) return elem::FN(x, scalar);          \
+      else return elem::from_double<T>(double(elem::FN(float(x), scalar)));               \
+    });                                                                                   \
   }
 PTO_REF_SCALAR(TADDS, add)
 PTO_REF_SCALAR(TSUBS, sub)
@@ -63,12 +67,26 @@ PTO_REF_SCALAR(TXORS, bit_xor)
 PTO_REF_SCALAR(TSHLS, shl)
 PTO_REF_SCALAR(TSHRS, shr)
 PTO_REF_SCALAR(TLRELU, lrelu)  // scalar is the negative slope
+
+// Scalar/tile forms (the second TSUBS / TDIVS overloads): dst = scalar op src.
+#define PTO_REF_SCALAR_FIRST(NAME, FN)                                                    \
+  template <class T>                                                                      \
+  void NAME(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar, TileRef<T> src) {   \
+    detail::unary(dst, src, [scalar](T x) {                                               \
+      if constexpr (std::is_same_v<scalar_t<T>, T>) return elem::FN(T(scalar), x);       \
+      else return elem::from_double<T>(double(elem::FN(scalar, float(x))));               \
+    });                                                                                   \
+  }
+PTO_REF_SCALAR_FIRST(TSUBS, sub)
+PTO_REF_SCALAR_FIRST(TDIVS, div)
+#undef PTO_REF_SCALAR_FIRST
 #undef PTO_REF_SCALAR
 
 // dst = scalar on dst's valid region.
 template <class T>
-void TEXPANDS(TileRef<T> dst, std::type_identity_t<T> scalar) {
-  detail::for_each(dst, [scalar](int, int) { return scalar; });
+void TEXPANDS(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar) {
+  const T v = elem::from_double<T>(double(scalar));
+  detail::for_each(dst, [v](int, int) { return v; });
 }
 
 // Ternary forms. TADDC = src0 + src1 + src2 and TSUBC = src0 - src1 + src2, each step rounded to
