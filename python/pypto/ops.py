@@ -297,16 +297,18 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 def rms_norm(x: Tensor, gamma: Tensor, epsilon: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x**2, -1) + epsilon) * gamma (gamma broadcasts along the last dim)."""
-    x, dt = _widen(_t(x, "rms_norm"))
+    # gamma first: its cast has its own (1 x C) tile grid, so recorded before x's cast it does
+    # not split x's cast from the kernel that uses it.
     gamma, _ = _widen(_t(gamma, "rms_norm"))
+    x, dt = _widen(_t(x, "rms_norm"))
     return _narrow(mul(mul(x, rsqrt(add(mean(mul(x, x), -1, keepdim=True), epsilon))), gamma), dt)
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim."""
-    x, dt = _widen(_t(x, "layer_norm"))
-    gamma, _ = _widen(_t(gamma, "layer_norm"))
+    gamma, _ = _widen(_t(gamma, "layer_norm"))  # before x, as in rms_norm
     beta, _ = _widen(_t(beta, "layer_norm"))
+    x, dt = _widen(_t(x, "layer_norm"))
     xc = sub(x, mean(x, -1, keepdim=True))
     var = mean(mul(xc, xc), -1, keepdim=True)
     return _narrow(add(mul(mul(xc, rsqrt(add(var, epsilon))), gamma), beta), dt)
