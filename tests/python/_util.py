@@ -36,3 +36,13 @@ def run_both(fn, *args):
         finally:
             pypto.set_runtime_options(run_mode="cpu")
     return outs["interp"], outs["cpu"]
+
+
+def run_in(mode, fn, *args):
+    """fn(*args) with run_mode `mode` ("interp" or "cpu")."""
+    import pypto
+    pypto.set_runtime_options(run_mode=mode)
+    try:
+        return fn(*args)
+    finally:
+        pypto.set_runtime_options(run_mode="cpu")

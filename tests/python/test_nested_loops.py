@@ -5,18 +5,14 @@ import numpy as np
 import pytest
 
 import pypto
-from _util import assert_close, randn, rng
+from _util import run_in, assert_close, randn, rng
 
 F32 = pypto.DT_FP32
 MODES = ["interp", "cpu"]
 
 
 def run(fn, mode, *args):
-    pypto.set_runtime_options(run_mode=mode)
-    try:
-        return fn(*args)
-    finally:
-        pypto.set_runtime_options(run_mode="cpu")
+    return run_in(mode, fn, *args)
 
 
 N = 4

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pypto
-from _util import randn, rng
+from _util import run_in, randn, rng
 
 F32, F16, BF16, I32, I8 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32, pypto.DT_INT8
 MODES = ["interp", "cpu"]
@@ -14,11 +14,7 @@ R, C = 8, 64
 
 
 def run(fn, mode, *args):
-    pypto.set_runtime_options(run_mode=mode)
-    try:
-        return fn(*args)
-    finally:
-        pypto.set_runtime_options(run_mode="cpu")
+    return run_in(mode, fn, *args)
 
 
 def same_fp32(got, want, ulps=0):
