@@ -146,6 +146,13 @@ inline void ExpN(__m256 (&v)[U]) {
 inline __m256 MaxNan(__m256 a, __m256 b) {
   return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
 }
+// 1 / sqrt(x) in double, rounded once: TRSQRT's result bit for bit.
+inline __m256 RsqrtExact(__m256 x) {
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d lo = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+  const __m256d hi = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+  return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
 inline __m256 MinNan(__m256 a, __m256 b) {
   return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
 }
@@ -246,6 +253,54 @@ inline void StoreRow(const T* row, const int64_t (&shape)[R], const int64_t (&va
     std::memcpy(dst, row, sizeof(T) * size_t(valid[R - 1]));
   } else {
     for (int64_t c = 0; c < valid[R - 1]; ++c) dst[c * p.stride[R - 1]] = row[c];
+  }
+}
+
+// Element offset in a tensor window of row `fr` of an R-dim tile, or -1 past the valid rows.
+template <int R>
+inline int64_t RowOffset(const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                         const PyptoParamView& p, int64_t fr) {
+  int64_t off = start[R - 1] * p.stride[R - 1];
+  for (int d = R - 2; d >= 0; --d) {
+    const int64_t i = fr % shape[d];
+    fr /= shape[d];
+    if (i >= valid[d]) return -1;
+    off += (start[d] + i) * p.stride[d];
+  }
+  return off;
+}
+
+// LoadRow of a 16-bit tensor (T = pto::half or pto::bfloat16), widened to float in `scratch`
+// (exact): a TLOAD and the TCVT to fp32 after it, in one pass over the row.
+template <class T, int R>
+inline const float* LoadRowWiden(float* scratch, const int64_t (&shape)[R], const int64_t (&valid)[R],
+                                 const int64_t (&start)[R], const PyptoParamView& p, int64_t fr) {
+  const int64_t off = RowOffset<R>(shape, valid, start, p, fr);
+  if (off < 0) {
+    std::fill(scratch, scratch + shape[R - 1], 0.0f);
+    return scratch;
+  }
+  const T* src = reinterpret_cast<const T*>(p.data) + off;
+  if (p.stride[R - 1] == 1) {
+    pto::simd::to_float(src, scratch, int(valid[R - 1]));
+  } else {
+    for (int64_t c = 0; c < valid[R - 1]; ++c) scratch[c] = float(src[c * p.stride[R - 1]]);
+  }
+  return scratch;
+}
+
+// StoreRow of a float row into a 16-bit tensor, rounding to nearest even: a TCVT to T and the
+// TSTORE after it, in one pass over the row.
+template <class T, int R>
+inline void StoreRowNarrow(const float* row, const int64_t (&shape)[R], const int64_t (&valid)[R],
+                           const int64_t (&start)[R], const PyptoParamView& p, int64_t fr) {
+  const int64_t off = RowOffset<R>(shape, valid, start, p, fr);
+  if (off < 0) return;
+  T* dst = reinterpret_cast<T*>(p.data) + off;
+  if (p.stride[R - 1] == 1) {
+    pto::simd::from_float(row, dst, int(valid[R - 1]));
+  } else {
+    for (int64_t c = 0; c < valid[R - 1]; ++c) dst[c * p.stride[R - 1]] = T(row[c]);
   }
 }
 

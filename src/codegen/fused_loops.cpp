@@ -16,6 +16,7 @@ const std::map<std::string, OpInfo>& FusableOps() {
       m["T" + name] = {Form::Binary, e};
       m["T" + name + "S"] = {Form::Scalar, e};
       m["TROWEXPAND" + name] = {Form::RowExpand, e};
+      m["TCOLEXPAND" + name] = {Form::ColExpand, e};
     }
     m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "_mm256_sub_ps(A, B)", true};
     m["TEXP"] = {Form::Unary, "A", true};
@@ -25,6 +26,7 @@ const std::map<std::string, OpInfo>& FusableOps() {
     m["TRELU"] = {Form::Unary, "_mm256_max_ps(_mm256_setzero_ps(), A)"};
     m["TSQRT"] = {Form::Unary, "_mm256_sqrt_ps(A)"};
     m["TRECIP"] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
+    m["TRSQRT"] = {Form::Unary, "RsqrtExact(A)"};
     return m;
   }();
   return ops;

@@ -20,7 +20,8 @@ namespace pypto {
 /// How an fp32 instruction reads its operands, and its AVX2 expression (A and B stand for
 /// the first and second operand: a tile, the scalar, or the row value of an R x 1 tile).
 /// `exp`: the result is exp of the expression (computed for several vectors at once).
-enum class Form { Binary, Scalar, Unary, RowExpand };
+/// ColExpand: the second operand is a 1 x C tile, the same row for every row (row fusion only).
+enum class Form { Binary, Scalar, Unary, RowExpand, ColExpand };
 struct OpInfo {
   Form form;
   std::string expr;

@@ -1,7 +1,9 @@
 #include "codegen/row_fusion.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "codegen/cpp_codegen.h"
 #include "codegen/fused_loops.h"
 
 namespace pypto {
@@ -65,9 +67,14 @@ class RowRegion {
       bool loaded = false;
       for (const Instr* m : mem)
         loaded = loaded || (m->opcode == "TLOAD" && RootOf(env.fn, k_.params[m->param].value) == root);
-      if (!loaded) direct_[st.srcs[0]] = &st;
+      if (!loaded && k_.bufs[st.srcs[0]].dtype == DataType::FP32) direct_[st.srcs[0]] = &st;
     }
+    FindConversions();
     FindColumnWork();
+    for (size_t j = i; j < i + n; ++j) {  // 1 x C operands of TCOLEXPAND*: the same row for every row
+      auto it = FusableOps().find(body[j].opcode);
+      if (it != FusableOps().end() && it->second.form == Form::ColExpand) row_consts_.insert(body[j].srcs[1]);
+    }
   }
 
   // Why the stretch can not run row by row ("" if it can).
@@ -86,12 +93,32 @@ class RowRegion {
       if (in.opcode == "TSTORE" && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
     }
     if (compute < 2) return "too short";
+    for (size_t j = i_; j < i_ + n_; ++j) {  // a row constant is read only as one
+      const Instr& in = body_[j];
+      auto it = FusableOps().find(in.opcode);
+      bool col_expand = it != FusableOps().end() && it->second.form == Form::ColExpand;
+      for (size_t s = 0; s < in.srcs.size(); ++s)
+        if (row_consts_.count(in.srcs[s]) && !(col_expand && s == 1)) return "a 1 x C tile is read as a row";
+      if (in.opcode == "TLOAD" && k_.bufs[in.dst].rows() == 1 && !row_consts_.count(in.dst) &&
+          k_.bufs[in.dst].rows() != k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst].rows())
+        return "a 1 x C load that no TCOLEXPAND reads";
+    }
+    for (size_t j = i_; j < i_ + n_; ++j) {  // 16-bit tiles only as converted loads and stores
+      const Instr& in = body_[j];
+      bool ok = in.opcode == "TCVT" ? widen_.count(in.dst) || narrow_.count(in.dst)
+                : in.opcode == "TLOAD" ? Fp32(in.dst) || widened_from_.count(in.dst)
+                : in.opcode == "TSTORE" ? Fp32(in.srcs[0]) || narrow_.count(in.srcs[0])
+                                        : true;
+      if (!ok) return "a 16-bit tile is used other than as a converted load or store";
+    }
     for (int b : loaded_)
-      if (ReadsAfter(b)) return "a loaded tile is read after it";
+      if (ReadsAfter(b) && !widen_.count(b)) return "a loaded tile is read after it";
     // Tiles that stay in UB: those read after the stretch, and inputs made before it. Rows of
     // one must not land on another's memory (scratch rows and loads do not use UB).
     std::vector<int> ub;
     for (int b : defined_)
+      if (ReadsAfter(b)) ub.push_back(b);
+    for (auto& [b, ld] : widen_)
       if (ReadsAfter(b)) ub.push_back(b);
     for (auto& [b, n] : reads_in_)
       if (!defined_.count(b) && !loaded_.count(b)) ub.push_back(b);
@@ -111,13 +138,23 @@ class RowRegion {
     std::string p2 = pad + "  ", p3 = p2 + "  ";
     for (size_t j = i_; j < i_ + n_; ++j) {  // scratch rows: tiles made and used here, loads that copy
       const Instr& in = body_[j];
-      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in)) continue;
+      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in) ||
+          !Fp32(in.dst))
+        continue;
       os << p2 << "alignas(32) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
     }
     os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
     os << p2 << "(void)lanes;\n";
     const TileBuf& first = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst];
     os << ColumnPrologue(first.rows(), p2);
+    for (size_t j = i_; j < i_ + n_; ++j) {  // row constants loaded in the stretch, once
+      const Instr& in = body_[j];
+      if (in.opcode != "TLOAD" || !row_consts_.count(in.dst)) continue;
+      const TileBuf& b = k_.bufs[in.dst];
+      os << p2 << "alignas(32) float rcs" << in.dst << "[" << (b.cols() + 7) / 8 * 8 << "];\n";
+      os << p2 << "const float* rc" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rcs" << in.dst << ", "
+         << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], 0);\n";
+    }
     os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
     for (auto& [b, st] : direct_)
       os << p3 << "float* w" << b << " = RowTarget<float, " << k_.bufs[b].shape.size() << ">(rb" << b << ", "
@@ -126,6 +163,33 @@ class RowRegion {
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
       if (column_.count(&in)) {  // done before or after the row loop
+        ++j;
+        continue;
+      }
+      if (in.opcode == "TCVT") {  // a widening load (its TLOAD emitted nothing) or a narrowing store
+        if (auto w = widen_.find(in.dst); w != widen_.end()) {
+          const Instr& ld = *w->second;
+          const TileBuf& b = k_.bufs[ld.dst];
+          // Widened into its UB row when read after the stretch, else into a scratch row.
+          std::string to = ReadsAfter(in.dst) ? "(reinterpret_cast<float*>(" + env_.ptr(in.dst) + ") + fr * " +
+                                                    env_.stride(in.dst) + ")"
+                                              : "rb" + std::to_string(in.dst);
+          os << p3 << "const float* r" << in.dst << " = LoadRowWiden<" << CppType(b.dtype) << ", " << b.shape.size()
+             << ">(" << to << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(ld) << ", P["
+             << ld.param << "], fr);\n";
+        }
+        ++j;
+        continue;
+      }
+      if (in.opcode == "TLOAD" && (widened_from_.count(in.dst) || row_consts_.count(in.dst))) {
+        ++j;
+        continue;
+      }
+      if (in.opcode == "TSTORE" && narrow_.count(in.srcs[0])) {
+        const TileBuf& b = k_.bufs[in.srcs[0]];
+        os << p3 << "StoreRowNarrow<" << CppType(b.dtype) << ", " << b.shape.size() << ">("
+           << Row(narrow_.at(in.srcs[0])) << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P["
+           << in.param << "], fr);\n";
         ++j;
         continue;
       }
@@ -162,6 +226,38 @@ class RowRegion {
   }
 
  private:
+  bool Fp32(int b) const { return k_.bufs[b].dtype == DataType::FP32; }
+  int TotalReads(int b) const {
+    auto t = env_.reads.find(b);
+    return t == env_.reads.end() ? 0 : t->second;
+  }
+
+  // 16-bit tiles that only convert: TLOAD(h) read only by TCVT(f <- h) becomes one widening
+  // row load of f (LoadRowWiden), and TCVT(h <- f) read only by TSTORE(h) one narrowing row
+  // store (StoreRowNarrow). The 16-bit tiles never exist then, nor the passes over them.
+  void FindConversions() {
+    std::map<int, const Instr*> loads;
+    for (size_t j = i_; j < i_ + n_; ++j) {
+      const Instr& in = body_[j];
+      if (in.opcode == "TLOAD") loads[in.dst] = &in;
+      if (in.opcode != "TCVT" || in.srcs.size() != 1) continue;
+      const int h = in.srcs[0], f = in.dst;
+      const DataType hd = k_.bufs[h].dtype, fd = k_.bufs[f].dtype;
+      if (Is16BitFloat(hd) && fd == DataType::FP32 && loads.count(h) && TotalReads(h) == 1 &&
+          k_.bufs[h].shape == k_.bufs[f].shape) {
+        widen_[f] = loads[h];
+        widened_from_.insert(h);
+        defined_.erase(f);
+        loaded_.insert(f);
+      }
+      if (fd == DataType::FP32 || !Is16BitFloat(fd) || hd != DataType::FP32 || TotalReads(f) != 1 ||
+          k_.bufs[h].shape != k_.bufs[f].shape)
+        continue;
+      for (size_t x = j + 1; x < i_ + n_; ++x)
+        if (body_[x].opcode == "TSTORE" && body_[x].srcs[0] == f) narrow_[f] = h;
+    }
+  }
+
   bool ReadsAfter(int b) const {
     auto t = env_.reads.find(b);
     auto r = reads_in_.find(b);
@@ -186,6 +282,8 @@ class RowRegion {
 
   // Where row fr of a tile is: scratch, a loaded row, or its UB row.
   std::string Row(int b) const {
+    if (row_consts_.count(b))
+      return loaded_.count(b) ? "rc" + std::to_string(b) : "reinterpret_cast<const float*>(" + env_.ptr(b) + ")";
     if (column_tiles_.count(b)) return "(" + ColumnOf(b) + " + fr)";
     if (loaded_.count(b)) return "r" + std::to_string(b);
     if (direct_.count(b)) return "w" + std::to_string(b);
@@ -289,7 +387,9 @@ class RowRegion {
   // no load of its tensor follows it.
   void FindColumnWork() {
     const int64_t rows = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst].rows();
-    auto column = [&](int b) { return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096; };
+    auto column = [&](int b) {
+      return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096 && Fp32(b);
+    };
     auto root = [&](const Instr& in) { return RootOf(env_.fn, k_.params[in.param].value); };
     bool computes = false;
     for (size_t j = i_; j < i_ + n_; ++j) {
@@ -366,29 +466,52 @@ class RowRegion {
   std::map<int, const Instr*> direct_;  // tiles made in place in the tensor their store writes
   std::set<const Instr*> column_;       // instructions done outside the row loop (FindColumnWork)
   std::set<int> column_tiles_;          // the R x 1 tiles they load or make
+  std::map<int, const Instr*> widen_;   // fp32 tile -> the TLOAD of the 16-bit tile it widens
+  std::set<int> widened_from_;          // those 16-bit tiles
+  std::map<int, int> narrow_;           // 16-bit tile stored -> the fp32 tile it narrows
+  std::set<int> row_consts_;            // 1 x C tiles read by TCOLEXPAND* (Row gives their one row)
 };
 
 // Whether body[j] can take part in a row loop over tiles whose leading dims are `lead`.
 bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
-  auto fits = [&](int b) {
+  // 16-bit tiles take part only as loads, stores and conversions, which RowRegion fuses into
+  // widening loads and narrowing stores (or refuses).
+  auto fits = [&](int b, bool sixteen_ok = false) {
     const TileBuf& t = k.bufs[b];
-    if (t.dtype != DataType::FP32 || t.loc != "Vec" || t.shape.size() < 2) return false;
+    bool dtype_ok = t.dtype == DataType::FP32 || (sixteen_ok && Is16BitFloat(t.dtype));
+    if (!dtype_ok || t.loc != "Vec" || t.shape.size() < 2) return false;
     if (lead.empty()) lead = LeadingDims(t);
     return LeadingDims(t) == lead;
   };
-  if (in.opcode == "TLOAD") return in.param >= 0 && fits(in.dst);
-  if (in.opcode == "TSTORE") return in.param >= 0 && fits(in.srcs[0]);
+  // A 1 x C tile (every leading dim 1) is loaded once before the row loop (a row constant,
+  // read by TCOLEXPAND* of every row); RowRegion checks that nothing else reads it.
+  auto row_constant = [&](int b) {
+    const TileBuf& t = k.bufs[b];
+    return t.dtype == DataType::FP32 && t.loc == "Vec" && t.shape.size() >= 2 && t.rows() == 1;
+  };
+  if (in.opcode == "TLOAD" && in.param >= 0 && row_constant(in.dst) && !lead.empty() &&
+      std::any_of(lead.begin(), lead.end(), [](int64_t d) { return d != 1; }))
+    return true;
+  if (in.opcode == "TLOAD") return in.param >= 0 && fits(in.dst, true);
+  if (in.opcode == "TSTORE") return in.param >= 0 && fits(in.srcs[0], true);
+  if (in.opcode == "TCVT")
+    return in.dst >= 0 && in.srcs.size() == 1 && fits(in.dst, true) && fits(in.srcs[0], true) &&
+           (k.bufs[in.dst].dtype == DataType::FP32) != (k.bufs[in.srcs[0]].dtype == DataType::FP32);
   if (in.dst < 0 || !fits(in.dst)) return false;
-  for (int s : in.srcs)
-    if (!fits(s) || s == in.dst) return false;
+  auto it = FusableOps().find(in.opcode);
+  const bool col_expand = it != FusableOps().end() && it->second.form == Form::ColExpand;
+  for (size_t s = 0; s < in.srcs.size(); ++s) {
+    if (in.srcs[s] == in.dst) return false;
+    if (col_expand && s == 1 ? !row_constant(in.srcs[s]) : !fits(in.srcs[s])) return false;
+  }
   const TileBuf& d = k.bufs[in.dst];
   if (RowReduction(in.opcode)) return d.cols() == 1 && in.srcs.size() == 1;
-  auto it = FusableOps().find(in.opcode);
   if (it == FusableOps().end()) return false;
   for (size_t s = 0; s < in.srcs.size(); ++s) {
     const TileBuf& b = k.bufs[in.srcs[s]];
     bool row_value = it->second.form == Form::RowExpand && s == 1;
-    if (row_value ? b.cols() != 1 : b.shape != d.shape) return false;
+    bool row_const = col_expand && s == 1;
+    if (row_value ? b.cols() != 1 : row_const ? b.cols() != d.cols() : b.shape != d.shape) return false;
   }
   return true;
 }

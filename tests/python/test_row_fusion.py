@@ -149,3 +149,47 @@ def test_row_values_are_computed_for_all_rows_before_the_row_loop(shape, tile):
     assert_close(outs["cpu"][4], acc * alpha + pv, rtol=1e-5, atol=1e-6)
     src = f.last.program.native_source()
     assert "row-fused:" in src and "R x 1 values of all rows" in src and "StoreColumn" in src
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("kind", ["rms_norm", "softmax"])
+@pytest.mark.parametrize("shape,tile", [((40, 200), (8, 200)), ((3, 9, 70), (2, 4, 70))])
+def test_16bit_composite_is_one_row_loop_with_converting_loads_and_stores(dt, kind, shape, tile):
+    # The fp16/bf16 composites widen to fp32 inside: the loads widen and the stores narrow in
+    # the row loop (no 16-bit tiles, no passes over them); rms_norm's TRSQRT and gamma
+    # broadcast (TCOLEXPANDMUL of a 1 x C row) run in it too. Same bits as the interpreter.
+    torch = pytest.importorskip("torch")
+    tdt, pdt = {"fp16": (torch.float16, pypto.DT_FP16), "bf16": (torch.bfloat16, pypto.DT_BF16)}[dt]
+    C = shape[-1]
+    gshape = (1,) * (len(shape) - 1) + (C,)
+
+    @pypto.jit
+    def norm(x: T(shape, pdt), g: T(gshape, pdt)):
+        pypto.set_vec_tile_shapes(*tile)
+        return pypto.rms_norm(x, g)
+
+    @pypto.jit
+    def softmax(x: T(shape, pdt)):
+        pypto.set_vec_tile_shapes(*tile)
+        return pypto.softmax(x)
+
+    gen = torch.Generator().manual_seed(21)
+    x = (torch.randn(*shape, generator=gen) * 3).to(tdt)
+    g = (torch.rand(1, C, generator=gen) + 0.5).to(tdt).reshape(gshape)
+    if kind == "rms_norm":
+        f, targs = norm, (x, g)
+        want = torch.nn.functional.rms_norm(x, (C,), g.reshape(C), 1e-6)
+    else:
+        f, targs = softmax, (x,)
+        want = torch.softmax(x, -1)
+    args = targs if dt == "bf16" else tuple(t.numpy() for t in targs)
+    interp, cpu = run_both(f, *args)
+    as_np = (lambda t: t.float().numpy()) if dt == "bf16" else (lambda t: np.asarray(t, np.float32))
+    if kind == "rms_norm":
+        np.testing.assert_array_equal(as_np(cpu), as_np(interp))
+    ulp = 2 ** -10 if dt == "fp16" else 2 ** -7
+    np.testing.assert_allclose(as_np(cpu), want.float().numpy(), rtol=ulp, atol=1e-6)
+    src = f.last.program.native_source()
+    assert "LoadRowWiden<" in src and "StoreRowNarrow<" in src, src
+    if kind == "rms_norm":
+        assert any("TRSQRT" in line and "TCOLEXPANDMUL" in line for line in src.splitlines() if "row-fused:" in line)
