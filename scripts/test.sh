@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 
 echo "[test] C++ (GoogleTest via ctest)"
-cmake -S . -B build/cpp-tests -G Ninja -DPYPTO_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/cpp-tests -G Ninja -DPYPTO_BUILD_TESTS=ON -DPYPTO_WERROR=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/cpp-tests -j 2
 ctest --test-dir build/cpp-tests --output-on-failure -j 2
 

@@ -23,9 +23,17 @@ std::string FormatLocation(const SourceLoc& loc) {
 }
 
 static std::string Compose(const std::string& msg, const SourceLoc& loc, const std::string& hint) {
+  // Appends only: GCC 12 warns (-Wrestrict, a false positive) on chains of operator+ here.
   std::string out = msg;
-  if (loc.known()) out += "\n" + FormatLocation(loc);
-  if (!hint.empty()) out += (loc.known() ? "" : "\n") + std::string("hint: ") + hint;
+  if (loc.known()) {
+    out += '\n';
+    out += FormatLocation(loc);
+  }
+  if (!hint.empty()) {
+    if (!loc.known()) out += '\n';
+    out += "hint: ";
+    out += hint;
+  }
   return out;
 }
 

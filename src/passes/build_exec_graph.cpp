@@ -168,8 +168,8 @@ class ExecBuilder {
         std::string why = Blocker(g_.kernels[run.at(d)->kernel], k);
         if (why.empty())
           n.pointwise_after.push_back(d);
-        else
-          n.pointwise_reason = "#" + std::to_string(d) + ": " + why;
+        else  // appends: operator+ chains draw a false -Wrestrict from GCC 12
+          (n.pointwise_reason = "#").append(std::to_string(d)).append(": ").append(why);
       }
       out.Add(n);
       seen.push_back(out.entries.back().item.get());

@@ -457,6 +457,8 @@ class Partitioner {
         Store(b, t, x, t.output, coord, out);
         return x;
       }
+      case OpKind::Matmul:
+        throw InternalError("a matmul reached the vector lowering (Cube lowers it)");
     }
     throw InternalError("unhandled op kind");
   }

@@ -105,18 +105,22 @@ const std::string& HeadersHash() {
 }
 
 // A precompiled kernel_support.hpp (most of a kernel's compile time is parsing it). Returns the
-// directory to put first on the include path, or "" when the compiler cannot make one.
+// directory to put first on the include path, or "" when the compiler cannot make one (or one
+// turned out damaged in this process: see DiscardPrecompiledHeader).
+std::mutex g_pch_mu;
+std::string g_pch_dir;
+bool g_pch_tried = false;
+
 std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
-  static std::string dir_cached;
-  static bool tried = false;
-  if (tried) return dir_cached;
-  tried = true;
+  std::lock_guard<std::mutex> lock(g_pch_mu);
+  if (g_pch_tried) return g_pch_dir;
+  g_pch_tried = true;
   char key[32];
   std::snprintf(key, sizeof(key), "%016llx",
                 static_cast<unsigned long long>(Fnv1a(cmd_no_shared + CompilerVersion() + HeadersHash())));
   fs::path dir = fs::path(KernelCacheDir()) / (std::string("pch-") + key);
   fs::path gch = dir / "pypto" / "kernel_support.hpp.gch";
-  if (fs::exists(gch)) return dir_cached = dir.string();
+  if (fs::exists(gch)) return g_pch_dir = dir.string();
   std::error_code ec;
   fs::create_directories(gch.parent_path(), ec);
   if (ec) return "";
@@ -130,7 +134,48 @@ std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
     return "";
   }
   fs::rename(tmp, gch, ec);
-  return ec ? "" : dir_cached = dir.string();
+  return ec ? "" : g_pch_dir = dir.string();
+}
+
+// A compile that failed with the precompiled header and worked without it: the header is damaged
+// (a truncated file, a killed compiler). Remove it so that the next process rebuilds it, and stop
+// using it here.
+void DiscardPrecompiledHeader(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(g_pch_mu);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  g_pch_dir.clear();
+  std::fprintf(stderr, "pypto: warning: the precompiled header in %s was damaged; removed (rebuilt by the next process)\n",
+               dir.c_str());
+}
+
+// Every cached library ends with a trailer: magic, the length of the library before it and a
+// hash of those bytes. A library that does not match (truncated by a full disk or a killed
+// process, overwritten, copied in part) is never loaded: dlopen of a damaged ELF file can crash
+// the process (SIGBUS, SIGILL) instead of failing.
+constexpr char kTrailerMagic[] = "PYPTOSO1";
+constexpr size_t kTrailerBytes = 8 + 16 + 16;
+
+std::string Trailer(const std::string& bytes) {
+  char t[kTrailerBytes + 1];
+  std::snprintf(t, sizeof(t), "%s%016llx%016llx", kTrailerMagic, static_cast<unsigned long long>(bytes.size()),
+                static_cast<unsigned long long>(Fnv1a(bytes)));
+  return std::string(t, kTrailerBytes);
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Whether the cached library at `so` is whole (see Trailer).
+bool VerifiedLibrary(const fs::path& so) {
+  std::string all = ReadFile(so);
+  if (all.size() < kTrailerBytes) return false;
+  std::string body = all.substr(0, all.size() - kTrailerBytes);
+  return all.compare(all.size() - kTrailerBytes, kTrailerBytes, Trailer(body)) == 0;
 }
 
 std::mutex g_mu;
@@ -166,36 +211,78 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
   std::lock_guard<std::mutex> lock(g_mu);
   void* handle = nullptr;
   if (auto it = g_loaded.find(lib.path); it != g_loaded.end()) handle = it->second;
-  if (!handle && !fs::exists(so)) {
+  bool usable = handle != nullptr;
+  if (!usable && fs::exists(so)) {
+    usable = VerifiedLibrary(so);
+    if (!usable)
+      std::fprintf(stderr, "pypto: warning: the cached kernel library %s is damaged; compiling it again\n",
+                   so.c_str());
+  }
+  if (!usable) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw UserError("cannot create the kernel cache '" + dir.string() + "': " + ec.message(), {},
                             "set PYPTO_CACHE_DIR to a writable directory");
-    // Private temporaries, then an atomic rename: concurrent processes never see half a file.
+    // Private temporaries, then an atomic rename (over a damaged entry too): concurrent
+    // processes never see half a file.
     std::string tag = std::to_string(getpid()) + "." +
                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     fs::path src = dir / (std::string(key) + "." + tag + ".cpp");
     fs::path tmp = dir / (std::string(key) + "." + tag + ".so");
+    fs::path kept = dir / (std::string(key) + ".cpp");  // the source, for the user to read
+    auto cleanup = [&] {
+      fs::remove(tmp, ec);
+      fs::remove(src, ec);
+    };
     {
       std::ofstream f(src);
       f << source;
+      if (!f) {
+        cleanup();
+        throw UserError("cannot write the generated kernels to " + src.string() + " (is the disk full?)", {},
+                        "free space there, or set PYPTO_CACHE_DIR to another directory");
+      }
     }
     auto t0 = std::chrono::steady_clock::now();
+    std::string plain = cmd + " " + Quote(src.string()) + " -o " + Quote(tmp.string());
     std::string pch = PrecompiledHeaderDir(BaseFlags() + " -I" + Quote(IncludeDir()));
-    std::string full = pch.empty() ? cmd : BaseFlags() + " -shared -I" + Quote(pch) + " -I" + Quote(IncludeDir());
+    std::string run = pch.empty() ? plain
+                                  : BaseFlags() + " -shared -I" + Quote(pch) + " -I" + Quote(IncludeDir()) + " " +
+                                        Quote(src.string()) + " -o " + Quote(tmp.string());
     int status = 0;
-    std::string out = RunCapture(full + " " + Quote(src.string()) + " -o " + Quote(tmp.string()), status);
+    std::string out = RunCapture(run, status);
+    if (status != 0 && !pch.empty()) {
+      // A damaged precompiled header fails every compile: retry without it before blaming the
+      // source, and drop it if that works.
+      std::string out_plain = RunCapture(plain, status);
+      if (status == 0) DiscardPrecompiledHeader(pch);
+      out = out_plain;
+      run = plain;
+    }
     lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (status != 0) {
+      fs::rename(src, kept, ec);
       fs::remove(tmp, ec);
-      throw UserError("compiling the generated kernels failed (" + cmd + " " + src.string() + "):\n" +
-                          out.substr(0, 4000),
-                      {}, "the source is kept at " + src.string() + "; run_mode=\"interp\" needs no compiler");
+      throw UserError("compiling the generated kernels failed (" + run + "):\n" + out.substr(0, 4000), {},
+                      "the source is kept at " + kept.string() + "; run_mode=\"interp\" needs no compiler");
+    }
+    {
+      std::string bytes = ReadFile(tmp);
+      std::ofstream f(tmp, std::ios::binary | std::ios::app);
+      f << Trailer(bytes);
+      if (!f || bytes.empty()) {
+        cleanup();
+        throw UserError("cannot write the compiled kernels to " + tmp.string() + " (is the disk full?)", {},
+                        "free space there, or set PYPTO_CACHE_DIR to another directory");
+      }
     }
     fs::rename(tmp, so, ec);
-    if (ec) throw UserError("cannot publish " + so.string() + ": " + ec.message());
-    fs::path kept = dir / (std::string(key) + ".cpp");
+    if (ec) {
+      cleanup();
+      throw UserError("cannot publish " + so.string() + ": " + ec.message());
+    }
     fs::rename(src, kept, ec);
+    if (ec) fs::remove(src, ec);
     lib.compiled = true;
   }
   if (!handle) {

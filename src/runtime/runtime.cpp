@@ -71,9 +71,7 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
     for (size_t d = 0; d < t.shape.size(); ++d) {
       const Expr& e = v.shape[d];
       if (e.kind() == ExprKind::Var && !env.count(e.var_name())) {
-        if (t.shape[d] <= 0)
-          throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' has an empty dim " + std::to_string(d) +
-                          ": " + given_str());
+        // A dynamic dim may be 0 (an empty batch): Run then makes empty outputs, as numpy does.
         env[e.var_name()] = t.shape[d];
         continue;
       }
@@ -99,6 +97,25 @@ std::vector<std::vector<int64_t>> Runtime::ReturnShapes(const SymEnv& env) const
   return out;
 }
 
+bool Runtime::HasEmptyDim(const SymEnv& env) const {
+  const Function& fn = program_->tensor_graph;
+  bool empty_dim = false;
+  for (auto& name : fn.dynamic_vars)
+    if (auto it = env.find(name); it != env.end() && it->second == 0) empty_dim = true;
+  if (!empty_dim) return false;
+  // Every output empty: nothing to compute, no kernel runs. An output that is not empty would
+  // need a reduction over an empty dim (numpy: 0 for sum, an error for max): refused.
+  for (int o : fn.outputs) {
+    int64_t n = 1;
+    for (auto& d : fn.value(o).shape) n *= d.Eval(env);
+    if (n != 0)
+      throw UserError("@" + fn.name + ": a dynamic dim is 0, but the output %" + fn.value(o).name + " " +
+                          ShapeStr(fn.value(o).shape) + " is not empty: reductions over an empty dim are not supported",
+                      fn.value(o).loc, "skip the call for an empty input, or give the dim at least one element");
+  }
+  return true;
+}
+
 RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
                       const RunOptions& opts) const {
   auto t0 = std::chrono::steady_clock::now();
@@ -108,6 +125,7 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
   if (returns.size() != fn.returns.size()) throw InternalError("wrong number of return buffers");
   if (opts.run_mode != "cpu" && opts.run_mode != "interp")
     throw UserError("unknown run_mode '" + opts.run_mode + "'", {}, "use \"cpu\" (native kernels) or \"interp\"");
+  if (HasEmptyDim(env)) return RunStats{};
   double compile_ms = 0;
   const Native* native = opts.run_mode == "cpu" ? &GetNative(&compile_ms) : nullptr;
   CallState call(*program_, opts, env, native ? &native->module.symbols : nullptr,

@@ -59,6 +59,9 @@ class Runtime {
   /// Checks the parameters' dtypes and shapes against the signature and binds the dynamic
   /// dims. Throws UserError naming the parameter, the expected and the given shape.
   SymEnv BindShapes(const std::vector<HostTensor>& params) const;
+  /// True when a dynamic dim is 0 and every output is empty (Run then runs nothing); throws
+  /// UserError when a dynamic dim is 0 but an output is not empty.
+  bool HasEmptyDim(const SymEnv& env) const;
   /// Shapes of the returned tensors for these dynamic dims.
   std::vector<std::vector<int64_t>> ReturnShapes(const SymEnv& env) const;
   /// Runs the function. `params` in parameter order; `returns` preallocated with ReturnShapes.

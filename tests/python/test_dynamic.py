@@ -188,3 +188,32 @@ def test_runtime_options_same_answer(opts):
     x = randn(rng(21), (4, 3, 5, 40))
     assert_close(f(x), np_softmax(x))
     assert f.last_stats["tasks"] > 0
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_empty_dynamic_dim_gives_empty_outputs(mode):
+    # numpy and torch return an empty result for an empty batch; no kernel runs.
+    @pypto.jit
+    def f(x: pypto.Tensor((DYN, 8), F32)) -> pypto.Tensor((DYN, 8), F32):
+        out = pypto.tensor(x.shape, F32)
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.exp(x) * 2.0
+        return out
+
+    pypto.set_runtime_options(run_mode=mode)
+    try:
+        out = f(np.zeros((0, 8), np.float32))
+        assert out.shape == (0, 8) and out.dtype == np.float32
+        x = randn(rng(3), (5, 8))  # the same compiled program still computes
+        assert_close(f(x), np.exp(x) * 2.0)
+    finally:
+        pypto.set_runtime_options(run_mode="cpu")
+
+
+def test_empty_dim_with_a_non_empty_output_is_a_user_error():
+    @pypto.jit
+    def f(x: pypto.Tensor((DYN, 8), F32)):
+        return pypto.sum(x, 0, keepdim=True)
+
+    with pytest.raises(pypto.UserError, match="dynamic dim is 0.*not empty"):
+        f(np.zeros((0, 8), np.float32))
