@@ -45,3 +45,21 @@ def as_dtype(x: Any) -> DataType:
         if np.dtype(v) == npdt:
             return k
     raise TypeError(f"no pypto dtype for {x!r}")
+
+
+def to_bf16(x: Any) -> np.ndarray:
+    """bf16 bit patterns (numpy uint16) of an array, rounded to nearest even: how bf16 data goes
+    into a ``pypto.DT_BF16`` parameter from numpy (torch ``bfloat16`` tensors go in as they are)."""
+    f = np.ascontiguousarray(x, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    out = rounded.astype(np.uint16)
+    nan = np.isnan(f)
+    out[nan] = ((bits[nan] >> 16) | 0x40).astype(np.uint16)  # stays a (quiet) NaN
+    return out
+
+
+def from_bf16(bits: Any) -> np.ndarray:
+    """float32 values of bf16 bit patterns (numpy uint16), e.g. a bf16 result from numpy inputs."""
+    b = np.ascontiguousarray(bits, dtype=np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)

@@ -69,6 +69,10 @@ class JitFunction:
             self.params.append((name, ann))
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
         self._has_static = any(d is STATIC for _, ann in self.params for d in ann.shape)
+        # The numpy dtype each parameter takes as it is (bf16: its bit patterns as uint16);
+        # anything else goes through _as_array, which converts torch tensors or explains.
+        self._want = [np.dtype(np.uint16) if ann.dtype == DT_BF16 else np.dtype(to_numpy_dtype(ann.dtype))
+                      for _, ann in self.params]
         self._rt_cache: Tuple[int, Dict[str, Any]] = (-1, {})
         self._dbg_cache: Tuple[int, Dict[str, Any]] = (-1, {})
         self.last: Optional[CompiledFunction] = None
@@ -193,22 +197,31 @@ class JitFunction:
 
     # --- calls ---------------------------------------------------------------------------------
     def _as_array(self, a: Any, name: str, shapes_ok: bool = False) -> np.ndarray:
+        ann = dict(self.params)[name]
+        framework, torch_dtype = "numpy array", ""
         if _is_torch(a):
             import torch
             t = a.detach().cpu()
-            # numpy has no bf16: pass the bit patterns, which the core reads as bf16.
-            a = t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            framework, torch_dtype = "torch tensor", str(t.dtype)
+            if t.dtype == torch.bfloat16:
+                # numpy has no bf16: its bit patterns go in as uint16, which only a bf16
+                # parameter takes (int16 stays int16: no bits are reinterpreted).
+                if ann.dtype != DT_BF16:
+                    raise self._dtype_error(name, ann, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
+                return t.view(torch.int16).numpy().view(np.uint16)
+            a = t.numpy()
         if isinstance(a, np.ndarray):
-            if a.dtype in (np.int16, np.uint16) and dict(self.params)[name].dtype == DT_BF16:
+            if ann.dtype == DT_BF16 and a.dtype == np.uint16:
                 return a
             try:
-                as_dtype(a.dtype)
+                got = as_dtype(a.dtype)
             except TypeError:
-                ann = dict(self.params)[name]
-                raise _core.UserError(
-                    f"@{self.fn.__name__}: parameter '{name}' expects dtype {_core.dtype_name(ann.dtype)}, got an "
-                    f"array of numpy dtype {a.dtype} and shape {a.shape}"
-                    f"\nhint: convert it, e.g. x.astype(numpy.float32)") from None
+                got = None
+            if got is None or got != ann.dtype:
+                what = ("bf16 bit patterns (numpy uint16)" if a.dtype == np.uint16
+                        else f"a {framework} of dtype {torch_dtype or a.dtype}"
+                        + (f" ({_core.dtype_name(got)})" if got is not None else ""))
+                raise self._dtype_error(name, ann, what, a.shape)
             return a
         if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a):
             ann = dict(self.params)[name]
@@ -216,14 +229,23 @@ class JitFunction:
         raise _core.UserError(f"@{self.fn.__name__}: argument '{name}' must be a numpy array or a torch tensor, got "
                               f"{type(a).__name__}")
 
+    def _dtype_error(self, name: str, ann: Any, what: str, shape: Any) -> Exception:
+        want = _core.dtype_name(ann.dtype)
+        if ann.dtype == DT_BF16:
+            hint = "pass a torch.bfloat16 tensor, or bf16 bit patterns as numpy uint16: pypto.to_bf16(x)"
+        else:
+            hint = f"convert it, e.g. x.astype(numpy.{np.dtype(to_numpy_dtype(ann.dtype)).name})"
+        return _core.UserError(f"@{self.fn.__name__}: parameter '{name}' expects dtype {want}, got {what} of shape "
+                               f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
+
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self.params):
             raise _core.UserError(f"@{self.fn.__name__} takes {len(self.params)} tensor arguments, got {len(args)}"
                                   + _format_loc(user_loc()))
         torch_in = False
         arrays = []
-        for (name, _), a in zip(self.params, args):
-            if type(a) is not np.ndarray or a.dtype not in _NUMPY_OK:
+        for (name, _), a, want in zip(self.params, args, self._want):
+            if type(a) is not np.ndarray or a.dtype != want:
                 torch_in = torch_in or _is_torch(a)
                 a = self._as_array(a, name)
             arrays.append(a)
@@ -275,9 +297,6 @@ class JitFunction:
             graph_html.write_program(compiled.program, compiled.dump_dir)
             compiled.graph_written = True
 
-
-_NUMPY_OK = {np.dtype(t) for t in (np.float32, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                   np.bool_)}
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,

@@ -286,10 +286,10 @@ NB_MODULE(_core, m) {
             std::vector<HostTensor> hp;
             const Function& fn = p.compiled->tensor_graph;
             for (size_t i = 0; i < params.size(); ++i) {
-              // numpy has no bf16: a bf16 parameter takes its bit patterns as a 16-bit integer array.
+              // numpy has no bf16: a bf16 parameter takes its bit patterns as uint16 (never int16,
+              // which is an int16 tensor's dtype).
               auto dt = params[i].dtype();
-              bool bits16 = dt.bits == 16 && (dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int) ||
-                                              dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt));
+              bool bits16 = dt.bits == 16 && dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
               bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
               if (bits16 && bf16_param) {
                 HostTensor t;

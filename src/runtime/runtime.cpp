@@ -63,7 +63,10 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects dtype " + DataTypeName(v.dtype) +
                           ", got " + DataTypeName(t.dtype) + " (expected " + expected_str() + ", given " + given_str() +
                           ")",
-                      v.loc, "convert the array, e.g. x.astype(numpy.float32)");
+                      v.loc,
+                      v.dtype == DataType::BF16
+                          ? "pass a torch.bfloat16 tensor, or bf16 bit patterns as numpy uint16: pypto.to_bf16(x)"
+                          : std::string("convert the array to ") + DataTypeName(v.dtype) + ", e.g. with x.astype(...)");
     if (t.shape.size() != v.shape.size())
       throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects rank " +
                           std::to_string(v.shape.size()) + " " + expected_str() + ", got " + given_str(),

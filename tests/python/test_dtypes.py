@@ -150,3 +150,44 @@ def test_int32_times_fractional_scalar_not_silently_truncated():
 def test_fp32_precision_path():
     x = randn(rng(7), SHAPE)
     assert_close(make(F32, F32, lambda t: pypto.exp(t) / 7.0)(x), np.exp(x.astype(np.float64)) / 7.0)
+
+
+def test_bf16_is_bf16_at_the_call_boundary():
+    # A torch bf16 tensor is not an int16 one, nor numpy int16 a bf16 one (no bits are
+    # reinterpreted); errors name the framework, the dtype and the caller's line.
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def to_bf16(x: pypto.Tensor((4, 8), pypto.DT_BF16)):
+        return x * 2.0
+
+    @pypto.jit
+    def to_i16(x: pypto.Tensor((4, 8), pypto.DT_INT16)):
+        return x + 1
+
+    x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(4, 8)
+    with pytest.raises(pypto.UserError, match=r"(?s)expects dtype int16, got a torch tensor of dtype torch.bfloat16"
+                                              r".*test_dtypes.py"):
+        to_i16(torch.from_numpy(x).bfloat16())
+    with pytest.raises(pypto.UserError, match=r"expects dtype int16, got bf16 bit patterns \(numpy uint16\)"):
+        to_i16(pypto.to_bf16(x))
+    with pytest.raises(pypto.UserError, match=r"(?s)expects dtype bf16, got a numpy array of dtype int16.*"
+                                              r"hint: pass a torch.bfloat16 tensor.*pypto.to_bf16"):
+        to_bf16(x.astype(np.int16))
+    with pytest.raises(pypto.UserError, match=r"(?s)expects dtype bf16, got a numpy array of dtype float32.*to_bf16"):
+        to_bf16(x)
+    with pytest.raises(pypto.UserError, match=r"expects dtype bf16, got a torch tensor of dtype torch.float64"):
+        to_bf16(torch.from_numpy(x).double())
+    # The two ways in: torch bf16 (a torch bf16 result) and numpy uint16 bit patterns.
+    got = to_bf16(torch.from_numpy(x).bfloat16())
+    assert got.dtype == torch.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), (torch.from_numpy(x).bfloat16() * 2.0).float().numpy())
+    bits = to_bf16(pypto.to_bf16(x))
+    assert bits.dtype == np.uint16
+    np.testing.assert_array_equal(pypto.from_bf16(bits), got.float().numpy())
+    # to_bf16 rounds to nearest even, like torch, NaN and inf included.
+    v = np.array([1.00390625, 1.01171875, np.nan, np.inf, -np.inf, -0.0, 3.0e38, 1e-40], np.float32)
+    np.testing.assert_array_equal(pypto.to_bf16(v)[[0, 1, 3, 4, 5, 6, 7]],
+                                  torch.from_numpy(v).bfloat16().view(torch.int16).numpy().view(np.uint16)[
+                                      [0, 1, 3, 4, 5, 6, 7]])
+    assert np.isnan(pypto.from_bf16(pypto.to_bf16(v))[2])

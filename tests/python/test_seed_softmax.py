@@ -121,7 +121,7 @@ def test_wrong_shape_at_call_names_the_parameter():
     softmax = make_seed_softmax(2, 4, 8, 64)
     with pytest.raises(pypto.UserError, match=r"parameter 'input_tensor' expects shape fp32\(2, 4, 8, 64\), got \(2, 4, 8, 32\)"):
         softmax(np.zeros((2, 4, 8, 32), np.float32))
-    with pytest.raises(pypto.UserError, match=r"parameter 'input_tensor' expects dtype fp32, got fp16"):
+    with pytest.raises(pypto.UserError, match=r"parameter 'input_tensor' expects dtype fp32, got a numpy array of dtype float16 \(fp16\)"):
         softmax(np.zeros((2, 4, 8, 64), np.float16))
 
 
