@@ -35,10 +35,11 @@ def _is_torch(x: Any) -> bool:
 class CompiledFunction:
     """One compiled specialization: the program of every IR level and its runtime."""
 
-    def __init__(self, program: Any, dump_dir: str) -> None:
+    def __init__(self, program: Any, dump_dir: str, writes: Optional[List[bool]] = None) -> None:
         self.program = program
         self.dump_dir = dump_dir
         self.graph_written = False
+        self.writes = writes or []  # per parameter: the program writes it (an in-place output)
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -145,7 +146,7 @@ class JitFunction:
         only = list(dump) if isinstance(dump, (list, tuple)) else []
         program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
                               bool(dbg["verify_passes"]))
-        return CompiledFunction(program, dump_dir)
+        return CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in args])
 
     def _no_output_message(self) -> str:
         """The function returns nothing and writes no parameter: most often `out = expr` (which
@@ -229,6 +230,33 @@ class JitFunction:
         raise _core.UserError(f"@{self.fn.__name__}: argument '{name}' must be a numpy array or a torch tensor, got "
                               f"{type(a).__name__}")
 
+    def _guard_outputs(self, compiled: CompiledFunction, arrays: List[np.ndarray]) -> List[np.ndarray]:
+        """A parameter the program writes must be writable, and must not partly overlap another
+        argument: an input that overlaps an output (but is not the very same array) is copied
+        first, as numpy's ufuncs do; two overlapping outputs are refused."""
+        names = [n for n, _ in self.params]
+        for i, a in enumerate(arrays):
+            if compiled.writes[i] and not a.flags.writeable:
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{names[i]}' is written by the function (an "
+                                      f"in-place output) but the array passed is read-only" + _format_loc(user_loc())
+                                      + "\nhint: pass a writable array, e.g. numpy.array(x) (a copy)")
+        out = list(arrays)
+        for i, o in enumerate(arrays):
+            if not compiled.writes[i]:
+                continue
+            for j, a in enumerate(arrays):
+                if j == i or not np.may_share_memory(o, a):
+                    continue
+                same = (o.__array_interface__["data"][0] == a.__array_interface__["data"][0]
+                        and o.shape == a.shape and o.strides == a.strides and o.dtype == a.dtype)
+                if same:
+                    continue  # x and out the very same array: an in-place update, which works
+                if compiled.writes[j]:
+                    raise _core.UserError(f"@{self.fn.__name__}: the outputs '{names[i]}' and '{names[j]}' overlap in "
+                                          "memory" + _format_loc(user_loc()) + "\nhint: pass separate arrays")
+                out[j] = np.array(a)  # read before any write: a copy, as numpy does
+        return out
+
     def _dtype_error(self, name: str, ann: Any, what: str, shape: Any) -> Exception:
         want = _core.dtype_name(ann.dtype)
         if ann.dtype == DT_BF16:
@@ -253,6 +281,8 @@ class JitFunction:
         if compiled is None:
             compiled = self.compile(*arrays)
         self.last = compiled
+        if compiled.writes and any(compiled.writes):
+            arrays = self._guard_outputs(compiled, arrays)
         version, rt = self._rt_cache
         if version != options.version():
             rt = options.merged("runtime", self.runtime_options)
@@ -264,7 +294,8 @@ class JitFunction:
         trace = bool(dbg["swimlane"]) and bool(compiled.dump_dir)
         before = [a.copy() for a in arrays] if dbg["verify_passes"] else None
         try:
-            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"])
+            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"],
+                                               float(rt["timeout"]))
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats

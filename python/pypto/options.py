@@ -9,7 +9,7 @@ from typing import Any, Dict
 from . import _core
 
 _PASS_DEFAULTS: Dict[str, Any] = {"machine": "cpu", "reciprocal_division": False}
-_RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "cpu"}
+_RUNTIME_DEFAULTS: Dict[str, Any] = {"workers": 0, "sched_mode": "fifo", "run_mode": "cpu", "timeout": 0}
 _DEBUG_DEFAULTS: Dict[str, Any] = {"dump_dir": "", "dump_passes": False, "swimlane": False, "graph": False,
                                    "verify_passes": False}
 
@@ -37,7 +37,24 @@ def _update(kind: str, target: Dict[str, Any], defaults: Dict[str, Any], opts: D
             raise _core.UserError(f"{kind} option {k}={v!r} is not one of {_VALUES[k]}")
         if k == "machine" and v not in _core.machine_names():
             raise _core.UserError(f"unknown machine {v!r}\nhint: use one of {_core.machine_names()}")
+        _check_type(kind, k, v, defaults[k])
         target[k] = v
+
+
+def _check_type(kind: str, k: str, v: Any, default: Any) -> None:
+    """Each option takes the type of its default; counts and times are not negative."""
+    if isinstance(default, bool):
+        ok = isinstance(v, bool) or (k == "dump_passes" and isinstance(v, (list, tuple)))
+        want = "True or False" + (" (or a list of pass names)" if k == "dump_passes" else "")
+    elif isinstance(default, int):
+        ok = isinstance(v, (int, float) if k == "timeout" else int) and not isinstance(v, bool) and v >= 0
+        want = "a number of seconds >= 0 (0: no timeout)" if k == "timeout" else "an int >= 0"
+    elif isinstance(default, str):
+        ok, want = isinstance(v, str), "a string"
+    else:
+        ok, want = True, ""
+    if not ok:
+        raise _core.UserError(f"{kind} option {k}={v!r} is not valid: it takes {want}")
 
 
 def set_pass_options(**opts: Any) -> None:
@@ -54,7 +71,8 @@ def set_pass_options(**opts: Any) -> None:
 def set_runtime_options(**opts: Any) -> None:
     """Runtime options: ``workers`` (0 = all cores), ``sched_mode`` ("fifo" | "lifo"),
     ``run_mode`` ("cpu": native generated kernels, the default; "interp": the reference
-    interpreter, which needs no compiler)."""
+    interpreter, which needs no compiler), ``timeout`` (seconds; 0 = none: a longer call is
+    cancelled with a UserError). Ctrl-C cancels a running call (KeyboardInterrupt) either way."""
     global _version
     _update("runtime", _runtime, _RUNTIME_DEFAULTS, opts)
     _version += 1  # merged options cached by callers are stale now

@@ -62,10 +62,13 @@ nb::dlpack::dtype ToDlpack(DataType t) {
 }
 
 using Array = nb::ndarray<nb::numpy, nb::device::cpu>;
+// Arguments may be read-only (np.broadcast_to, a read-only mmap of weights): the Python front
+// end refuses a read-only array for a parameter the program writes.
+using ArgArray = nb::ndarray<nb::ro, nb::numpy, nb::device::cpu>;
 
-HostTensor ToHost(const Array& a) {
+HostTensor ToHost(const ArgArray& a) {
   HostTensor t;
-  t.data = a.data();
+  t.data = const_cast<void*>(a.data());
   t.dtype = FromDlpack(a.dtype());
   for (size_t i = 0; i < a.ndim(); ++i) {
     t.shape.push_back(static_cast<int64_t>(a.shape(i)));
@@ -281,8 +284,8 @@ NB_MODULE(_core, m) {
           "level"_a)
       .def(
           "run",
-          [](const Program& p, const std::vector<Array>& params, int workers, const std::string& sched_mode, bool trace,
-             const std::string& run_mode) {
+          [](const Program& p, const std::vector<ArgArray>& params, int workers, const std::string& sched_mode, bool trace,
+             const std::string& run_mode, double timeout_s) {
             std::vector<HostTensor> hp;
             const Function& fn = p.compiled->tensor_graph;
             for (size_t i = 0; i < params.size(); ++i) {
@@ -293,7 +296,7 @@ NB_MODULE(_core, m) {
               bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
               if (bits16 && bf16_param) {
                 HostTensor t;
-                t.data = params[i].data();
+                t.data = const_cast<void*>(params[i].data());
                 t.dtype = DataType::BF16;
                 for (size_t d = 0; d < params[i].ndim(); ++d) {
                   t.shape.push_back(static_cast<int64_t>(params[i].shape(d)));
@@ -338,11 +341,24 @@ NB_MODULE(_core, m) {
             o.sched_mode = sched_mode;
             o.trace = trace;
             o.run_mode = run_mode;
+            o.timeout_s = timeout_s;
+            // Ctrl-C: the calling thread (Python's main thread) runs the signal handlers now and
+            // then; a KeyboardInterrupt they raise cancels the call and is raised here.
+            o.interrupted = [] {
+              nb::gil_scoped_acquire gil;
+              return PyErr_CheckSignals() != 0;
+            };
             RunStats st;
+            bool interrupted = false;
             {
               nb::gil_scoped_release release;
-              st = p.runtime->Run(hp, hr, o);
+              try {
+                st = p.runtime->Run(hp, hr, o);
+              } catch (const Interrupted&) {
+                interrupted = true;
+              }
             }
+            if (interrupted) throw nb::python_error();
             nb::dict stats;
             stats["tasks"] = st.tasks;
             stats["launches"] = st.launches;
@@ -363,7 +379,8 @@ NB_MODULE(_core, m) {
             }
             return nb::make_tuple(outs, stats);
           },
-          "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu")
+          "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu",
+          "timeout"_a = 0.0)
       .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); })
       .def_prop_ro("snapshot_names",
                    [](const Program& p) {

@@ -4,6 +4,10 @@
 // instances' tasks). Internal to the runtime.
 #pragma once
 
+#include <sstream>
+
+#include <chrono>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -184,6 +188,7 @@ class CallState {
           throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
         for (int64_t i = start; i < stop; i += step) {
           env[l.var] = i;
+          PollCancel();
           Walk(*e.loop->body, env);
         }
         env.erase(l.var);
@@ -302,6 +307,7 @@ class CallState {
       if (step <= 0) return n + 1;  // (Walk reports it)
       for (int64_t i = start; i < stop; i += step) {
         env[l.var] = i;
+        PollCancel();
         n += CountLaunches(*e.loop->body, env);
       }
       env.erase(l.var);
@@ -388,8 +394,29 @@ class CallState {
     return any;
   }
 
+  // Cancellation, on the calling thread (worker 0): throws UserError past the timeout, and
+  // Interrupted when opts_.interrupted says so (checked at most every 50 ms). Cheap to call
+  // often: the clock is read every 256th call.
+  void PollCancel(bool now = false) const {
+    if (!opts_.interrupted && opts_.timeout_s <= 0) return;
+    if (!now && (++poll_calls_ & 255) != 0) return;
+    auto t = std::chrono::steady_clock::now();
+    if (opts_.timeout_s > 0 && std::chrono::duration<double>(t - started_).count() > opts_.timeout_s) {
+      std::ostringstream s;
+      s << "the call ran longer than its timeout of " << opts_.timeout_s << " s and was cancelled";
+      throw UserError(s.str(), {}, "raise runtime_options={\"timeout\": seconds} (0 = none), or make the call smaller");
+    }
+    if (opts_.interrupted && t - last_poll_ > std::chrono::milliseconds(50)) {
+      last_poll_ = t;
+      if (opts_.interrupted()) throw Interrupted();
+    }
+  }
+
   const CompiledProgram& p_;
   const RunOptions& opts_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  mutable std::chrono::steady_clock::time_point last_poll_ = started_;
+  mutable uint64_t poll_calls_ = 0;
   SymEnv env_;
   const std::vector<std::vector<std::string>>* symbols_;  // native mode only
   const std::vector<PyptoKernelFn>* entries_;

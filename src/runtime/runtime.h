@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,16 @@ struct RunOptions {
   std::string sched_mode = "fifo";  // ready-queue policy: "fifo" or "lifo"
   bool trace = false;               // record a TaskEvent per task
   std::string run_mode = "cpu";     // "cpu": generated native kernels; "interp": the interpreter
+  double timeout_s = 0;             // > 0: cancel the call after this long (UserError)
+  // Polled on the calling thread about every 50 ms while the call runs (the control program's
+  // walk included); returning true cancels the call with Interrupted. Python's Ctrl-C check.
+  std::function<bool()> interrupted;
+};
+
+/// A call cancelled by RunOptions::interrupted (the caller knows why: e.g. a pending
+/// KeyboardInterrupt). Tasks already started finish; the runtime is usable for the next call.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("the call was interrupted") {}
 };
 
 /// One executed task, for swimlanes.

@@ -91,9 +91,33 @@ RunStats CallState::Execute() {
         if (error_) return;
       } else {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return queued_ > 0 || outstanding_ == 0 || error_; });
+        auto ready = [&] { return queued_ > 0 || outstanding_ == 0 || error_; };
+        if (wid == 0 && (opts_.interrupted || opts_.timeout_s > 0)) {
+          // The calling thread wakes every 50 ms to check for cancellation.
+          while (!cv_.wait_for(lock, std::chrono::milliseconds(50), ready)) {
+            try {
+              PollCancel(true);
+            } catch (...) {
+              if (!error_) error_ = std::current_exception();
+              cv_.notify_all();
+              return;
+            }
+          }
+        } else {
+          cv_.wait(lock, ready);
+        }
         if (error_ || (queued_ == 0 && outstanding_ == 0)) return;
         pop(wid, t);
+      }
+      if (wid == 0) {
+        try {
+          PollCancel();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (!error_) error_ = std::current_exception();
+          cv_.notify_all();
+          return;
+        }
       }
       Instance& in = *instances_[t.inst];
       auto ts = std::chrono::steady_clock::now();

@@ -1,0 +1,129 @@
+"""Faults at the runtime's edges, on both backends: Ctrl-C and timeouts cancel a running call
+(and the runtime stays usable), read-only and overlapping arguments, bad runtime options."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import run_in
+
+F32 = pypto.DT_FP32
+MODES = ["cpu", "interp"]
+
+
+@pypto.jit
+def forever(x: pypto.Tensor((8, 8), F32), y: pypto.Tensor((8, 8), F32)):
+    pypto.set_vec_tile_shapes(8, 8)
+    for _ in pypto.loop(2 ** 40):
+        y[:] = x + 1.0
+
+
+@pypto.jit
+def triple(x: pypto.Tensor((8, 8), F32)):
+    return x * 3.0
+
+
+CTRL_C = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np, pypto
+    pypto.set_runtime_options(run_mode=sys.argv[1])
+    @pypto.jit
+    def long(x: pypto.Tensor((64, 256), pypto.DT_FP32), y: pypto.Tensor((64, 256), pypto.DT_FP32),
+             n: pypto.Tensor((pypto.DYNAMIC,), pypto.DT_INT8)):
+        pypto.set_vec_tile_shapes(64, 256)
+        for i in pypto.loop(n.shape[0]):
+            y[:] = pypto.exp(x) + y
+    @pypto.jit
+    def triple(x: pypto.Tensor((8, 8), pypto.DT_FP32)):
+        return x * 3.0
+    x = np.ones((64, 256), np.float32)
+    triple(np.ones((8, 8), np.float32))
+    count = lambda k: np.broadcast_to(np.int8(0), (k,))  # read-only, no memory
+    long(x, np.zeros_like(x), count(1))  # kernels compiled before the signal
+    signalled = []
+    def interrupt():
+        signalled.append(time.time())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Timer(0.5, interrupt).start()
+    try:
+        long(x, np.zeros_like(x), count(int(sys.argv[2])))
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted %.2f" % (time.time() - signalled[0]))
+    print("after", triple(np.ones((8, 8), np.float32))[0, 0])
+""")
+
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("iterations", [2 ** 40, 4_000_000])  # in the control program; while tasks run
+def test_ctrl_c_cancels_a_running_call(mode, iterations):
+    p = subprocess.run([sys.executable, "-c", CTRL_C, mode, str(iterations)], capture_output=True, text=True,
+                       timeout=120)
+    lines = p.stdout.split()
+    assert p.returncode == 0, p.stderr
+    assert lines[0] == "interrupted", p.stdout
+    assert float(lines[1]) < 1.0  # raised within 1 s of the signal
+    assert lines[2:] == ["after", "3.0"]  # the runtime works for the next call
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_timeout_option_cancels_and_the_runtime_stays_usable(mode):
+    x = np.ones((8, 8), np.float32)
+    pypto.set_runtime_options(timeout=0.3)
+    try:
+        with pytest.raises(pypto.UserError, match=r"(?s)longer than its timeout of 0.3 s.*hint"):
+            run_in(mode, forever, x, np.zeros_like(x))
+    finally:
+        pypto.set_runtime_options(timeout=0)
+    np.testing.assert_array_equal(run_in(mode, triple, x), x * 3.0)
+
+
+@pytest.mark.parametrize("bad", [{"workers": -1}, {"workers": 1.5}, {"timeout": -2}, {"timeout": "1"},
+                                 {"sched_mode": "random"}, {"run_mode": "npu_typo"}, {"workers": True}])
+def test_bad_runtime_options_are_refused(bad):
+    with pytest.raises(pypto.UserError, match="runtime option"):
+        pypto.set_runtime_options(**bad)
+    with pytest.raises(pypto.UserError, match="runtime option"):
+        pypto.jit(runtime_options=bad)(triple.fn)
+
+
+@pypto.jit
+def affine(x: pypto.Tensor((8, 4), F32), out: pypto.Tensor((8, 4), F32)):
+    pypto.set_vec_tile_shapes(8, 4)
+    out[:] = x * 2 + 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_read_only_inputs_work(mode):
+    x = np.broadcast_to(np.float32(3), (8, 4))  # read-only, zero strides
+    out = np.zeros((8, 4), np.float32)
+    run_in(mode, affine, x, out)
+    np.testing.assert_array_equal(out, np.full((8, 4), 7, np.float32))
+    w = np.frombuffer(np.arange(32, dtype=np.float32).tobytes(), np.float32).reshape(8, 4)  # read-only
+    np.testing.assert_array_equal(run_in(mode, triple, np.ascontiguousarray(w[:8, :4].repeat(2, 1))), 
+                                  w.repeat(2, 1) * 3)
+
+
+def test_read_only_output_is_a_user_error_naming_the_parameter():
+    out = np.zeros((8, 4), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(pypto.UserError, match=r"(?s)parameter 'out' is written.*read-only.*test_faults.py"):
+        affine(np.ones((8, 4), np.float32), out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_overlapping_input_and_output_read_the_input_first(mode):
+    # numpy's ufuncs copy an input that overlaps the output; so does pypto.
+    buf = np.arange(40, dtype=np.float32).reshape(10, 4)
+    want = buf[0:8] * 2 + 1
+    run_in(mode, affine, buf[0:8], buf[1:9])
+    np.testing.assert_array_equal(buf[1:9], want)
+    same = np.arange(32, dtype=np.float32).reshape(8, 4)  # the very same array: in place
+    run_in(mode, affine, same, same)
+    np.testing.assert_array_equal(same, np.arange(32, dtype=np.float32).reshape(8, 4) * 2 + 1)
