@@ -83,3 +83,50 @@ def _format_loc(loc: SourceLoc) -> str:
     indent = len(text) - len(stripped)
     caret = " " * max(0, col - indent) + "^"
     return f'\n  File "{file}", line {line}\n    {stripped}\n    {caret}'
+
+
+def loop_body_exits(loc: SourceLoc) -> Optional[Tuple[str, int, int, str]]:
+    """The first `break` or `return` directly in the body of the `for` statement whose iterator
+    is the call at `loc` (a pypto.loop): (kind, line, column, text), or None. A runtime loop is
+    traced once, so such an exit cannot take effect; the caller reports it at its line."""
+    import ast
+    import linecache
+
+    file, line = loc[0], loc[1]
+    if line <= 0:
+        return None
+    tree = _parsed(file)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and node.iter.lineno <= line <= (node.iter.end_lineno or line):
+            stack = list(node.body)
+            while stack:
+                n = stack.pop()
+                if isinstance(n, (ast.Break, ast.Return)):
+                    text = linecache.getline(file, n.lineno).rstrip("\n")
+                    return ("break" if isinstance(n, ast.Break) else "return", n.lineno, n.col_offset, text)
+                # a break of an inner Python loop, or a return of a nested function, is fine
+                if isinstance(n, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef,
+                                  ast.ClassDef, ast.Lambda)):
+                    if isinstance(n, (ast.For, ast.While, ast.AsyncFor)):
+                        stack.extend(s for s in n.body if isinstance(s, ast.Return))
+                    continue
+                stack.extend(ast.iter_child_nodes(n))
+            return None
+    return None
+
+
+_ASTS: dict = {}
+
+
+def _parsed(file: str) -> Any:
+    import ast
+    import linecache
+
+    if file not in _ASTS:
+        try:
+            _ASTS[file] = ast.parse("".join(linecache.getlines(file)))
+        except (SyntaxError, ValueError):
+            _ASTS[file] = None
+    return _ASTS[file]

@@ -67,6 +67,13 @@ class JitFunction:
             if not isinstance(ann, Tensor) or ann.is_traced:
                 raise _core.UserError(
                     f"@pypto.jit {fn.__name__}: parameter '{name}' needs an annotation pypto.Tensor(shape, dtype)")
+            for d in ann.shape:
+                if isinstance(d, int) and not isinstance(d, bool) and d <= 0:
+                    raise _core.UserError(
+                        f"@pypto.jit {fn.__name__}: parameter '{name}' is annotated with shape {tuple(ann.shape)}, "
+                        f"which has a dim {d}: dims must be positive"
+                        + _format_loc((fn.__code__.co_filename, fn.__code__.co_firstlineno, 0, ""))
+                        + "\nhint: use pypto.DYNAMIC for a dim whose size (0 included) comes from the call")
             self.params.append((name, ann))
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
         self._has_static = any(d is STATIC for _, ann in self.params for d in ann.shape)

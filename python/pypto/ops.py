@@ -8,7 +8,7 @@ from typing import Any, Iterator, List, Sequence, Union
 from . import _core
 from ._core import DataType
 from ._dtypes import DT_BF16, DT_FP16, DT_FP32
-from ._tracing import current_recorder, user_loc
+from ._tracing import _format_loc, current_recorder, loop_body_exits, user_loc
 from .tensor import Tensor
 
 Scalar = Union[int, float]
@@ -22,7 +22,6 @@ def _t(x: Any, op: str) -> Tensor:
 
 
 def _suffix() -> str:
-    from ._tracing import _format_loc
     return _format_loc(user_loc())
 
 
@@ -43,6 +42,8 @@ def _scalar(v: Union[int, float], op: str) -> float:
 
 def _binary(op: str, x: Any, y: Any) -> Tensor:
     rec = current_recorder(op)
+    import numpy as np
+    x, y = (v.item() if isinstance(v, np.number) else v for v in (x, y))  # numpy scalars as Python's
     if isinstance(x, (int, float)) and not isinstance(x, bool) and isinstance(y, Tensor):
         y = _t(y, op)
         # scalar - y and scalar / y are instructions of their own (TSUBS / TDIVS in scalar/tile
@@ -237,7 +238,15 @@ def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.Symbo
     else:
         raise _core.UserError(f"pypto.loop takes 1 to 3 bounds, got {len(args)}" + _suffix())
     rec = current_recorder("loop")
-    idx = rec.begin_loop(idx_name or "i", name, start, stop, step, user_loc())
+    loc = user_loc()
+    exit_ = loop_body_exits(loc)
+    if exit_ is not None:
+        kind, line, col, text = exit_
+        raise _core.UserError(f"`{kind}` inside a pypto.loop: the loop runs at run time and its body is traced "
+                              f"once, so `{kind}` cannot end it" + _format_loc((loc[0], line, col, text))
+                              + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
+                              "loop over range() for a loop unrolled at trace time")
+    idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     try:
         yield idx
     finally:
@@ -264,7 +273,9 @@ def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """Mean along `dim` (the dim must have a static size): the sum divided by the count, as
     numpy computes it (16-bit inputs accumulate in fp32)."""
     x = _t(x, "mean")
-    n = x.shape[dim if dim < 0 else dim] if isinstance(dim, int) else None
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -x.ndim <= dim < x.ndim:
+        raise _core.UserError(f"pypto.mean: dim {dim!r} is out of range for {x!r} of rank {x.ndim}" + _suffix())
+    n = x.shape[dim]
     if not isinstance(n, int):
         raise _core.UserError(f"pypto.mean: dim {dim} of {x!r} has a dynamic size; use pypto.sum and divide"
                               + _suffix())

@@ -132,6 +132,42 @@ class Tensor:
         raise _core.UserError("iterating over a pypto.Tensor is not supported; use pypto.loop"
                               + _loc_suffix())
 
+    # numpy on a traced tensor: numpy cannot compute on it (it is a value of the graph being
+    # recorded, without data); say so, and which pypto op to use, instead of numpy's own attempt
+    # to iterate over it.
+    __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from . import ops
+        name = getattr(ufunc, "__name__", str(ufunc))
+        alias = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div", "divide": "div",
+                 "negative": "neg", "absolute": "abs", "sqrt": "sqrt", "exp": "exp", "log": "log",
+                 "maximum": "maximum", "minimum": "minimum", "reciprocal": "reciprocal"}.get(name)
+        import numpy as np
+        if (method == "__call__" and not kwargs and alias and hasattr(ops, alias)
+                and any(isinstance(x, np.number) for x in inputs)
+                and all(isinstance(x, (Tensor, int, float, np.number)) for x in inputs)):
+            # numpy scalars with a traced tensor (np.float32(2) * x): the pypto op, as for floats
+            return getattr(ops, alias)(*[x.item() if isinstance(x, np.number) else x for x in inputs])
+        arrays = [type(x).__name__ for x in inputs if not isinstance(x, (Tensor, int, float))]
+        if arrays:
+            why = (f"numpy.{name} mixes a {arrays[0]} with a traced pypto.Tensor: numpy data cannot enter a "
+                   "function being traced")
+            hint = "pass the array as a parameter of the @pypto.jit function (a pypto.Tensor annotation)"
+        else:
+            why = f"numpy.{name} cannot compute on a traced pypto.Tensor (it has no data while it is traced)"
+            hint = (f"use pypto.{alias}" if alias and hasattr(ops, alias) else "use the pypto op of the same name")
+        raise _core.UserError(why + _loc_suffix() + "\nhint: " + hint)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        name = getattr(func, "__name__", str(func))
+        raise _core.UserError(f"numpy.{name} cannot take a traced pypto.Tensor" + _loc_suffix()
+                              + f"\nhint: use the pypto op (e.g. pypto.{name}) inside a @pypto.jit function")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise _core.UserError("a traced pypto.Tensor cannot become a numpy array (it has no data while it is "
+                              "traced)" + _loc_suffix() + "\nhint: return it from the @pypto.jit function instead")
+
     # --- views ----------------------------------------------------------------------------------
     def _window(self, key: Any) -> Tuple[List[Dim], List[Dim]]:
         shape = self.shape

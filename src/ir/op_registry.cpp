@@ -80,6 +80,10 @@ void InferMatmul(const Function& f, const OpCall& call, Value& out) {
   if (!Ka.same_as(Kb))
     throw UserError("pypto.matmul: inner dims differ: " + shapes + " contracts K=" + Ka.str() + " with K=" + Kb.str(),
                     call.loc, "the last dim of a (or its first with a_trans) must equal the first dim of b (or its last with b_trans)");
+  for (const Expr* d : {&M, &Ka, &N})
+    if (auto c = d->as_const(); c && *c <= 0)
+      throw UserError("pypto.matmul: " + shapes + " has an empty dim (M, K and N must be positive)", call.loc,
+                      "numpy gives zeros for K = 0: create them with pypto.tensor and skip the matmul");
   std::vector<Expr> batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
   std::vector<Expr> batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
   const auto& other = batch_a.size() >= batch_b.size() ? batch_b : batch_a;

@@ -1,0 +1,109 @@
+"""Mistakes while tracing get a UserError at the user's line: `break`/`return` in a
+pypto.loop, numpy on a traced tensor, empty matmul dims, bad dims and annotations."""
+
+import numpy as np
+import pytest
+
+import pypto
+
+F32 = pypto.DT_FP32
+
+
+def _call(f, *shapes):
+    return f(*[np.ones(s, np.float32) for s in shapes])
+
+
+def test_break_in_a_runtime_loop_is_a_user_error_at_its_line():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32), y: pypto.Tensor((4, 4), F32)):
+        for i in pypto.loop(4):
+            y[i:i + 1, :] = x[i:i + 1, :]
+            if i is not None:
+                break  # the line reported
+
+    with pytest.raises(pypto.UserError, match=r"(?s)`break` inside a pypto.loop.*line \d+\n\s+break  # the line"):
+        _call(f, (4, 4), (4, 4))
+
+
+def test_return_in_a_runtime_loop_is_a_user_error():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32)):
+        out = pypto.tensor((4, 4), F32)
+        for i in pypto.loop(4):
+            out[i:i + 1, :] = x[i:i + 1, :]
+            return out
+        return out
+
+    with pytest.raises(pypto.UserError, match="`return` inside a pypto.loop"):
+        _call(f, (4, 4))
+
+
+def test_break_of_an_inner_python_loop_is_fine():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32), y: pypto.Tensor((4, 4), F32)):
+        pypto.set_vec_tile_shapes(1, 4)
+        for i in pypto.loop(4):
+            for k in range(3):  # unrolled at trace time; its break is ordinary Python
+                if k == 1:
+                    break
+            y[i:i + 1, :] = x[i:i + 1, :] * 2.0
+
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    y = np.zeros_like(x)
+    f(x, y)
+    np.testing.assert_array_equal(y, x * 2)
+
+
+def test_numpy_on_a_traced_tensor_names_numpy_and_the_pypto_op():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32)):
+        return np.exp(x)
+
+    with pytest.raises(pypto.UserError, match=r"(?s)numpy.exp cannot compute on a traced pypto.Tensor.*"
+                                              r"test_errors_trace.py.*hint: use pypto.exp"):
+        _call(f, (4, 4))
+
+
+def test_a_numpy_array_mixed_into_a_traced_function_is_a_user_error():
+    w = np.ones((4, 4), np.float32)
+
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32)):
+        return w + x
+
+    with pytest.raises(pypto.UserError, match=r"(?s)numpy.add mixes a ndarray.*pass the array as a parameter"):
+        _call(f, (4, 4))
+
+
+def test_numpy_scalars_work_like_python_scalars():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32)):
+        return np.float32(2) * x + x * np.float64(0.5) - np.int32(1)
+
+    np.testing.assert_array_equal(_call(f, (4, 4)), np.full((4, 4), 1.5, np.float32))
+
+
+def test_matmul_with_an_empty_dim_is_a_user_error():
+    # (Static empty dims cannot be annotated or sliced; the registry refuses them too.)
+    @pypto.jit
+    def f(a: pypto.Tensor((4, 8), F32), b: pypto.Tensor((8, 4), F32)):
+        return pypto.matmul(a[:, 0:0], b[0:0, :])
+
+    with pytest.raises(pypto.UserError, match=r"slice is empty|pypto.matmul: .* has an empty dim"):
+        _call(f, (4, 8), (8, 4))
+
+
+def test_mean_dim_out_of_range():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 4), F32)):
+        return pypto.mean(x, 2)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.mean: dim 2 is out of range .* rank 2"):
+        _call(f, (4, 4))
+
+
+def test_non_positive_annotated_dim_names_the_parameter():
+    with pytest.raises(pypto.UserError, match=r"(?s)parameter 'a' is annotated with shape \(4, 0\).*DYNAMIC"):
+        @pypto.jit
+        def f(a: pypto.Tensor((4, 0), F32)):
+            return a + 1.0
