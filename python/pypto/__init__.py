@@ -10,7 +10,7 @@ if _os.path.isdir(_os.path.join(_inc, "pto")):
     _os.environ.setdefault("PYPTO_INCLUDE_DIR", _inc)
 
 from . import frontend  # noqa: E402
-from ._core import DataType, InternalError, SymbolicScalar, UserError
+from ._core import DataType, InternalError, SymbolicScalar, UserError, release_memory
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
                       as_dtype, from_bf16, to_bf16, to_numpy_dtype)
 from .jit import CompiledFunction, JitFunction, jit
@@ -31,5 +31,5 @@ __all__ = [
     "div", "maximum", "minimum", "amax", "amin", "sum", "mean", "cast", "sigmoid", "silu", "softmax", "rms_norm",
     "layer_norm", "matmul", "set_cube_tile_shapes", "get_cube_tile_shapes", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
-    "to_numpy_dtype", "to_bf16", "from_bf16",
+    "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory",
 ]

@@ -313,12 +313,23 @@ NB_MODULE(_core, m) {
               SymEnv env = p.runtime->BindShapes(hp);
               auto shapes = p.runtime->ReturnShapes(env);
               for (size_t i = 0; i < shapes.size(); ++i) {
-                DataType dt = fn.value(fn.returns[i]).dtype;
-                int64_t n = 1;
-                for (auto d : shapes[i]) n *= d;
+                const Value& rv = fn.value(fn.returns[i]);
+                DataType dt = rv.dtype;
+                auto checked = TensorBytes(shapes[i], dt);
+                if (!checked)
+                  throw UserError("the returned %" + rv.name + " " + DataTypeName(dt) + IntList(shapes[i]) +
+                                      " cannot exist: its size overflows or exceeds " +
+                                      std::to_string(kMaxTensorBytes >> 40) + " TiB",
+                                  rv.loc);
                 // Outputs start zeroed (a program need not write all of them).
-                size_t bytes = static_cast<size_t>(std::max<int64_t>(1, n * DataTypeBytes(dt)));
-                char* data = static_cast<char*>(AllocHostZeroed(bytes));
+                size_t bytes = static_cast<size_t>(std::max<int64_t>(1, *checked));
+                char* data = nullptr;
+                try {
+                  data = static_cast<char*>(AllocHostZeroed(bytes));
+                } catch (const std::bad_alloc&) {
+                  throw OutOfMemory("out of memory allocating " + std::to_string(bytes) + " bytes for the returned %" +
+                                    rv.name + " " + DataTypeName(dt) + IntList(shapes[i]));
+                }
                 auto* block = new std::pair<void*, size_t>(data, bytes);
                 nb::capsule owner(block, [](void* q) noexcept {
                   auto* b = static_cast<std::pair<void*, size_t>*>(q);
@@ -405,4 +416,6 @@ NB_MODULE(_core, m) {
     return n;
   });
   m.def("machine_names", &MachineNames);
+  m.def("release_memory", &ReleaseHostPool,
+        "Frees the host memory kept for reuse between calls; returns the bytes released.");
 }

@@ -37,6 +37,7 @@ void Recorder::CheckLive(int id, const std::string& op, const SourceLoc& loc) co
 
 int Recorder::AddParam(const std::string& name, const std::vector<Expr>& shape, DataType dtype, bool is_output,
                        const SourceLoc& loc) {
+  CheckCanExist("parameter '" + name + "'", shape, dtype, loc);
   Value v;
   v.name = FreshName(name);
   v.dtype = dtype;
@@ -67,11 +68,26 @@ Expr Recorder::AddDynamicVar(const std::string& hint) {
   return Expr::Var(name);
 }
 
+void Recorder::CheckCanExist(const std::string& what, const std::vector<Expr>& shape, DataType dtype,
+                             const SourceLoc& loc) const {
+  std::vector<int64_t> dims;
+  for (auto& d : shape) {
+    auto c = d.as_const();
+    if (!c) return;  // dynamic: checked when the call binds it
+    dims.push_back(*c);
+  }
+  if (!TensorBytes(dims, dtype))
+    throw UserError(what + ": a " + DataTypeName(dtype) + ShapeStr(shape) + " tensor cannot exist: its size overflows or "
+                        "exceeds " + std::to_string(kMaxTensorBytes >> 40) + " TiB",
+                    loc, "check the shape");
+}
+
 int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name,
                            const SourceLoc& loc) {
   for (auto& d : shape)
     if (auto c = d.as_const(); c && *c <= 0)
       throw UserError("pypto.tensor: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
+  CheckCanExist("pypto.tensor", shape, dtype, loc);
   Value v;
   v.name = FreshName(name.empty() ? "tensor" : name);
   v.dtype = dtype;

@@ -67,6 +67,9 @@ class Recorder {
   /// runtime's bindings, the generated kernels' slots), so the name is the symbol's identity.
   std::string FreshSymbol(const std::string& hint, const SourceLoc& loc);
   void CheckLive(int id, const std::string& op, const SourceLoc& loc) const;
+  /// UserError when a static shape's byte count overflows (no such tensor can exist).
+  void CheckCanExist(const std::string& what, const std::vector<Expr>& shape, DataType dtype,
+                     const SourceLoc& loc) const;
 
   Function f_;
   std::vector<Region<OpCall>*> stack_;

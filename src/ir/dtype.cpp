@@ -49,4 +49,13 @@ int64_t IntegerMax(DataType t) {
   }
 }
 
+std::optional<int64_t> TensorBytes(const std::vector<int64_t>& shape, DataType t) {
+  int64_t n = DataTypeBytes(t);
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  if (n > kMaxTensorBytes) return std::nullopt;
+  return n;
+}
+
 }  // namespace pypto

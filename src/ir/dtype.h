@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace pypto {
 
@@ -21,5 +23,9 @@ inline bool Is16BitFloat(DataType t) { return t == DataType::FP16 || t == DataTy
 /// Smallest and largest value of an integer (or bool) dtype.
 int64_t IntegerMin(DataType t);
 int64_t IntegerMax(DataType t);
+/// Bytes of a dense tensor of `shape`, or nullopt when a dim is negative or the count overflows
+/// or exceeds kMaxTensorBytes (no machine has that memory). The one place sizes are multiplied.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+std::optional<int64_t> TensorBytes(const std::vector<int64_t>& shape, DataType t);
 
 }  // namespace pypto

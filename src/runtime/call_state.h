@@ -112,15 +112,23 @@ class CallState {
     Storage s;
     s.alloc = next_alloc_++;
     s.dtype = v.dtype;
-    int64_t n = 1;
-    for (auto& d : v.shape) {
-      s.shape.push_back(d.Eval(env));
-      n *= s.shape.back();
-    }
+    for (auto& d : v.shape) s.shape.push_back(d.Eval(env));
     s.strides = DenseStrides(s.shape);
     // Created tensors start zeroed; workspaces are always written before they are read.
-    size_t bytes = std::max<int64_t>(1, n * DataTypeBytes(v.dtype));
-    char* p = static_cast<char*>(zero ? AllocHostZeroed(bytes) : AllocHost(bytes));
+    auto checked = TensorBytes(s.shape, v.dtype);
+    if (!checked)
+      throw UserError("%" + v.name + " " + DataTypeName(v.dtype) + Dims(s.shape) +
+                          " cannot exist: its size overflows or exceeds " + std::to_string(kMaxTensorBytes >> 40) +
+                          " TiB",
+                      v.loc, "check the shapes of the arguments");
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(1, *checked));
+    char* p = nullptr;
+    try {
+      p = static_cast<char*>(zero ? AllocHostZeroed(bytes) : AllocHost(bytes));
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory("out of memory allocating " + std::to_string(bytes) + " bytes for %" + v.name + " " +
+                        DataTypeName(v.dtype) + Dims(s.shape));
+    }
     owned_.push_back({p, bytes});
     s.data = p;
     return s;

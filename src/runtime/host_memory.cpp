@@ -1,6 +1,7 @@
 #include "runtime/host_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +35,19 @@ Pool& GetPool() {
 
 }  // namespace
 
+// The machine's physical memory: a block larger than that can never be filled (with overcommit
+// the allocation may succeed and the process be killed when the pages are touched).
+size_t PhysicalBytes() {
+  static const size_t b = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : ~size_t(0);
+  }();
+  return b;
+}
+
 void* AllocHost(size_t bytes) {
   size_t size = Rounded(bytes == 0 ? 1 : bytes);
+  if (size > PhysicalBytes()) throw std::bad_alloc();
   if (size >= kPooled) {
     Pool& pool = GetPool();
     std::lock_guard<std::mutex> lock(pool.mu);
@@ -59,6 +71,16 @@ void* AllocHostZeroed(size_t bytes) {
   void* p = AllocHost(bytes);
   std::memset(p, 0, bytes == 0 ? 1 : bytes);
   return p;
+}
+
+size_t ReleaseHostPool() {
+  Pool& pool = GetPool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  size_t released = pool.held;
+  for (auto& [size, p] : pool.free) std::free(p);
+  pool.free.clear();
+  pool.held = 0;
+  return released;
 }
 
 void FreeHost(void* p, size_t bytes) {

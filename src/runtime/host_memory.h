@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <string>
 
 namespace pypto {
 
@@ -14,5 +16,18 @@ void* AllocHost(size_t bytes);
 void* AllocHostZeroed(size_t bytes);
 /// Returns a block from AllocHost; `bytes` must be the size it was allocated with.
 void FreeHost(void* p, size_t bytes);
+/// Frees the blocks kept for reuse (up to 1 GiB after calls of varying shapes); returns the
+/// bytes released. pypto.release_memory() in Python.
+size_t ReleaseHostPool();
+
+/// std::bad_alloc with a message naming the size and the tensor (MemoryError in Python).
+class OutOfMemory : public std::bad_alloc {
+ public:
+  explicit OutOfMemory(std::string msg) : msg_(std::move(msg)) {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
 
 }  // namespace pypto

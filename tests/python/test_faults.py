@@ -127,3 +127,45 @@ def test_overlapping_input_and_output_read_the_input_first(mode):
     same = np.arange(32, dtype=np.float32).reshape(8, 4)  # the very same array: in place
     run_in(mode, affine, same, same)
     np.testing.assert_array_equal(same, np.arange(32, dtype=np.float32).reshape(8, 4) * 2 + 1)
+
+
+@pytest.mark.parametrize("shape", [(1 << 40, 1 << 30), (1 << 61, 8), ((1 << 59) | 1, 8), (1 << 62, 1 << 62)])
+def test_a_shape_that_cannot_exist_is_a_user_error_at_its_line(shape):
+    # Sizes used to wrap: a segfault, or a tiny buffer written far past its end.
+    @pypto.jit
+    def f(x: pypto.Tensor((2, 8), F32)):
+        t = pypto.tensor(shape, F32)
+        t[0:2, :] = x
+        return t
+
+    with pytest.raises(pypto.UserError, match=r"(?s)cannot exist: its size overflows.*test_faults.py"):
+        f(np.ones((2, 8), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_out_of_memory_names_the_size_and_the_tensor(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
+        t = pypto.tensor((x.shape[0], 1 << 12), F32)
+        pypto.set_vec_tile_shapes(1, 8)
+        t[0:1, 0:8] = x[0:1, :]
+        return t
+
+    huge = np.broadcast_to(np.float32(1), (1 << 28, 8))  # 4 TiB of output; no memory used here
+    with pytest.raises(MemoryError, match=r"allocating 4398046511104 bytes for the returned %\w+ fp32\(268435456, 4096\)"):
+        run_in(mode, f, huge)
+    assert run_in(mode, f, np.ones((2, 8), np.float32)).shape == (2, 4096)  # still usable
+
+
+def test_release_memory_frees_the_pool():
+    big = np.ones((1024, 1024), np.float32)  # 4 MiB results are pooled between calls
+    for _ in range(3):
+        triple_big(big)
+    assert pypto.release_memory() >= 0
+    assert pypto.release_memory() == 0  # nothing left to release
+
+
+@pypto.jit
+def triple_big(x: pypto.Tensor((1024, 1024), F32)):
+    pypto.set_vec_tile_shapes(8, 1024)
+    return x * 3.0
