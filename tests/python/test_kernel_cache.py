@@ -87,3 +87,39 @@ def test_no_temporary_files_are_left(warm):
     names = [p.name for p in (warm / "kernels").iterdir()]
     # One library and its source per kernel module, nothing with a pid or timestamp.
     assert all(n.count(".") == 1 for n in names), names
+
+
+WRAPPER = """#!/bin/sh
+# A compiler that fails the way the environment says, else the real one.
+if [ "$PYPTO_TEST_FAULT" = kill ] && [ "$1" != --version ]; then
+  python_pid=$(ps -o ppid= -p $PPID | tr -d ' ')
+  kill -9 "$python_pid"; sleep 5; exit 1
+fi
+if [ "$PYPTO_TEST_FAULT" = full ] && [ "$1" != --version ]; then
+  for a in "$@"; do prev_o=$o; o=$a; [ "$prev_o" = -o ] && out=$a; done
+  [ -n "$out" ] && head -c 100 /dev/urandom > "$out"
+  echo "fatal error: cannot write: No space left on device" >&2; exit 1
+fi
+exec c++ "$@"
+"""
+
+
+@pytest.mark.parametrize("fault", ["kill", "full"])
+def test_a_compile_killed_or_out_of_disk_leaves_nothing_used(tmp_path, fault):
+    cxx = tmp_path / "cxx"
+    cxx.write_text(WRAPPER)
+    cxx.chmod(0o755)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(cache), PYPTO_CXX=str(cxx), PYPTO_TEST_FAULT=fault)
+    p = subprocess.run([sys.executable, "-c", PROGRAM.replace("SCALE", "2.0")], env=env, capture_output=True,
+                       text=True, timeout=300)
+    if fault == "kill":
+        assert p.returncode == -9, p.stderr  # the process died mid-compile
+    else:
+        assert p.returncode != 0 and "No space left on device" in p.stderr, p.stderr
+        assert "compiling the generated kernels failed" in p.stderr
+    assert not list((cache / "kernels").glob("*.so")) if (cache / "kernels").exists() else True
+    env.pop("PYPTO_TEST_FAULT")
+    p = subprocess.run([sys.executable, "-c", PROGRAM.replace("SCALE", "2.0")], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "OK", p.stderr
