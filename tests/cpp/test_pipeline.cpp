@@ -2,6 +2,7 @@
 // pipeline, check each level's text, and run it on host buffers against a scalar reference.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -152,4 +153,43 @@ TEST(Pipeline, ALoopIndexBoundTwiceIsAnInternalError) {
   } catch (const InternalError& e) {
     EXPECT_NE(std::string(e.what()).find("loop index i"), std::string::npos) << e.what();
   }
+}
+
+// Cancellation (Ctrl-C from Python, or the timeout option) stops a running call with several
+// workers, in the control-program walk or between tasks, and the runtime runs the next call.
+TEST(Pipeline, CancelledCallsStopAndTheRuntimeStaysUsable) {
+  const int64_t n = 64;
+  for (int64_t iterations : {int64_t(1) << 40, int64_t(200000)}) {  // walk-bound; task-bound
+    Recorder r("long");
+    int x = r.AddParam("x", {n, n}, DataType::FP32, false);
+    int y = r.AddParam("y", {n, n}, DataType::FP32, true);
+    r.SetVecTileShapes({8, n});
+    r.BeginLoop("i", "", 0, iterations, 1);
+    r.Assemble(r.Binary("add", r.Unary("exp", x), y), {0, 0}, y);
+    r.EndLoop();
+    auto prog = std::make_shared<CompiledProgram>(Compile(r.Finish(), {}));
+    Runtime rt(prog);
+    std::vector<float> xv(n * n, 0.f), yv(n * n, 0.f);
+    std::vector<HostTensor> args = {HostTensor{xv.data(), DataType::FP32, {n, n}, {}},
+                                    HostTensor{yv.data(), DataType::FP32, {n, n}, {}}};
+    for (std::string mode : {"cpu", "interp"}) {
+      RunOptions o;
+      o.workers = 2;
+      o.run_mode = mode;
+      auto t0 = std::chrono::steady_clock::now();
+      o.interrupted = [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200); };
+      EXPECT_THROW(rt.Run(args, {}, o), Interrupted) << mode;
+      EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << mode;
+      RunOptions t;
+      t.workers = 2;
+      t.run_mode = mode;
+      t.timeout_s = 0.2;
+      EXPECT_THROW(rt.Run(args, {}, t), UserError) << mode;
+    }
+  }
+  // The runtime and the pool work after cancelled calls.
+  CompiledProgram p = Compile(RecordSoftmax(6, 64, {1, 4, 64}, false), {});
+  std::vector<float> x(2 * 6 * 64);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.1f * k);
+  CheckSoftmax(x, RunProgram(p, x, {2, 6, 64}, 2, "cpu"), 12, 64);
 }
