@@ -44,9 +44,13 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     if args.cmd == "list":
+        print(f"{'instruction':18s} {'operands':40s} dtypes")
         for name in instructions():
             d = describe(name)
             print(f"{name:18s} {d['operands']:40s} {d['dtypes']}")
+        print("\ndtypes: F = floating (fp32 fp16 bf16), I = integer (int8 int16 int32 int64 uint8), "
+              "N = numeric (F and I),\n        B = integer or bool (bitwise), A = any dtype; "
+              "'index: I' = that operand is an integer tile")
         return 0
     with open(args.file) as f:
         text = f.read()

@@ -347,6 +347,7 @@ def test_command_line(tmp_path):
     listing = subprocess.run([sys.executable, "-m", "pypto.isa", "list"], check=True,
                              capture_output=True, text=True).stdout
     assert "tmatmul" in listing and "trowexpandexpdif" in listing
+    assert "F = floating" in listing and "A = any dtype" in listing  # the legend of the type codes
     printed = subprocess.run([sys.executable, "-m", "pypto.isa", "print", str(tmp_path / "k.pto")],
                              check=True, capture_output=True, text=True).stdout
     assert printed == isa.canonical(SOFTMAX)
