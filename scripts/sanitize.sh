@@ -1,10 +1,38 @@
 #!/usr/bin/env bash
-# Builds and runs the C++ tests under sanitizers: `bash scripts/sanitize.sh thread` (TSan, for
-# the runtime) or `bash scripts/sanitize.sh address,undefined` (ASan + UBSan). Default: both.
+# Builds and runs the tests under sanitizers:
+#   bash scripts/sanitize.sh thread              TSan over the C++ tests (the runtime's threads)
+#   bash scripts/sanitize.sh address,undefined   ASan + UBSan over the C++ tests
+#   bash scripts/sanitize.sh python [pytest args] the Python extension built with ASan + UBSan,
+#                                                 and the Python tests run against it
+# Default: thread, then address,undefined.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 modes=("$@")
 [ ${#modes[@]} -eq 0 ] && modes=(thread address,undefined)
+
+if [ "${modes[0]}" = python ]; then
+  shift || true
+  # The extension with ASan + UBSan, unpacked beside the tree; the tests import it instead of
+  # the installed pypto (sitecustomize drops the editable install's finder).
+  dir=build/sanitize-python
+  rm -rf "$dir/dist" "$dir/pkg" && mkdir -p "$dir/dist" "$dir/pkg" "$dir/site"
+  python3 -m pip wheel . --no-build-isolation --no-deps -q -w "$dir/dist" \
+    -C cmake.define.PYPTO_SANITIZE=address,undefined -C cmake.build-type=RelWithDebInfo \
+    -C build-dir="$dir/build"
+  python3 -m zipfile -e "$dir"/dist/*.whl "$dir/pkg"
+  cat > "$dir/site/sitecustomize.py" <<PY
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, "$PWD/$dir/pkg")
+PY
+  asan=$(gcc -print-file-name=libasan.so)
+  # Python itself is not instrumented: its allocations are not leaks of ours.
+  LD_PRELOAD="$asan" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" \
+    ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    python3 -m pytest tests/python -q -p no:cacheprovider "$@"
+  exit $?
+fi
+
 for mode in "${modes[@]}"; do
   dir="build/sanitize-${mode//,/-}"
   echo "[sanitize] $mode -> $dir"

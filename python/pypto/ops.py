@@ -280,7 +280,18 @@ def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
         raise _core.UserError(f"pypto.mean: dim {dim} of {x!r} has a dynamic size; use pypto.sum and divide"
                               + _suffix())
     x, dt = _widen(x)
-    return _narrow(div(sum(x, dim, keepdim), n), dt)
+    total = sum(x, dim, keepdim)
+    rec = current_recorder("mean")
+    tile = list(rec.vec_tile_shapes())
+    if keepdim or len(tile) != x.ndim:
+        return _narrow(div(total, n), dt)
+    # The sum has one dim less than the tile shape in force: divide it with the tile shape
+    # of its own rank (the user could not set one between the two), then restore theirs.
+    rec.set_vec_tile_shapes(tile[:dim % x.ndim] + tile[dim % x.ndim + 1:] or [1], user_loc())
+    try:
+        return _narrow(div(total, n), dt)
+    finally:
+        rec.set_vec_tile_shapes(tile, user_loc())
 
 
 def _sigmoid32(x: Tensor) -> Tensor:

@@ -367,9 +367,21 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
       // type first: CreateTensor grows the value table and invalidates `v`.
       std::vector<Expr> shape = v.shape;
       DataType dtype = v.dtype;
-      int out = CreateTensor(shape, dtype, "out", loc);
+      // The copy is the user's line that made the value (not the caller's), with the tile shape
+      // that value was made with when the one in force has another rank (a reduction without
+      // keepdim returned as it is).
+      SourceLoc at = v.loc.known() ? v.loc : loc;
+      std::vector<int64_t> saved = tile_shape_;
+      if (!tile_shape_.empty() && tile_shape_.size() != shape.size()) {
+        tile_shape_.clear();  // automatic, unless the producer's tile has the right rank
+        f_.body.ForEach([&](const OpCall& c) {
+          if (c.output == id && c.tile_shape.size() == shape.size()) tile_shape_ = c.tile_shape;
+        });
+      }
+      int out = CreateTensor(shape, dtype, "out", at);
       std::vector<Expr> zeros(shape.size(), Expr(0));
-      Assemble(id, zeros, out, loc);
+      Assemble(id, zeros, out, at);
+      tile_shape_ = saved;
       f_.value(out).kind = ValueKind::Output;
       f_.outputs.push_back(out);
       f_.returns.push_back(out);

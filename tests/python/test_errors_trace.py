@@ -107,3 +107,22 @@ def test_non_positive_annotated_dim_names_the_parameter():
         @pypto.jit
         def f(a: pypto.Tensor((4, 0), F32)):
             return a + 1.0
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_mean_without_keepdim_and_a_returned_reduction_under_a_full_rank_tile(mode):
+    # The tile shape in force has the input's rank; the composite's division and the implicit
+    # copy of a returned reduction use a tile of their own rank.
+    @pypto.jit
+    def f(x: pypto.Tensor((8, 64), F32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        return pypto.mean(x, -1), pypto.sum(x, 0)
+
+    x = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    pypto.set_runtime_options(run_mode=mode)
+    try:
+        m, s = f(x)
+    finally:
+        pypto.set_runtime_options(run_mode="cpu")
+    np.testing.assert_allclose(m, x.mean(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s, x.sum(0), rtol=1e-5, atol=1e-5)
