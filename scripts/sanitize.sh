@@ -26,8 +26,9 @@ sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower(
 sys.path.insert(0, "$PWD/$dir/pkg")
 PY
   asan=$(gcc -print-file-name=libasan.so)
-  # Python itself is not instrumented: its allocations are not leaks of ours.
-  LD_PRELOAD="$asan" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" \
+  # libstdc++ preloaded too: ASan's __cxa_throw interceptor needs it at start-up (Python itself
+  # does not link it). Python is not instrumented: its allocations are not leaks of ours.
+  LD_PRELOAD="$asan $(gcc -print-file-name=libstdc++.so)" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     python3 -m pytest tests/python -q -p no:cacheprovider "$@"
   exit $?

@@ -90,7 +90,9 @@ def test_no_temporary_files_are_left(warm):
 
 
 WRAPPER = """#!/bin/sh
-# A compiler that fails the way the environment says, else the real one.
+# A compiler that fails the way the environment says, else the real one. (Sanitizer runs
+# preload their runtime into every child; ps and kill need none.)
+unset LD_PRELOAD
 if [ "$PYPTO_TEST_FAULT" = kill ] && [ "$1" != --version ]; then
   python_pid=$(ps -o ppid= -p $PPID | tr -d ' ')
   kill -9 "$python_pid"; sleep 5; exit 1
