@@ -53,6 +53,7 @@ std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std
 std::string FloatLiteral(double v) {
   if (std::isnan(v)) return "__builtin_nanf(\"\")";
   if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "-__builtin_inff()";
+  if (v == 0) return std::signbit(v) ? "(-0.0f)" : "0.0f";  // "-0" would be the integer 0
   std::ostringstream lit;  // 17 digits: the double itself, then rounded to float once
   lit.precision(17);
   lit << v;

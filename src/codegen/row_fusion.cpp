@@ -313,9 +313,14 @@ class RowRegion {
     std::string w = width(body_[j]);
     size_t g = j;
     bool reduced = false;  // a reduction's result is whole only after the loop: reductions close a group
+    std::set<int> reductions;  // results of the group's reductions: no instruction of it may read one
     while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w && !column_.count(&body_[g])) {
       bool red = RowReduction(body_[g].opcode) != nullptr;
       if (reduced && !red) break;
+      bool reads_reduction = false;
+      for (int s : body_[g].srcs) reads_reduction = reads_reduction || reductions.count(s);
+      if (reads_reduction) break;  // e.g. the sum of a min of a 1-wide row: a new group
+      if (red) reductions.insert(body_[g].dst);
       reduced = reduced || red;
       ++g;
     }

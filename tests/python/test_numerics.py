@@ -330,3 +330,52 @@ def test_matmul_cancellation_within_the_bound(mode):
     assert abs(got - 1.0) <= bound
     if mode == "interp":
         assert got == 1.0  # the exact sum, rounded once
+
+
+# --- found by the differential fuzzer ----------------------------------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_multiply_then_add_rounds_twice(mode):
+    # GCC contracted a * b + c into one FMA in generated kernels (one rounding, not numpy's two):
+    # kernels and the PTO library now build with -ffp-contract=off (seed 99, programs 3 and 20).
+    @pypto.jit
+    def f(x: pypto.Tensor((16, 9), F32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        t0 = 0.5 + x
+        return t0 + (t0 * 2.5 + 0.1)
+
+    x = np.abs(randn(rng(30), (16, 9))) * 3
+    t0 = np.float32(0.5) + x
+    same_fp32(run(f, mode, x), t0 + (t0 * np.float32(2.5) + np.float32(0.1)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_division_by_negative_zero_scalar(mode):
+    # -0.0 was emitted as the literal "-0", the integer 0: x / -0.0 gave +inf (program 45).
+    @pypto.jit
+    def f(x: pypto.Tensor((3, 20), F32)):
+        pypto.set_vec_tile_shapes(1, 16)
+        return pypto.relu(pypto.abs(x)) / -0.0 + x * -0.0
+
+    x = randn(rng(31), (3, 20))
+    x[0, 0] = 0.0
+    with np.errstate(all="ignore"):
+        want = np.maximum(np.abs(x), 0) / np.float32(-0.0) + x * np.float32(-0.0)
+    same_fp32(run(f, mode, x), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reduction_of_a_reduction_in_one_row_loop(mode):
+    # The sum (mean) of a min of a 1-wide row ran in the same column loop as the min it reads
+    # and read it before it was made (program 54).
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 33), F32), r: pypto.Tensor((5, 1), F32)):
+        pypto.set_vec_tile_shapes(1, 4)
+        out = pypto.tensor((5, 33), F32)
+        for i in pypto.loop(5):
+            t = pypto.amin(pypto.amin(r[i:i + 1, :] - x[i:i + 1, :], -1, keepdim=True), -1, keepdim=True)
+            pypto.assemble(pypto.mean(t, -1, keepdim=True) + x[i:i + 1, :], [i, 0], out)
+        return out
+
+    x, r = randn(rng(32), (5, 33)), randn(rng(33), (5, 1))
+    same_fp32(run(f, mode, x, r), (r - x).min(-1, keepdims=True) + x)
