@@ -10,18 +10,29 @@ row max m, row sum l and output acc are tensors of the function updated in place
 
 The causal version starts each query block with its diagonal block (masked) and then visits
 the blocks left of it, so no step needs a condition. Run: python examples/flash_attention.py
+([16, 2048, 64]) or with --quick ([2, 512, 64], a few seconds).
+
+Each output is checked against a float64 numpy reference with np.allclose(rtol=RTOL=1e-4,
+atol=ATOL=1e-5); beyond it the example prints MISMATCH and exits with status 1.
+PYPTO_EXAMPLE_PERTURB=1 adds 1.0 to one output element before the check, to show that the
+check can fail.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
+import os
+import sys
 import time
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
 import pypto
 
+RTOL, ATOL = 1e-4, 1e-5  # the check against the float64 reference
+PERTURB = os.environ.get("PYPTO_EXAMPLE_PERTURB", "") not in ("", "0")
 NEG = -1e30  # the mask value: exp(NEG - m) is 0 for any finite row max m
 
 
@@ -130,25 +141,40 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.n
     return (p / p.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
 
 
-def main() -> None:
-    bh, seq, dim = 16, 2048, 64
+def main(argv: Optional[List[str]] = None) -> None:
+    ap = argparse.ArgumentParser(description="flash attention, causal and not, checked against numpy")
+    ap.add_argument("--quick", action="store_true", help="small sizes (a few seconds), still checked")
+    args = ap.parse_args(argv)
+    bh, seq, dim = (2, 512, 64) if args.quick else (16, 2048, 64)
+    reps = 3 if args.quick else 5
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+    failed = False
     for causal in (False, True):
         fn = make_attention(bh, seq, dim, causal)
         out = np.zeros_like(q)
-        args = (q, k, v, causal_mask(default_blocks(seq, causal)[0]), out) if causal else (q, k, v, out)
-        fn(*args)
-        err = np.abs(out - reference(q, k, v, causal)).max()
+        args_ = (q, k, v, causal_mask(default_blocks(seq, causal)[0]), out) if causal else (q, k, v, out)
+        fn(*args_)
+        got = out.copy()
+        if PERTURB:
+            got.flat[0] += 1.0
+        ref = reference(q, k, v, causal)
+        err = np.abs(got - ref).max()
+        ok = bool(np.allclose(got, ref, rtol=RTOL, atol=ATOL))
+        failed |= not ok
         times = []
-        for _ in range(5):
+        for _ in range(reps):
             t0 = time.perf_counter()
-            fn(*args)
+            fn(*args_)
             times.append(time.perf_counter() - t0)
-        ms = sorted(times)[2] * 1e3
+        ms = sorted(times)[reps // 2] * 1e3
         flops = 4 * bh * seq * seq * dim / (2 if causal else 1)
-        print(f"attention causal={causal} [{bh}, {seq}, {dim}]: max error {err:.2e}, {ms:.1f} ms, "
+        print(f"attention causal={causal} [{bh}, {seq}, {dim}]: max error {err:.2e} "
+              f"({'OK' if ok else 'MISMATCH'}, rtol {RTOL:g} atol {ATOL:g}), {ms:.1f} ms, "
               f"{flops / ms / 1e6:.1f} GFLOP/s")
+    if failed:
+        print("flash_attention: FAILED: the output is beyond the tolerance against numpy", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
