@@ -68,14 +68,21 @@ RunStats CallState::Execute() {
     }
   };
 
+  // The first error (a task's exception, a cancellation) stops every worker; it is rethrown.
+  auto FailLocked = [&](std::exception_ptr e) {  // caller holds mu_
+    if (!error_) error_ = e;
+    cv_.notify_all();
+  };
+  auto Fail = [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    FailLocked(e);
+  };
   auto work = [&](int wid) {
     if (streaming_ && wid == 0) {
       try {
         build();
       } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!error_) error_ = std::current_exception();
-        cv_.notify_all();
+        Fail(std::current_exception());
         return;
       }
     }
@@ -98,8 +105,7 @@ RunStats CallState::Execute() {
             try {
               PollCancel(true);
             } catch (...) {
-              if (!error_) error_ = std::current_exception();
-              cv_.notify_all();
+              FailLocked(std::current_exception());
               return;
             }
           }
@@ -113,9 +119,7 @@ RunStats CallState::Execute() {
         try {
           PollCancel();
         } catch (...) {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (!error_) error_ = std::current_exception();
-          cv_.notify_all();
+          Fail(std::current_exception());
           return;
         }
       }
@@ -124,9 +128,7 @@ RunStats CallState::Execute() {
       try {
         RunTask(in, t.first, t.count, ub);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!error_) error_ = std::current_exception();
-        cv_.notify_all();
+        Fail(std::current_exception());
         return;
       }
       if (opts_.trace) {
