@@ -94,7 +94,7 @@ WRAPPER = """#!/bin/sh
 # preload their runtime into every child; ps and kill need none.)
 unset LD_PRELOAD
 if [ "$PYPTO_TEST_FAULT" = kill ] && [ "$1" != --version ]; then
-  python_pid=$(ps -o ppid= -p $PPID | tr -d ' ')
+  python_pid=$(cut -d' ' -f4 /proc/$PPID/stat)  # the parent of the shell popen started
   kill -9 "$python_pid"; sleep 5; exit 1
 fi
 if [ "$PYPTO_TEST_FAULT" = full ] && [ "$1" != --version ]; then
