@@ -24,6 +24,14 @@ exact. The contract is docs/numerics.md.
         [--modes cpu,interp] [--jobs 2] [--start 0] [--shrink 20] [--report out.md]
     python tests/python/fuzz_programs.py --seed 1 --index 17 --show    # program, inputs, results
     python tests/python/fuzz_programs.py --seed 1 --index 17 --emit    # a standalone repro script
+    python tests/python/fuzz_programs.py --seed 1 --indices 155,989      # just these programs
+
+--shrink N greedily minimizes up to N mismatches (one per signature: drops ops, retargets outputs,
+drops edge inputs and edge scalars). Self-tests of the harness: PYPTO_FUZZ_INJECT=nan|ulp|inf
+corrupts the cpu results (every such run must report mismatches), --pass-option
+reciprocal_division=1 compiles with the documented fast path (mismatches for subnormal divisors),
+PYPTO_FUZZ_CRASH_AT=<index> aborts the worker on that program (reported as a crash). Programs
+run in --jobs worker processes, so a crash or a hang (--timeout) is recorded, not fatal.
 
 Exit status: 0 when there is no mismatch (and no crash / hang / fuzzer error), 1 otherwise.
 """
@@ -1834,8 +1842,8 @@ def standalone(prog: Program, src: str, inputs: Dict[str, np.ndarray], oracle: O
     lines.append("        print(mode, k, np.array2string(np.asarray(r), threshold=64, precision=9))")
     if oracle is not None:
         for k, o in enumerate(oracle):
-            lines.append(f"# expected output {k} ({o.dt}), first values: "
-                         f"{np.array2string(o.v.reshape(-1)[:16], precision=9, max_line_width=200)}")
+            vals = " ".join(np.array2string(o.v.reshape(-1)[:16], precision=9).split())
+            lines.append(f"# expected output {k} ({o.dt}), first values: {vals}")
     return "\n".join(lines) + "\n"
 
 
