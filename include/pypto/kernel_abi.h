@@ -20,6 +20,12 @@ typedef struct PyptoKernelCall {
   const int64_t* grid;            // tiles along each grid dim
   int64_t first, count;
   char* ub;                       // this worker's on-chip buffer stand-in (64-byte aligned)
+  // Cancellation (may be null): the kernel calls stop(stop_ctx) before each grid point and each
+  // step of its outer loops, and returns at once when it answers nonzero (the call was cancelled
+  // or failed; its outputs are then undefined and the call raises). So Ctrl-C and timeouts also
+  // end one long task, not only the wait between tasks.
+  int (*stop)(void* stop_ctx);
+  void* stop_ctx;
 } PyptoKernelCall;
 
 typedef void (*PyptoKernelFn)(const PyptoKernelCall*);

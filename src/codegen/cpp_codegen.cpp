@@ -54,6 +54,7 @@ class KernelWriter {
     os_ << "  char* ub = call->ub;\n";
     DeclareCubeBuffers();
     os_ << "  for (int64_t p = call->first; p < call->first + call->count; ++p) {\n";
+    os_ << "    if (call->stop && call->stop(call->stop_ctx)) return;\n";
     os_ << "    int64_t rest = p;\n";
     for (int d = G - 1; d >= 0; --d)
       os_ << "    const int64_t c" << d << " = rest % call->grid[" << d << "]; rest /= call->grid[" << d << "];\n";
@@ -203,6 +204,7 @@ class KernelWriter {
         std::string v = in.var == kInnerKVar ? "s" : "r";
         os_ << pad << "for (int64_t " << v << " = 0; " << v << " < " << E(in.trip) << "; ++" << v << ") {\n";
         bool inner = in.var == kInnerKVar, was = in_inner_;
+        if (!inner) os_ << pad << "  if (call->stop && call->stop(call->stop_ctx)) return;\n";
         in_inner_ = in_inner_ || inner;
         Body(in.body, indent + 1);
         in_inner_ = was;

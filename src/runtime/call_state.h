@@ -4,12 +4,9 @@
 // instances' tasks). Internal to the runtime.
 #pragma once
 
-#include <sstream>
-
-#include <chrono>
-
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -17,7 +14,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pypto/kernel_abi.h"
@@ -103,6 +102,9 @@ class CallState {
   // once and run tasks while the calling thread is still building later launches.
   RunStats Execute();
   void RunTask(Instance& in, int64_t first, int64_t count, char* ub);
+  void FailLocked(std::exception_ptr e);  // caller holds mu_
+  void Fail(std::exception_ptr e);
+  static int StopRequested(void* self);  // PyptoKernelCall::stop
   ~CallState() {
     for (auto& [p, n] : owned_) FreeHost(p, n);
   }
@@ -448,6 +450,9 @@ class CallState {
   int64_t outstanding_ = 0;  // launches not yet finished (or skipped)
   int64_t total_tasks_ = 0;
   std::exception_ptr error_;
+  std::atomic<bool> stop_{false};  // error_ is set: running tasks return early
+  const std::thread::id caller_ = std::this_thread::get_id();  // worker 0
+  uint64_t stop_polls_ = 0;                                     // StopRequested calls on caller_
   std::map<int, int> run_;  // launch node -> its instance, for the launches since the last loop
 };
 

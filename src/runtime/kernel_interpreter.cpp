@@ -42,6 +42,9 @@ struct Ctx {
   // reference matmul rounds once over the whole K, whatever the cube tile shape. Dropped when
   // any other instruction writes the tile.
   std::unordered_map<int, std::vector<double>> wide_acc;
+  int (*stop)(void*) = nullptr;  // cancellation (PyptoKernelCall::stop); once it says so, stopped
+  void* stop_ctx = nullptr;
+  bool stopped = false;
 };
 
 // Visits the tile's leading-dim slabs (dims 0..R-3) that lie in the valid region; calls
@@ -345,11 +348,16 @@ void Exec(Ctx& c, const std::vector<Instr>& body) {
     if (in.opcode == "LOOP") {
       int64_t trip = in.trip.Eval(c.env);
       for (int64_t r = 0; r < trip; ++r) {
+        if (c.stopped || (c.stop && c.stop(c.stop_ctx))) {
+          c.stopped = true;
+          return;
+        }
         c.env[in.var.empty() ? kReduceVar : in.var] = r;
         for (auto& b : c.bufs)  // valid extents may depend on the loop index
           for (size_t d = 0; d < b.valid.size(); ++d) b.valid[d] = b.buf->valid[d].Eval(c.env);
         Exec(c, in.body);
       }
+      if (c.stopped) return;
       continue;
     }
     auto it = handlers.find(in.opcode);
@@ -366,7 +374,7 @@ void Exec(Ctx& c, const std::vector<Instr>& body) {
 }  // namespace
 
 void InterpretKernel(const Kernel& k, const std::vector<BoundParam>& params, const std::vector<int64_t>& coord,
-                     SymEnv& env, char* ub) {
+                     SymEnv& env, char* ub, int (*stop)(void*), void* stop_ctx) {
   for (size_t d = 0; d < coord.size(); ++d) env[GridVar(static_cast<int>(d))] = coord[d];
   env[kReduceVar] = 0;
   env[kInnerKVar] = 0;
@@ -378,7 +386,7 @@ void InterpretKernel(const Kernel& k, const std::vector<BoundParam>& params, con
     bufs[i].valid.resize(b.valid.size());
     for (size_t d = 0; d < b.valid.size(); ++d) bufs[i].valid[d] = b.valid[d].Eval(env);
   }
-  Ctx c{k, params, bufs, env, {}};
+  Ctx c{k, params, bufs, env, {}, stop, stop_ctx};
   Exec(c, k.body);
 }
 

@@ -19,8 +19,10 @@ struct BoundParam {
 };
 
 /// Runs `k` at grid point `coord` (one entry per grid dim). `env` holds the program's symbols
-/// and is extended with the grid variables; `ub` is a scratch buffer of k.ub_bytes.
+/// and is extended with the grid variables; `ub` is a scratch buffer of k.ub_bytes. `stop`
+/// (if set) is asked before each step of the kernel's loops, as compiled kernels do (see
+/// PyptoKernelCall::stop); the kernel returns early when it answers nonzero.
 void InterpretKernel(const Kernel& k, const std::vector<BoundParam>& params, const std::vector<int64_t>& coord,
-                     SymEnv& env, char* ub);
+                     SymEnv& env, char* ub, int (*stop)(void*) = nullptr, void* stop_ctx = nullptr);
 
 }  // namespace pypto

@@ -68,15 +68,6 @@ RunStats CallState::Execute() {
     }
   };
 
-  // The first error (a task's exception, a cancellation) stops every worker; it is rethrown.
-  auto FailLocked = [&](std::exception_ptr e) {  // caller holds mu_
-    if (!error_) error_ = e;
-    cv_.notify_all();
-  };
-  auto Fail = [&](std::exception_ptr e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    FailLocked(e);
-  };
   auto work = [&](int wid) {
     if (streaming_ && wid == 0) {
       try {
@@ -187,10 +178,40 @@ RunStats CallState::Execute() {
   return stats;
 }
 
+// The first error (a task's exception, a cancellation) stops every worker; it is rethrown.
+void CallState::FailLocked(std::exception_ptr e) {
+  if (!error_) error_ = e;
+  stop_.store(true, std::memory_order_relaxed);
+  cv_.notify_all();
+}
+
+void CallState::Fail(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(e);
+}
+
+// PyptoKernelCall::stop: true once the call has failed; on the calling thread it also polls for
+// Ctrl-C and the timeout (every 16th step), so a long task of worker 0 is cancelled from inside.
+int CallState::StopRequested(void* self) {
+  auto* cs = static_cast<CallState*>(self);
+  if (cs->stop_.load(std::memory_order_relaxed)) return 1;
+  if (std::this_thread::get_id() != cs->caller_) return 0;
+  if ((++cs->stop_polls_ & 15) != 0) return 0;  // a clock read every 16th step is plenty
+  try {
+    cs->PollCancel(true);
+  } catch (...) {
+    cs->Fail(std::current_exception());
+    return 1;
+  }
+  return 0;
+}
+
 // One task: grid points [first, first + count) of an instance, native or interpreted.
 void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
+  const bool cancellable = workers_ > 1 || opts_.interrupted || opts_.timeout_s > 0;
+  int (*stop)(void*) = cancellable ? &CallState::StopRequested : nullptr;
   if (entries_) {
-    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub};
+    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this};
     (*entries_)[in.kernel->id](&call);
     return;
   }
@@ -202,7 +223,8 @@ void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
       coord[d] = rest % in.grid[d];
       rest /= in.grid[d];
     }
-    InterpretKernel(*in.kernel, in.params, coord, env, ub);
+    if (stop && stop(this)) return;
+    InterpretKernel(*in.kernel, in.params, coord, env, ub, stop, this);
   }
 }
 

@@ -72,6 +72,49 @@ def test_ctrl_c_cancels_a_running_call(mode, iterations):
     assert lines[2:] == ["after", "3.0"]  # the runtime works for the next call
 
 
+# One task that runs for seconds: a row sum whose reduction loop walks 2**34 (cpu) or 2**30
+# (interp) elements of a zero-stride input (no memory), all at one grid point. The kernel asks
+# the runtime between steps of its loop whether to stop (PyptoKernelCall::stop).
+LONG_TASK = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np, pypto
+    mode, how = sys.argv[1], sys.argv[2]
+    pypto.set_runtime_options(run_mode=mode)
+    @pypto.jit
+    def total(x: pypto.Tensor((1, pypto.DYNAMIC), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 8192)
+        return pypto.sum(x, dim=-1, keepdim=True)
+    print("warm", total(np.ones((1, 100), np.float32))[0, 0])
+    x = np.broadcast_to(np.float32(1), (1, 1 << (34 if mode == "cpu" else 30)))
+    t0 = time.time()
+    if how == "signal":
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    else:
+        pypto.set_runtime_options(timeout=0.5)
+    try:
+        total(x)
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted %.2f" % (time.time() - t0 - 0.5))
+    except pypto.UserError as e:
+        print("timeout %.2f" % (time.time() - t0 - 0.5) if "timeout" in str(e) else e)
+    pypto.set_runtime_options(timeout=0)
+    print("after", total(np.ones((1, 100), np.float32))[0, 0])
+""")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["signal", "timeout"])
+def test_cancel_ends_one_long_kernel_task(mode, how):
+    p = subprocess.run([sys.executable, "-c", LONG_TASK, mode, how], capture_output=True, text=True, timeout=120)
+    lines = p.stdout.split()
+    assert p.returncode == 0, p.stderr
+    assert lines[:2] == ["warm", "100.0"], p.stdout
+    assert lines[2] == ("interrupted" if how == "signal" else "timeout"), p.stdout
+    assert float(lines[3]) < 1.0  # within 1 s, though the task alone runs for seconds
+    assert lines[4:] == ["after", "100.0"]  # the runtime works for the next call
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_timeout_option_cancels_and_the_runtime_stays_usable(mode):
     x = np.ones((8, 8), np.float32)
