@@ -1,28 +1,115 @@
-// The one list of PTO tile instruction names. X(NAME, FAST): FAST is 1 when pto::NAME has its
-// own implementation in namespace pto, 0 when pto::NAME is the reference one. Used to generate
-// the Tile overloads, and by bindings / the assembler to enumerate the ISA.
+// The one list of PTO tile instructions: X(NAME, FORM, DTYPES).
+//
+// FORM says how the instruction reads its operands, and so how every table built from this
+// list calls it (the run-time table pto::dyn, the Python bindings, the compiler's typed
+// opcodes and the block-level interpreter):
+//   Binary           dst = src0 op src1, elementwise              (dst, src0, src1)
+//   Unary            dst = f(src), elementwise                     (dst, src)
+//   Scalar           dst = src op scalar, elementwise              (dst, src, scalar)
+//   Ternary          dst = f(src0, src1, src2), elementwise        (dst, src0, src1, src2)
+//   RowExpandBinary  dst = src0 op src1 broadcast along rows (src1 is R x 1)
+//   ColExpandBinary  dst = src0 op src1 broadcast along columns (src1 is 1 x C)
+//   RowReduce        dst (R x 1) = reduction of each row of src    (dst, src)
+//   ColReduce        dst (1 x C) = reduction of each column of src (dst, src)
+//   Expand           dst = src broadcast (R x 1 or 1 x C into R x C) (dst, src)
+//   Move             dst = a copy / transpose / reshape of src     (dst, src)
+//   Concat           dst = src0 and src1 side by side              (dst, src0, src1)
+//   Special          an operand list of its own (memory, cube, compare, convert, index, ...)
+// DTYPES is the class of element types it accepts: F floating, I integer, N = F + I,
+// B = I + bool, A = all (see docs/isa.md).
 #pragma once
 
-#define PTO_INSTRUCTIONS(X)                                                                   \
-  X(TLOAD, 1) X(TSTORE, 1) X(TPREFETCH, 1) X(MGATHER, 1) X(MSCATTER, 1)                       \
-  X(TADD, 1) X(TSUB, 1) X(TMUL, 1) X(TDIV, 1) X(TMAX, 1) X(TMIN, 1) X(TREM, 1)               \
-  X(TAND, 1) X(TOR, 1) X(TXOR, 1) X(TSHL, 1) X(TSHR, 1) X(TPRELU, 1)                          \
-  X(TABS, 1) X(TNEG, 1) X(TRELU, 1) X(TNOT, 1) X(TEXP, 1) X(TLOG, 1) X(TSQRT, 1)             \
-  X(TRSQRT, 1) X(TRECIP, 1)                                                                   \
-  X(TADDS, 1) X(TSUBS, 1) X(TMULS, 1) X(TDIVS, 1) X(TMAXS, 1) X(TMINS, 1) X(TREMS, 1)        \
-  X(TANDS, 1) X(TORS, 1) X(TXORS, 1) X(TSHLS, 1) X(TSHRS, 1) X(TLRELU, 1) X(TEXPANDS, 1)     \
-  X(TADDC, 1) X(TSUBC, 1) X(TFUSEDMULADD, 1) X(TAXPY, 1) X(TADDSC, 1) X(TSUBSC, 1)            \
-  X(TCMP, 1) X(TCMPS, 1) X(TSEL, 1) X(TSELS, 1)                                               \
-  X(TCVT, 1)                                                                                  \
-  X(TROWSUM, 1) X(TROWPROD, 1) X(TROWMAX, 1) X(TROWMIN, 1)                                    \
-  X(TCOLSUM, 1) X(TCOLPROD, 1) X(TCOLMAX, 1) X(TCOLMIN, 1)                                    \
-  X(TROWARGMAX, 1) X(TROWARGMIN, 1) X(TROWEXPAND, 1) X(TCOLEXPAND, 1)                         \
-  X(TROWEXPANDADD, 1) X(TROWEXPANDSUB, 1) X(TROWEXPANDMUL, 1) X(TROWEXPANDDIV, 1)             \
-  X(TROWEXPANDMAX, 1) X(TROWEXPANDMIN, 1) X(TROWEXPANDEXPDIF, 1)                              \
-  X(TCOLEXPANDADD, 1) X(TCOLEXPANDSUB, 1) X(TCOLEXPANDMUL, 1) X(TCOLEXPANDDIV, 1)             \
-  X(TCOLEXPANDMAX, 1) X(TCOLEXPANDMIN, 1) X(TCOLEXPANDEXPDIF, 1)                              \
-  X(TMATMUL, 1) X(TMATMUL_ACC, 1) X(TMATMUL_BIAS, 1) X(TGEMV, 1)                              \
-  X(TMOV, 1) X(TEXTRACT, 1) X(TINSERT, 1) X(TTRANS, 1) X(TRESHAPE, 1) X(TFILLPAD, 1)          \
-  X(TCONCAT, 1)                                                                               \
-  X(TGATHER, 1) X(TSCATTER, 1) X(TCI, 1) X(TTRI, 1) X(TSORT32, 1) X(TMRGSORT, 1)              \
-  X(TQUANT, 1) X(TDEQUANT, 1) X(TPUSH, 1) X(TPOP, 1)
+#include <cstdint>
+
+#define PTO_INSTRUCTIONS(X)                                                                            \
+  /* memory */                                                                                         \
+  X(TLOAD, Special, A) X(TSTORE, Special, A) X(TPREFETCH, Special, A) X(MGATHER, Special, A)           \
+  X(MSCATTER, Special, A)                                                                              \
+  /* elementwise */                                                                                    \
+  X(TADD, Binary, N) X(TSUB, Binary, N) X(TMUL, Binary, N) X(TDIV, Binary, N) X(TMAX, Binary, N)       \
+  X(TMIN, Binary, N) X(TREM, Binary, N) X(TAND, Binary, B) X(TOR, Binary, B) X(TXOR, Binary, B)        \
+  X(TSHL, Binary, I) X(TSHR, Binary, I) X(TPRELU, Binary, N)                                           \
+  X(TABS, Unary, N) X(TNEG, Unary, N) X(TRELU, Unary, N) X(TNOT, Unary, B) X(TEXP, Unary, F)           \
+  X(TLOG, Unary, F) X(TSQRT, Unary, F) X(TRSQRT, Unary, F) X(TRECIP, Unary, F)                         \
+  X(TADDS, Scalar, N) X(TSUBS, Scalar, N) X(TMULS, Scalar, N) X(TDIVS, Scalar, N) X(TMAXS, Scalar, N)  \
+  X(TMINS, Scalar, N) X(TREMS, Scalar, N) X(TANDS, Scalar, B) X(TORS, Scalar, B) X(TXORS, Scalar, B)   \
+  X(TSHLS, Scalar, I) X(TSHRS, Scalar, I) X(TLRELU, Scalar, N) X(TAXPY, Special, N)                    \
+  X(TEXPANDS, Special, A)                                                                              \
+  X(TADDC, Ternary, N) X(TSUBC, Ternary, N) X(TFUSEDMULADD, Ternary, N)                                \
+  X(TADDSC, Special, N) X(TSUBSC, Special, N)                                                          \
+  X(TCMP, Special, N) X(TCMPS, Special, N) X(TSEL, Special, A) X(TSELS, Special, A)                    \
+  X(TCVT, Special, A)                                                                                  \
+  /* reductions and broadcasts */                                                                      \
+  X(TROWSUM, RowReduce, N) X(TROWPROD, RowReduce, N) X(TROWMAX, RowReduce, N)                          \
+  X(TROWMIN, RowReduce, N)                                                                             \
+  X(TCOLSUM, ColReduce, N) X(TCOLPROD, ColReduce, N) X(TCOLMAX, ColReduce, N)                          \
+  X(TCOLMIN, ColReduce, N)                                                                             \
+  X(TROWARGMAX, Special, N) X(TROWARGMIN, Special, N)                                                  \
+  X(TROWEXPAND, Expand, A) X(TCOLEXPAND, Expand, A)                                                    \
+  X(TROWEXPANDADD, RowExpandBinary, N) X(TROWEXPANDSUB, RowExpandBinary, N)                            \
+  X(TROWEXPANDMUL, RowExpandBinary, N) X(TROWEXPANDDIV, RowExpandBinary, N)                            \
+  X(TROWEXPANDMAX, RowExpandBinary, N) X(TROWEXPANDMIN, RowExpandBinary, N)                            \
+  X(TROWEXPANDEXPDIF, RowExpandBinary, F)                                                              \
+  X(TCOLEXPANDADD, ColExpandBinary, N) X(TCOLEXPANDSUB, ColExpandBinary, N)                            \
+  X(TCOLEXPANDMUL, ColExpandBinary, N) X(TCOLEXPANDDIV, ColExpandBinary, N)                            \
+  X(TCOLEXPANDMAX, ColExpandBinary, N) X(TCOLEXPANDMIN, ColExpandBinary, N)                            \
+  X(TCOLEXPANDEXPDIF, ColExpandBinary, F)                                                              \
+  /* cube */                                                                                           \
+  X(TMATMUL, Special, A) X(TMATMUL_ACC, Special, A) X(TMATMUL_BIAS, Special, A) X(TGEMV, Special, A)   \
+  /* movement, index, sort, quantization */                                                            \
+  X(TMOV, Move, A) X(TEXTRACT, Special, A) X(TINSERT, Special, A) X(TTRANS, Move, A)                   \
+  X(TRESHAPE, Move, A) X(TFILLPAD, Special, A) X(TCONCAT, Concat, A)                                   \
+  X(TGATHER, Special, A) X(TSCATTER, Special, A) X(TCI, Special, I) X(TTRI, Special, A)                \
+  X(TSORT32, Special, N) X(TMRGSORT, Special, N) X(TQUANT, Special, F) X(TDEQUANT, Special, I)         \
+  /* cube <-> vector channels */                                                                       \
+  X(TPUSH, Special, A) X(TPOP, Special, A)
+
+namespace pto::isa {
+
+enum class Form : uint8_t {
+  Binary,
+  Unary,
+  Scalar,
+  Ternary,
+  RowExpandBinary,
+  ColExpandBinary,
+  RowReduce,
+  ColReduce,
+  Expand,
+  Move,
+  Concat,
+  Special
+};
+
+/// Element-type classes: F floating, I integer, N = F + I, B = I + bool, A = all.
+enum class Dtypes : uint8_t { F, I, N, B, A };
+
+/// Every instruction, in list order.
+enum class Op : uint16_t {
+#define PTO_ISA_ENUM(NAME, FORM, DTYPES) NAME,
+  PTO_INSTRUCTIONS(PTO_ISA_ENUM)
+#undef PTO_ISA_ENUM
+};
+
+constexpr const char* form_name(Form f) {
+  constexpr const char* names[] = {"Binary",    "Unary",     "Scalar", "Ternary", "RowExpandBinary", "ColExpandBinary",
+                                   "RowReduce", "ColReduce", "Expand", "Move",    "Concat",          "Special"};
+  return names[static_cast<int>(f)];
+}
+
+struct Info {
+  const char* name;
+  Form form;
+  Dtypes dtypes;
+};
+
+inline constexpr Info kInfo[] = {
+#define PTO_ISA_INFO(NAME, FORM, DTYPES) {#NAME, Form::FORM, Dtypes::DTYPES},
+    PTO_INSTRUCTIONS(PTO_ISA_INFO)
+#undef PTO_ISA_INFO
+};
+inline constexpr int kCount = sizeof(kInfo) / sizeof(kInfo[0]);
+
+constexpr const Info& info(Op op) { return kInfo[static_cast<int>(op)]; }
+
+}  // namespace pto::isa

@@ -1,5 +1,4 @@
-// Binds every instruction name in namespace pto: reference fallbacks for names without a fast
-// implementation, and overloads taking static Tiles (forwarded as TileRefs).
+// Overloads of every instruction in namespace pto taking static Tiles (forwarded as TileRefs).
 #pragma once
 
 #include <utility>
@@ -22,16 +21,8 @@
 
 namespace pto {
 
-#define PTO_USE_REF_0(NAME) using ref::NAME;
-#define PTO_USE_REF_1(NAME)
-#define PTO_USE_REF(NAME, FAST) PTO_USE_REF_##FAST(NAME)
-PTO_INSTRUCTIONS(PTO_USE_REF)
-#undef PTO_USE_REF
-#undef PTO_USE_REF_0
-#undef PTO_USE_REF_1
-
 // Tiles become TileRefs; everything else (TileRef, GlobalRef, scalars, modes) passes through.
-#define PTO_TILE_FORWARD(NAME, FAST)            \
+#define PTO_TILE_FORWARD(NAME, FORM, DTYPES)    \
   template <class... A>                         \
     requires(is_tile_v<A> || ...)               \
   decltype(auto) NAME(A&&... a) {               \

@@ -29,7 +29,7 @@ def call(name: str, args: list[Operand], attrs: Mapping[str, str]) -> None:
     atomic, upper, descending. Releases the GIL while the instruction runs.
     """
 
-def instructions() -> list[tuple[str, str, str]]:
+def instructions() -> list[tuple[str, str, str, str]]:
     """(name, operands, dtypes) of every instruction."""
 
 def run(

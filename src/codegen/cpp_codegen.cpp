@@ -138,18 +138,18 @@ class KernelWriter {
     std::set<int> loaded, raw;
     std::function<void(const std::vector<Instr>&)> scan = [&](const std::vector<Instr>& b) {
       for (auto& in : b) {
-        if (in.opcode == "TLOAD") loaded.insert(in.dst);
-        bool raw_use = in.opcode == "TSTORE" || in.opcode == "TBROADCAST" ||
-                       (in.opcode.rfind("TCOL", 0) == 0 && in.srcs.size() == 1);
+        if (in.opcode == Opcode::TLOAD) loaded.insert(in.dst);
+        bool raw_use = in.opcode == Opcode::TSTORE || in.opcode == Opcode::TBROADCAST ||
+                       IsColReduction(in.opcode);
         if (raw_use)
           for (int s : in.srcs) raw.insert(s);
-        if (in.dst >= 0 && in.opcode != "TLOAD") raw.insert(in.dst);  // written: must be UB
+        if (in.dst >= 0 && in.opcode != Opcode::TLOAD) raw.insert(in.dst);  // written: must be UB
         scan(in.body);
       }
     };
     scan(body);
     for (int b : loaded)
-      if (!raw.count(b) && k_.bufs[b].loc == "Vec") views_.insert(b);
+      if (!raw.count(b) && k_.bufs[b].space == MemSpace::Vec) views_.insert(b);
   }
 
   void CountReads(const std::vector<Instr>& body) {
@@ -195,12 +195,12 @@ class KernelWriter {
         continue;
       }
       const Instr& in = body[i];
-      if (FoldsZero(body, i) && k_.bufs[in.dst].loc == "Acc") {
+      if (FoldsZero(body, i) && k_.bufs[in.dst].space == MemSpace::Acc) {
         zero_acc_.insert(in.dst);
         os_ << pad << "// " << Ptr(in.dst) << " = 0: folded into the first TMATMUL_ACC\n";
         continue;
       }
-      if (in.opcode == "LOOP") {
+      if (in.opcode == Opcode::LOOP) {
         std::string v = in.var == kInnerKVar ? "s" : "r";
         os_ << pad << "for (int64_t " << v << " = 0; " << v << " < " << E(in.trip) << "; ++" << v << ") {\n";
         bool inner = in.var == kInnerKVar, was = in_inner_;
@@ -211,7 +211,7 @@ class KernelWriter {
         os_ << pad << "}\n";
         continue;
       }
-      if (in.opcode == "TSTORE" && direct_acc_.count(in.srcs[0])) {  // stored unless it lived there
+      if (in.opcode == Opcode::TSTORE && direct_acc_.count(in.srcs[0])) {  // stored unless it lived there
         os_ << pad << "if (a" << in.srcs[0] << " == reinterpret_cast<" << CppType(k_.bufs[in.srcs[0]].dtype) << "*>"
             << Ptr(in.srcs[0]) << ") " << Instruction(in) << ";\n";
         continue;
@@ -227,16 +227,16 @@ class KernelWriter {
   void DeclareCubeBuffers() {
     std::string offset = "0";
     for (auto& b : k_.bufs) {
-      if (b.loc != "Left" && b.loc != "Right") continue;
+      if (b.space != MemSpace::Left && b.space != MemSpace::Right) continue;
       int64_t rows = b.shape[b.shape.size() - 2], cols = b.cols();
       std::string T = CppType(b.dtype);
-      std::string bytes = "ArenaBytes<CubeT<" + T + ">>(" + (b.loc == "Left" ? "LeftElems(" : "RightElems(") +
+      std::string bytes = "ArenaBytes<CubeT<" + T + ">>(" + (b.space == MemSpace::Left ? "LeftElems(" : "RightElems(") +
                           std::to_string(rows) + ", " + std::to_string(cols) + "))";
       os_ << "  CubeT<" << T << ">* const " << CubeBuf(b.id) << " = reinterpret_cast<CubeT<" << T << ">*>(cube_arena + "
           << offset << ");\n";
       offset += " + " + bytes;
       // Left is read through a pointer and a row stride: its own copy, or the Mat tile in place.
-      if (b.loc == "Left")
+      if (b.space == MemSpace::Left)
         os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
             << CubeBuf(b.id) << "ld = " << (cols + 1) / 2 * 2 << ";\n";
       if (PackReusable(b.id)) {
@@ -252,9 +252,9 @@ class KernelWriter {
     int param = -1;
     std::function<void(const std::vector<Instr>&)> find = [&](const std::vector<Instr>& body) {
       for (auto& in : body) {
-        if (in.opcode == "TEXTRACT" && in.dst == buf)
+        if (in.opcode == Opcode::TEXTRACT && in.dst == buf)
           for (auto& l : body)
-            if (l.opcode == "TLOAD" && l.dst == in.srcs[0]) param = l.param;
+            if (l.opcode == Opcode::TLOAD && l.dst == in.srcs[0]) param = l.param;
         find(in.body);
       }
     };
@@ -279,11 +279,11 @@ class KernelWriter {
   void DeclareDirectAccumulators() {
     for (size_t i = 0; i < k_.body.size(); ++i) {
       const Instr& in = k_.body[i];
-      if (in.opcode != "TSTORE") continue;
+      if (in.opcode != Opcode::TSTORE) continue;
       int b = in.srcs[0];
       const TileBuf& t = k_.bufs[b];
       const Value& v = fn_.value(k_.params[in.param].value);
-      if (t.loc != "Acc" || t.dtype != v.dtype || reads_[b] != 1 || t.shape.size() < 2) continue;
+      if (t.space != MemSpace::Acc || t.dtype != v.dtype || reads_[b] != 1 || t.shape.size() < 2) continue;
       bool reads_target = false;  // (the operands are read in place while C is written)
       for (auto& q : k_.params) reads_target = reads_target || (q.read && Root(q.value) == Root(v.id));
       if (reads_target) continue;
@@ -304,7 +304,7 @@ class KernelWriter {
   // (every step covers the whole valid block), which saves a pass over the accumulator.
   static bool FoldsZero(const std::vector<Instr>& body, size_t i) {
     const Instr& in = body[i];
-    return in.opcode == "TEXPANDS" && in.scalar == 0 && i + 1 < body.size() && body[i + 1].opcode == "LOOP" &&
+    return in.opcode == Opcode::TEXPANDS && in.scalar == 0 && i + 1 < body.size() && body[i + 1].opcode == Opcode::LOOP &&
            body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1;
   }
   std::string AccPtr(int b) {
@@ -312,7 +312,7 @@ class KernelWriter {
     const TileBuf& c = k_.bufs[b];
     return "reinterpret_cast<" + std::string(CppType(c.dtype)) + "*>" + Ptr(b) + ", " + std::to_string(c.cols());
   }
-  std::string CubeBuf(int b) { return (k_.bufs[b].loc == "Left" ? "L" : "R") + std::to_string(b); }
+  std::string CubeBuf(int b) { return (k_.bufs[b].space == MemSpace::Left ? "L" : "R") + std::to_string(b); }
   std::string ValidAt(int b, int from_end) {
     const TileBuf& t = k_.bufs[b];
     return E(t.valid[t.valid.size() - from_end]);
@@ -325,19 +325,19 @@ class KernelWriter {
   }
 
   std::string CubeInstruction(const Instr& in) {
-    const std::string& op = in.opcode;
-    if (op == "TLOAD") {
+    const Opcode op = in.opcode;
+    if (op == Opcode::TLOAD) {
       const TileBuf& b = k_.bufs[in.dst];
       return "const auto m" + std::to_string(in.dst) + " = MatLoad<" + CppType(b.dtype) + ", " +
              std::to_string(b.shape.size()) + ">(" + Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }
-    if (op == "TEXTRACT") {
+    if (op == Opcode::TEXTRACT) {
       const TileBuf& d = k_.bufs[in.dst];
       std::string m = "m" + std::to_string(in.srcs[0]);
       std::string base = m + ".p + " + E(in.coord[0]) + " * " + m + ".rs + " + E(in.coord[1]) + " * " + m + ".cs";
       // Element (i, j) of the window is base[i * rs + j * cs]; transposed, base[j * rs + i * cs].
       std::string first = in.transpose ? m + ".cs" : m + ".rs", second = in.transpose ? m + ".rs" : m + ".cs";
-      if (d.loc == "Left") {
+      if (d.space == MemSpace::Left) {
         std::string L = CubeBuf(in.dst), ld = std::to_string((d.cols() + 1) / 2 * 2);
         std::string call = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
                            first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
@@ -360,43 +360,43 @@ class KernelWriter {
   }
 
   std::string Instruction(const Instr& in) {
-    const std::string& op = in.opcode;
-    if ((op == "TLOAD" && k_.bufs[in.dst].loc == "Mat") || op == "TEXTRACT" || op == "TMATMUL_ACC")
+    const Opcode op = in.opcode;
+    if ((op == Opcode::TLOAD && k_.bufs[in.dst].space == MemSpace::Mat) || op == Opcode::TEXTRACT || op == Opcode::TMATMUL_ACC)
       return CubeInstruction(in);
-    if (op == "TLOAD" || op == "TSTORE") {
-      int buf = op == "TLOAD" ? in.dst : in.srcs[0];
+    if (op == Opcode::TLOAD || op == Opcode::TSTORE) {
+      int buf = op == Opcode::TLOAD ? in.dst : in.srcs[0];
       const TileBuf& b = k_.bufs[buf];
       std::string R = std::to_string(b.shape.size());
       // Stores to tensors no kernel reads back (outputs written once) stream past the cache;
       // workspaces and state such as a running max or accumulator are stored normally.
       const Value& v = fn_.value(k_.params[in.param].value);
       int root = v.kind == ValueKind::View ? v.base : v.id;
-      bool stream = op == "TSTORE" && v.kind != ValueKind::Temp && !read_roots_.count(root);
-      if (op == "TLOAD" && views_.count(buf))
+      bool stream = op == Opcode::TSTORE && v.kind != ValueKind::Temp && !read_roots_.count(root);
+      if (op == Opcode::TLOAD && views_.count(buf))
         return "v" + std::to_string(buf) + " = LoadView<" + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " +
                Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" + std::to_string(in.param) +
                "], vs" + std::to_string(buf) + ")";
-      std::string fn = op == "TLOAD" ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
+      std::string fn = op == Opcode::TLOAD ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
       return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " + Array(b.shape) + ", " + Array(b.valid) + ", " +
              Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }
     const TileBuf& d = k_.bufs[in.dst];
     std::string T = CppType(d.dtype);
-    if (op == "TBROADCAST") {
+    if (op == Opcode::TBROADCAST) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       return "BroadcastND<" + T + ", " + std::to_string(d.shape.size()) + ">(" + Ptr(in.dst) + ", " + Array(d.shape) +
              ", " + Ptr(in.srcs[0]) + ", " + Array(s.shape) + ")";
     }
-    if (op.rfind("TCOL", 0) == 0 && in.srcs.size() == 1) {  // column reduction over tile axis
+    if (IsColReduction(op)) {  // column reduction over tile axis
       const TileBuf& s = k_.bufs[in.srcs[0]];
       int64_t A = 1, B = 1;
       for (int i = 0; i < in.axis; ++i) A *= s.shape[i];
       for (size_t i = in.axis + 1; i < s.shape.size(); ++i) B *= s.shape[i];
       return "ColReduce<" + T + ">(" + Ptr(in.dst) + ", " + Ptr(in.srcs[0]) + ", " + std::to_string(A) + ", " +
              std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
-             ", [](auto dd, auto ss) { pto::" + op + "(dd, ss); })";
+             ", [](auto dd, auto ss) { pto::" + OpcodeName(op) + "(dd, ss); })";
     }
-    if (op == "TCVT") {
+    if (op == Opcode::TCVT) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       (void)s;
       return "pto::TCVT(" + Ref(in.dst) + ", " + Ref(in.srcs[0]) + ")";
@@ -413,7 +413,7 @@ class KernelWriter {
         scalar = ", static_cast<" + T + ">(int64_t(" + std::to_string(static_cast<int64_t>(in.scalar)) + "LL))";
     }
     std::string args = Ref(in.dst) + (in.scalar_first ? scalar + srcs : srcs + scalar);
-    return "pto::" + op + "(" + args + ")";
+    return "pto::" + std::string(OpcodeName(op)) + "(" + args + ")";
   }
 
   const Function& fn_;

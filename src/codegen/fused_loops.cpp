@@ -6,40 +6,48 @@
 
 namespace pypto {
 
-const std::map<std::string, OpInfo>& FusableOps() {
-  static const std::map<std::string, OpInfo> ops = [] {
-    std::map<std::string, OpInfo> m;
-    const std::map<std::string, std::string> bin = {{"ADD", "_mm256_add_ps(A, B)"}, {"SUB", "_mm256_sub_ps(A, B)"},
-                                                    {"MUL", "_mm256_mul_ps(A, B)"}, {"DIV", "_mm256_div_ps(A, B)"},
-                                                    {"MAX", "MaxNan(A, B)"}, {"MIN", "MinNan(A, B)"}};
-    for (auto& [name, e] : bin) {
-      m["T" + name] = {Form::Binary, e};
-      m["T" + name + "S"] = {Form::Scalar, e};
-      m["TROWEXPAND" + name] = {Form::RowExpand, e};
-      m["TCOLEXPAND" + name] = {Form::ColExpand, e};
+const std::map<Opcode, OpInfo>& FusableOps() {
+  static const std::map<Opcode, OpInfo> ops = [] {
+    using O = Opcode;
+    std::map<Opcode, OpInfo> m;
+    struct Bin {
+      O tile, scalar, row, col;
+      const char* expr;
+    };
+    const Bin bin[] = {{O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "_mm256_add_ps(A, B)"},
+                       {O::TSUB, O::TSUBS, O::TROWEXPANDSUB, O::TCOLEXPANDSUB, "_mm256_sub_ps(A, B)"},
+                       {O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "_mm256_mul_ps(A, B)"},
+                       {O::TDIV, O::TDIVS, O::TROWEXPANDDIV, O::TCOLEXPANDDIV, "_mm256_div_ps(A, B)"},
+                       {O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "MaxNan(A, B)"},
+                       {O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "MinNan(A, B)"}};
+    for (const Bin& b : bin) {
+      m[b.tile] = {Form::Binary, b.expr};
+      m[b.scalar] = {Form::Scalar, b.expr};
+      m[b.row] = {Form::RowExpand, b.expr};
+      m[b.col] = {Form::ColExpand, b.expr};
     }
-    m["TROWEXPANDEXPDIF"] = {Form::RowExpand, "_mm256_sub_ps(A, B)", true};
-    m["TEXP"] = {Form::Unary, "A", true};
-    m["TABS"] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
-    m["TNEG"] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
+    m[O::TROWEXPANDEXPDIF] = {Form::RowExpand, "_mm256_sub_ps(A, B)", true};
+    m[O::TEXP] = {Form::Unary, "A", true};
+    m[O::TABS] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
+    m[O::TNEG] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
     // max(0, x) returns x when x is NaN and keeps -0 as the reference does.
-    m["TRELU"] = {Form::Unary, "_mm256_max_ps(_mm256_setzero_ps(), A)"};
-    m["TSQRT"] = {Form::Unary, "_mm256_sqrt_ps(A)"};
-    m["TRECIP"] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
-    m["TRSQRT"] = {Form::Unary, "RsqrtExact(A)"};
+    m[O::TRELU] = {Form::Unary, "_mm256_max_ps(_mm256_setzero_ps(), A)"};
+    m[O::TSQRT] = {Form::Unary, "_mm256_sqrt_ps(A)"};
+    m[O::TRECIP] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
+    m[O::TRSQRT] = {Form::Unary, "RsqrtExact(A)"};
     return m;
   }();
   return ops;
 }
 
-const Reduction* RowReduction(const std::string& op) {
+const Reduction* RowReduction(Opcode op) {
   static const Reduction sum{"_mm256_add_ps", "_mm256_setzero_ps()", "+"};
   // acc = MaxNan(acc, v): a NaN element, once in acc, stays there.
   static const Reduction max{"MaxNan", "_mm256_set1_ps(-__builtin_inff())", "pto::elem::max"};
   static const Reduction min{"MinNan", "_mm256_set1_ps(__builtin_inff())", "pto::elem::min"};
-  if (op == "TROWSUM") return &sum;
-  if (op == "TROWMAX") return &max;
-  if (op == "TROWMIN") return &min;
+  if (op == Opcode::TROWSUM) return &sum;
+  if (op == Opcode::TROWMAX) return &max;
+  if (op == Opcode::TROWMIN) return &min;
   return nullptr;
 }
 

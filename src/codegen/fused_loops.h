@@ -28,7 +28,7 @@ struct OpInfo {
   bool exp = false;
 };
 /// The elementwise instructions fused loops compute in registers.
-const std::map<std::string, OpInfo>& FusableOps();
+const std::map<Opcode, OpInfo>& FusableOps();
 
 /// A row reduction as a fused loop computes it: accumulate, identity, final horizontal step.
 struct Reduction {
@@ -36,7 +36,7 @@ struct Reduction {
   const char* init;    // the identity, as a vector
   const char* scalar;  // combines two floats: "+" or a function, h = scalar(h, x)
 };
-const Reduction* RowReduction(const std::string& op);  // null if `op` is not one
+const Reduction* RowReduction(Opcode op);  // null if `op` is not one
 /// Code that folds the 8 lanes of the vector `acc` with `red` in lane order and writes the
 /// result to the float lvalue `dst`.
 std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std::string& dst, const std::string& pad);

@@ -12,7 +12,7 @@ namespace {
 
 std::vector<int64_t> LeadingDims(const TileBuf& b) { return {b.shape.begin(), b.shape.end() - 1}; }
 
-bool IsCompute(const std::string& op) { return FusableOps().count(op) || RowReduction(op); }
+bool IsCompute(Opcode op) { return FusableOps().count(op) || RowReduction(op); }
 
 // The root tensor a parameter addresses, and the window an instruction touches there.
 int RootOf(const Function& fn, int value) {
@@ -35,7 +35,7 @@ std::string RootWindow(const Function& fn, const Kernel& k, const Instr& in) {
 // Every TLOAD/TSTORE of the kernel, recursively.
 void MemoryInstrs(const std::vector<Instr>& body, std::vector<const Instr*>& out) {
   for (auto& in : body) {
-    if (in.param >= 0 && (in.opcode == "TLOAD" || in.opcode == "TSTORE")) out.push_back(&in);
+    if (in.param >= 0 && (in.opcode == Opcode::TLOAD || in.opcode == Opcode::TSTORE)) out.push_back(&in);
     MemoryInstrs(in.body, out);
   }
 }
@@ -47,9 +47,9 @@ class RowRegion {
     for (size_t j = i; j < i + n; ++j) {
       const Instr& in = body[j];
       for (int s : in.srcs) ++reads_in_[s];
-      if (in.opcode == "TLOAD")
+      if (in.opcode == Opcode::TLOAD)
         loaded_.insert(in.dst);
-      else if (in.opcode != "TSTORE")
+      else if (in.opcode != Opcode::TSTORE)
         defined_.insert(in.dst);
     }
     // A tile made here and stored once to a tensor the kernel never loads is made right in its
@@ -58,15 +58,15 @@ class RowRegion {
     MemoryInstrs(k_.body, mem);
     std::map<int, int> stores;
     for (size_t j = i; j < i + n; ++j)
-      if (body[j].opcode == "TSTORE") ++stores[body[j].srcs[0]];
+      if (body[j].opcode == Opcode::TSTORE) ++stores[body[j].srcs[0]];
     for (size_t j = i; j < i + n; ++j) {
       const Instr& st = body[j];
-      if (st.opcode != "TSTORE" || !defined_.count(st.srcs[0]) || stores[st.srcs[0]] != 1 || ReadsAfter(st.srcs[0]))
+      if (st.opcode != Opcode::TSTORE || !defined_.count(st.srcs[0]) || stores[st.srcs[0]] != 1 || ReadsAfter(st.srcs[0]))
         continue;
       int root = RootOf(env.fn, k_.params[st.param].value);
       bool loaded = false;
       for (const Instr* m : mem)
-        loaded = loaded || (m->opcode == "TLOAD" && RootOf(env.fn, k_.params[m->param].value) == root);
+        loaded = loaded || (m->opcode == Opcode::TLOAD && RootOf(env.fn, k_.params[m->param].value) == root);
       if (!loaded && k_.bufs[st.srcs[0]].dtype == DataType::FP32) direct_[st.srcs[0]] = &st;
     }
     FindConversions();
@@ -85,12 +85,12 @@ class RowRegion {
       const Instr& in = body_[j];
       for (int s : in.srcs)
         if (defined_.count(s) && !seen_def.count(s)) return "reads a tile before the stretch defines it";
-      if (in.opcode != "TSTORE") {
+      if (in.opcode != Opcode::TSTORE) {
         if (seen_def.count(in.dst) || (loaded_.count(in.dst) && defined_.count(in.dst))) return "redefines a tile";
         seen_def.insert(in.dst);
       }
       compute += IsCompute(in.opcode);
-      if (in.opcode == "TSTORE" && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
+      if (in.opcode == Opcode::TSTORE && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
     }
     if (compute < 2) return "too short";
     for (size_t j = i_; j < i_ + n_; ++j) {  // a row constant is read only as one
@@ -99,15 +99,15 @@ class RowRegion {
       bool col_expand = it != FusableOps().end() && it->second.form == Form::ColExpand;
       for (size_t s = 0; s < in.srcs.size(); ++s)
         if (row_consts_.count(in.srcs[s]) && !(col_expand && s == 1)) return "a 1 x C tile is read as a row";
-      if (in.opcode == "TLOAD" && k_.bufs[in.dst].rows() == 1 && !row_consts_.count(in.dst) &&
-          k_.bufs[in.dst].rows() != k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst].rows())
+      if (in.opcode == Opcode::TLOAD && k_.bufs[in.dst].rows() == 1 && !row_consts_.count(in.dst) &&
+          k_.bufs[in.dst].rows() != k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst].rows())
         return "a 1 x C load that no TCOLEXPAND reads";
     }
     for (size_t j = i_; j < i_ + n_; ++j) {  // 16-bit tiles only as converted loads and stores
       const Instr& in = body_[j];
-      bool ok = in.opcode == "TCVT" ? widen_.count(in.dst) || narrow_.count(in.dst)
-                : in.opcode == "TLOAD" ? Fp32(in.dst) || widened_from_.count(in.dst)
-                : in.opcode == "TSTORE" ? Fp32(in.srcs[0]) || narrow_.count(in.srcs[0])
+      bool ok = in.opcode == Opcode::TCVT ? widen_.count(in.dst) || narrow_.count(in.dst)
+                : in.opcode == Opcode::TLOAD ? Fp32(in.dst) || widened_from_.count(in.dst)
+                : in.opcode == Opcode::TSTORE ? Fp32(in.srcs[0]) || narrow_.count(in.srcs[0])
                                         : true;
       if (!ok) return "a 16-bit tile is used other than as a converted load or store";
     }
@@ -138,18 +138,18 @@ class RowRegion {
     std::string p2 = pad + "  ", p3 = p2 + "  ";
     for (size_t j = i_; j < i_ + n_; ++j) {  // scratch rows: tiles made and used here, loads that copy
       const Instr& in = body_[j];
-      if (in.opcode == "TSTORE" || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in) ||
+      if (in.opcode == Opcode::TSTORE || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in) ||
           !Fp32(in.dst))
         continue;
       os << p2 << "alignas(32) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
     }
     os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
     os << p2 << "(void)lanes;\n";
-    const TileBuf& first = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst];
+    const TileBuf& first = k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst];
     os << ColumnPrologue(first.rows(), p2);
     for (size_t j = i_; j < i_ + n_; ++j) {  // row constants loaded in the stretch, once
       const Instr& in = body_[j];
-      if (in.opcode != "TLOAD" || !row_consts_.count(in.dst)) continue;
+      if (in.opcode != Opcode::TLOAD || !row_consts_.count(in.dst)) continue;
       const TileBuf& b = k_.bufs[in.dst];
       os << p2 << "alignas(32) float rcs" << in.dst << "[" << (b.cols() + 7) / 8 * 8 << "];\n";
       os << p2 << "const float* rc" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rcs" << in.dst << ", "
@@ -166,7 +166,7 @@ class RowRegion {
         ++j;
         continue;
       }
-      if (in.opcode == "TCVT") {  // a widening load (its TLOAD emitted nothing) or a narrowing store
+      if (in.opcode == Opcode::TCVT) {  // a widening load (its TLOAD emitted nothing) or a narrowing store
         if (auto w = widen_.find(in.dst); w != widen_.end()) {
           const Instr& ld = *w->second;
           const TileBuf& b = k_.bufs[ld.dst];
@@ -181,11 +181,11 @@ class RowRegion {
         ++j;
         continue;
       }
-      if (in.opcode == "TLOAD" && (widened_from_.count(in.dst) || row_consts_.count(in.dst))) {
+      if (in.opcode == Opcode::TLOAD && (widened_from_.count(in.dst) || row_consts_.count(in.dst))) {
         ++j;
         continue;
       }
-      if (in.opcode == "TSTORE" && narrow_.count(in.srcs[0])) {
+      if (in.opcode == Opcode::TSTORE && narrow_.count(in.srcs[0])) {
         const TileBuf& b = k_.bufs[in.srcs[0]];
         os << p3 << "StoreRowNarrow<" << CppType(b.dtype) << ", " << b.shape.size() << ">("
            << Row(narrow_.at(in.srcs[0])) << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P["
@@ -193,14 +193,14 @@ class RowRegion {
         ++j;
         continue;
       }
-      if (in.opcode == "TLOAD") {
+      if (in.opcode == Opcode::TLOAD) {
         const TileBuf& b = k_.bufs[in.dst];
         os << p3 << "const float* r" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rb" << in.dst << ", "
            << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], fr);\n";
         ++j;
         continue;
       }
-      if (in.opcode == "TSTORE") {
+      if (in.opcode == Opcode::TSTORE) {
         const TileBuf& b = k_.bufs[in.srcs[0]];
         os << p3;
         if (direct_.count(in.srcs[0])) os << "if (w" << in.srcs[0] << " == rb" << in.srcs[0] << ") ";
@@ -216,7 +216,7 @@ class RowRegion {
     os << p2 << "}\n";
     for (size_t j = i_; j < i_ + n_; ++j) {  // stores of R x 1 results, after the rows
       const Instr& in = body_[j];
-      if (in.opcode != "TSTORE" || !column_.count(&in)) continue;
+      if (in.opcode != Opcode::TSTORE || !column_.count(&in)) continue;
       const TileBuf& b = k_.bufs[in.srcs[0]];
       os << p2 << "StoreColumn<float, " << b.shape.size() << ">(" << ColumnOf(in.srcs[0]) << ", " << Dims(b.shape)
          << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], " << b.rows() << ");\n";
@@ -239,8 +239,8 @@ class RowRegion {
     std::map<int, const Instr*> loads;
     for (size_t j = i_; j < i_ + n_; ++j) {
       const Instr& in = body_[j];
-      if (in.opcode == "TLOAD") loads[in.dst] = &in;
-      if (in.opcode != "TCVT" || in.srcs.size() != 1) continue;
+      if (in.opcode == Opcode::TLOAD) loads[in.dst] = &in;
+      if (in.opcode != Opcode::TCVT || in.srcs.size() != 1) continue;
       const int h = in.srcs[0], f = in.dst;
       const DataType hd = k_.bufs[h].dtype, fd = k_.bufs[f].dtype;
       if (Is16BitFloat(hd) && fd == DataType::FP32 && loads.count(h) && TotalReads(h) == 1 &&
@@ -254,7 +254,7 @@ class RowRegion {
           k_.bufs[h].shape != k_.bufs[f].shape)
         continue;
       for (size_t x = j + 1; x < i_ + n_; ++x)
-        if (body_[x].opcode == "TSTORE" && body_[x].srcs[0] == f) narrow_[f] = h;
+        if (body_[x].opcode == Opcode::TSTORE && body_[x].srcs[0] == f) narrow_[f] = h;
     }
   }
 
@@ -391,7 +391,7 @@ class RowRegion {
   // A load moves first only if no store to its tensor precedes it; a store moves last only if
   // no load of its tensor follows it.
   void FindColumnWork() {
-    const int64_t rows = k_.bufs[body_[i_].opcode == "TSTORE" ? body_[i_].srcs[0] : body_[i_].dst].rows();
+    const int64_t rows = k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst].rows();
     auto column = [&](int b) {
       return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096 && Fp32(b);
     };
@@ -399,15 +399,15 @@ class RowRegion {
     bool computes = false;
     for (size_t j = i_; j < i_ + n_; ++j) {
       const Instr& in = body_[j];
-      if (in.opcode == "TLOAD") {
+      if (in.opcode == Opcode::TLOAD) {
         bool stored_before = false;
         for (size_t x = i_; x < j; ++x)
-          stored_before = stored_before || (body_[x].opcode == "TSTORE" && root(body_[x]) == root(in));
+          stored_before = stored_before || (body_[x].opcode == Opcode::TSTORE && root(body_[x]) == root(in));
         if (column(in.dst) && !stored_before) Hoist(in, in.dst);
-      } else if (in.opcode == "TSTORE") {
+      } else if (in.opcode == Opcode::TSTORE) {
         bool loaded_after = false;
         for (size_t x = j + 1; x < i_ + n_; ++x)
-          loaded_after = loaded_after || (body_[x].opcode == "TLOAD" && root(body_[x]) == root(in));
+          loaded_after = loaded_after || (body_[x].opcode == Opcode::TLOAD && root(body_[x]) == root(in));
         if (column_tiles_.count(in.srcs[0]) && !loaded_after) column_.insert(&in);
       } else if (FusableOps().count(in.opcode) && column(in.dst) && !ReadsAfter(in.dst)) {
         bool inputs = true;
@@ -440,9 +440,9 @@ class RowRegion {
     ColumnLoop loop;
     for (size_t j = i_; j < i_ + n_; ++j) {
       const Instr& in = body_[j];
-      if (!column_.count(&in) || in.opcode == "TSTORE") continue;
+      if (!column_.count(&in) || in.opcode == Opcode::TSTORE) continue;
       const TileBuf& b = k_.bufs[in.dst];
-      if (in.opcode == "TLOAD") {
+      if (in.opcode == Opcode::TLOAD) {
         os << pad << "alignas(32) float cs" << in.dst << "[" << padded << "];\n";
         os << pad << "const float* cl" << in.dst << " = LoadColumn<float, " << b.shape.size() << ">(cs" << in.dst
            << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], " << rows
@@ -484,7 +484,7 @@ bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
   auto fits = [&](int b, bool sixteen_ok = false) {
     const TileBuf& t = k.bufs[b];
     bool dtype_ok = t.dtype == DataType::FP32 || (sixteen_ok && Is16BitFloat(t.dtype));
-    if (!dtype_ok || t.loc != "Vec" || t.shape.size() < 2) return false;
+    if (!dtype_ok || t.space != MemSpace::Vec || t.shape.size() < 2) return false;
     if (lead.empty()) lead = LeadingDims(t);
     return LeadingDims(t) == lead;
   };
@@ -492,14 +492,14 @@ bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
   // read by TCOLEXPAND* of every row); RowRegion checks that nothing else reads it.
   auto row_constant = [&](int b) {
     const TileBuf& t = k.bufs[b];
-    return t.dtype == DataType::FP32 && t.loc == "Vec" && t.shape.size() >= 2 && t.rows() == 1;
+    return t.dtype == DataType::FP32 && t.space == MemSpace::Vec && t.shape.size() >= 2 && t.rows() == 1;
   };
-  if (in.opcode == "TLOAD" && in.param >= 0 && row_constant(in.dst) && !lead.empty() &&
+  if (in.opcode == Opcode::TLOAD && in.param >= 0 && row_constant(in.dst) && !lead.empty() &&
       std::any_of(lead.begin(), lead.end(), [](int64_t d) { return d != 1; }))
     return true;
-  if (in.opcode == "TLOAD") return in.param >= 0 && fits(in.dst, true);
-  if (in.opcode == "TSTORE") return in.param >= 0 && fits(in.srcs[0], true);
-  if (in.opcode == "TCVT")
+  if (in.opcode == Opcode::TLOAD) return in.param >= 0 && fits(in.dst, true);
+  if (in.opcode == Opcode::TSTORE) return in.param >= 0 && fits(in.srcs[0], true);
+  if (in.opcode == Opcode::TCVT)
     return in.dst >= 0 && in.srcs.size() == 1 && fits(in.dst, true) && fits(in.srcs[0], true) &&
            (k.bufs[in.dst].dtype == DataType::FP32) != (k.bufs[in.srcs[0]].dtype == DataType::FP32);
   if (in.dst < 0 || !fits(in.dst)) return false;
@@ -529,7 +529,7 @@ size_t RowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, s
   while (i + n < body.size() && RowLocal(env.kernel, body[i + n], lead)) ++n;
   // The longest prefix that can run row by row (a stretch ending in loads is no better).
   for (; n >= 2; --n) {
-    if (body[i + n - 1].opcode == "TLOAD") continue;
+    if (body[i + n - 1].opcode == Opcode::TLOAD) continue;
     if (RowRegion(env, body, i, n).Blocker().empty()) return n;
   }
   return 0;

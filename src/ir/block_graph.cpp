@@ -27,7 +27,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
   auto buf = [&](int id) { return "%" + k.bufs[id].name + "#" + std::to_string(id); };
   for (auto& in : body) {
     os << pad;
-    if (in.opcode == "LOOP") {
+    if (in.opcode == Opcode::LOOP) {
       os << "for " << (in.var.empty() ? kReduceVar : in.var) << " in range(" << in.trip.str() << ") {\n";
       PrintInstrs(k, in.body, indent + 1, os);
       os << pad << "}\n";
@@ -45,10 +45,10 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
       first = false;
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
-    if (in.opcode == "TEXTRACT") os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
+    if (in.opcode == Opcode::TEXTRACT) os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
     if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
-    if (in.opcode == "TCVT") os << ", " << DataTypeName(in.dtype);
-    if (in.axis >= 0 && in.opcode.rfind("TCOL", 0) == 0) os << ", axis=" << in.axis;
+    if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
+    if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary)) os << ", axis=" << in.axis;
     os << ")\n";
   }
 }
@@ -67,9 +67,9 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
     os << "\n";
   }
   for (auto& b : k.bufs) {
-    os << "  tile %" << b.name << "#" << b.id << ": " << b.loc << " " << DataTypeName(b.dtype)
+    os << "  tile %" << b.name << "#" << b.id << ": " << b.space << " " << DataTypeName(b.dtype)
        << IntList(b.shape, "[", "]") << " valid=" << ShapeStr(b.valid);
-    if (b.offset >= 0) os << " @" << (b.loc == "Vec" ? "ub" : b.loc) << "+" << b.offset;
+    if (b.offset >= 0) os << " @" << (b.space == MemSpace::Vec ? "ub" : MemSpaceName(b.space)) << "+" << b.offset;
     os << "\n";
   }
   PrintInstrs(k, k.body, 1, os);

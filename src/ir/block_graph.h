@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/opcode.h"
 #include "ir/tile_graph.h"
 
 namespace pypto {
@@ -26,8 +27,7 @@ struct TileBuf {
   std::vector<int64_t> shape;  // static N-D tile shape (row-major, dense)
   std::vector<Expr> valid;     // valid extent per dim, over grid vars and program symbols
   int value = -1;              // the tensor value whose tile this holds, -1 for scratch
-  // Memory space: "Vec" (UB), or the cube's "Mat" (L1), "Left" (L0A), "Right" (L0B), "Acc" (L0C).
-  std::string loc = "Vec";
+  MemSpace space = MemSpace::Vec;
   int64_t offset = -1;  // byte offset in UB (AllocateBuffers)
   int64_t bytes() const;
   int64_t rows() const;  // product of all dims but the last
@@ -45,7 +45,7 @@ struct KernelParam {
 };
 
 struct Instr {
-  std::string opcode;  // a PTO instruction (TLOAD, TADD, TROWMAX, ...) or LOOP
+  Opcode opcode = Opcode::LOOP;  // a PTO instruction (TLOAD, TADD, TROWMAX, ...) or LOOP
   int dst = -1;
   std::vector<int> srcs;
   int param = -1;           // TLOAD/TSTORE: index into Kernel::params
@@ -66,7 +66,7 @@ struct Instr {
 struct Kernel {
   int id = -1;
   std::string name;
-  std::string core = "AIV";  // core type that runs it: AIV (vector) or AIC (cube)
+  CoreKind core = CoreKind::AIV;  // the core that runs it: AIV (vector) or AIC (cube)
   std::vector<Expr> grid;    // number of tiles along each grid dim
   std::vector<KernelParam> params;
   std::vector<TileBuf> bufs;

@@ -193,17 +193,17 @@ void RegionJson(JsonWriter& w, const Region<Item>& r, F&& item) {
 void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
   w.BeginArray();
   for (auto& in : body) {
-    w.BeginObject().Key("opcode").Str(in.opcode);
-    if (in.opcode == "LOOP") {
+    w.BeginObject().Key("opcode").Str(OpcodeName(in.opcode));
+    if (in.opcode == Opcode::LOOP) {
       w.Key("var").Str(in.var.empty() ? kReduceVar : in.var).Key("trip").Expr(in.trip).Key("body");
       InstrsJson(w, in.body);
     } else {
       w.Key("dst").Int(in.dst).Key("srcs").Ints(in.srcs);
       if (in.param >= 0) w.Key("param").Int(in.param).Key("coord").Exprs(in.coord);
-      if (in.opcode == "TEXTRACT") w.Key("at").Exprs(in.coord).Key("transpose").Bool(in.transpose);
+      if (in.opcode == Opcode::TEXTRACT) w.Key("at").Exprs(in.coord).Key("transpose").Bool(in.transpose);
       if (in.has_scalar) w.Key("scalar").Double(in.scalar);
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
-      if (in.opcode == "TCVT") w.Key("dtype").Str(DataTypeName(in.dtype));
+      if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.axis >= 0) w.Key("axis").Int(in.axis);
     }
     w.Key("loc").Loc(in.loc).EndObject();
@@ -214,7 +214,7 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
 void KernelsJson(JsonWriter& w, const std::vector<Kernel>& kernels) {
   w.Key("kernels").BeginArray();
   for (auto& k : kernels) {
-    w.BeginObject().Key("id").Int(k.id).Key("name").Str(k.name).Key("core").Str(k.core);
+    w.BeginObject().Key("id").Int(k.id).Key("name").Str(k.name).Key("core").Str(CoreKindName(k.core));
     w.Key("grid").Exprs(k.grid).Key("ub_bytes").Int(k.ub_bytes).Key("reason").Str(k.reason);
     w.Key("tile_ops").Ints(k.tile_ops);
     w.Key("params").BeginArray();
@@ -238,7 +238,7 @@ void KernelsJson(JsonWriter& w, const std::vector<Kernel>& kernels) {
           .Key("name")
           .Str(b.name)
           .Key("loc")
-          .Str(b.loc)
+          .Str(MemSpaceName(b.space))
           .Key("dtype")
           .Str(DataTypeName(b.dtype))
           .Key("shape")

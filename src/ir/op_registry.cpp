@@ -7,40 +7,41 @@ namespace pypto {
 namespace {
 
 std::vector<OpDef> MakeOpDefs() {
+  using O = Opcode;
   std::vector<OpDef> d;
-  auto unary = [&](const char* name, const char* pto, bool float_only, const char* doc) {
-    d.push_back({name, OpKind::Unary, float_only, pto, "", "", "", "", "", doc});
+  auto unary = [&](const char* name, O pto, bool float_only, const char* doc) {
+    d.push_back({name, OpKind::Unary, float_only, pto, {}, {}, {}, {}, {}, doc});
   };
-  auto binary = [&](const char* name, const char* pto, const char* doc) {
-    std::string p = pto;
-    std::string base = p.substr(1);  // "ADD" from "TADD"
-    d.push_back({name, OpKind::Binary, false, p, p + "S", "TROWEXPAND" + base, "TCOLEXPAND" + base, "", "", doc});
-    d.push_back({std::string(name) + "_scalar", OpKind::BinaryScalar, false, p, p + "S", "", "", "", "",
+  // Each binary op has its tile-scalar and row / column broadcast forms.
+  auto binary = [&](const char* name, O pto, O scalar, O row, O col, const char* doc) {
+    d.push_back({name, OpKind::Binary, false, pto, scalar, row, col, {}, {}, doc});
+    d.push_back({std::string(name) + "_scalar", OpKind::BinaryScalar, false, pto, scalar, {}, {}, {}, {},
                  std::string(doc) + " (with a scalar)"});
   };
-  auto reduce = [&](const char* name, const char* row, const char* col, const char* combine, const char* doc) {
-    d.push_back({name, OpKind::Reduce, false, row, "", "", "", col, combine, doc});
+  auto reduce = [&](const char* name, O row, O col, O combine, const char* doc) {
+    d.push_back({name, OpKind::Reduce, false, row, {}, {}, {}, col, combine, doc});
   };
-  unary("exp", "TEXP", true, "e**x");
-  unary("log", "TLOG", true, "natural logarithm");
-  unary("abs", "TABS", false, "|x|");
-  unary("neg", "TNEG", false, "-x");
-  unary("sqrt", "TSQRT", true, "square root");
-  unary("rsqrt", "TRSQRT", true, "1 / sqrt(x)");
-  unary("reciprocal", "TRECIP", true, "1 / x");
-  unary("relu", "TRELU", false, "max(x, 0)");
-  binary("add", "TADD", "x + y");
-  binary("sub", "TSUB", "x - y");
-  binary("mul", "TMUL", "x * y");
-  binary("div", "TDIV", "x / y");
-  binary("maximum", "TMAX", "max(x, y)");
-  binary("minimum", "TMIN", "min(x, y)");
-  reduce("sum", "TROWSUM", "TCOLSUM", "TADD", "sum along an axis");
-  reduce("amax", "TROWMAX", "TCOLMAX", "TMAX", "maximum along an axis");
-  reduce("amin", "TROWMIN", "TCOLMIN", "TMIN", "minimum along an axis");
-  d.push_back({"cast", OpKind::Cast, false, "TCVT", "", "", "", "", "", "convert to another dtype"});
-  d.push_back({"matmul", OpKind::Matmul, false, "TMATMUL", "", "", "", "", "", "matrix product on the cube unit"});
-  d.push_back({"assemble", OpKind::Assemble, false, "TSTORE", "", "", "", "", "", "write a tensor into a window of another"});
+  unary("exp", O::TEXP, true, "e**x");
+  unary("log", O::TLOG, true, "natural logarithm");
+  unary("abs", O::TABS, false, "|x|");
+  unary("neg", O::TNEG, false, "-x");
+  unary("sqrt", O::TSQRT, true, "square root");
+  unary("rsqrt", O::TRSQRT, true, "1 / sqrt(x)");
+  unary("reciprocal", O::TRECIP, true, "1 / x");
+  unary("relu", O::TRELU, false, "max(x, 0)");
+  binary("add", O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "x + y");
+  binary("sub", O::TSUB, O::TSUBS, O::TROWEXPANDSUB, O::TCOLEXPANDSUB, "x - y");
+  binary("mul", O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "x * y");
+  binary("div", O::TDIV, O::TDIVS, O::TROWEXPANDDIV, O::TCOLEXPANDDIV, "x / y");
+  binary("maximum", O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "max(x, y)");
+  binary("minimum", O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "min(x, y)");
+  reduce("sum", O::TROWSUM, O::TCOLSUM, O::TADD, "sum along an axis");
+  reduce("amax", O::TROWMAX, O::TCOLMAX, O::TMAX, "maximum along an axis");
+  reduce("amin", O::TROWMIN, O::TCOLMIN, O::TMIN, "minimum along an axis");
+  d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
+  d.push_back({"matmul", OpKind::Matmul, false, O::TMATMUL, {}, {}, {}, {}, {}, "matrix product on the cube unit"});
+  d.push_back({"assemble", OpKind::Assemble, false, O::TSTORE, {}, {}, {}, {}, {},
+               "write a tensor into a window of another"});
   return d;
 }
 

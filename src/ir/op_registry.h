@@ -1,12 +1,14 @@
 // The one place where tensor-level ops are declared: name, kind, legal dtypes, shape
 // inference, and the PTO instructions they lower to. The interpreter's semantics are those
-// PTO instructions (see runtime/pto_dispatch.cpp), so adding an op means one row here plus,
+// PTO instructions (see runtime/kernel_interpreter.cpp), so adding an op means one row here plus,
 // for a new instruction, one dispatch entry.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/opcode.h"
 #include "ir/tensor_graph.h"
 
 namespace pypto {
@@ -25,12 +27,12 @@ struct OpDef {
   std::string name;
   OpKind kind;
   bool float_only = false;
-  std::string pto;             // instruction on equal-shaped tiles (TADD, TEXP, TROWMAX, TCVT)
-  std::string pto_scalar;      // tile-scalar form (TADDS)
-  std::string pto_row_expand;  // fused broadcast of an R x 1 operand (TROWEXPANDADD)
-  std::string pto_col_expand;  // fused broadcast of a 1 x C operand (TCOLEXPANDADD)
-  std::string pto_col_reduce;  // reduction over a leading axis (TCOLMAX)
-  std::string combine;         // binary instruction that merges two partial reductions
+  std::optional<Opcode> pto;             // instruction on equal-shaped tiles (TADD, TEXP, TROWMAX, TCVT)
+  std::optional<Opcode> pto_scalar;      // tile-scalar form (TADDS)
+  std::optional<Opcode> pto_row_expand;  // fused broadcast of an R x 1 operand (TROWEXPANDADD)
+  std::optional<Opcode> pto_col_expand;  // fused broadcast of a 1 x C operand (TCOLEXPANDADD)
+  std::optional<Opcode> pto_col_reduce;  // reduction over a leading axis (TCOLMAX)
+  std::optional<Opcode> combine;         // binary instruction that merges two partial reductions
   std::string doc;
 };
 

@@ -101,10 +101,14 @@ void call(const std::string& name, nb::list args, const std::map<std::string, st
   entry().call(c);
 }
 
-std::vector<std::tuple<std::string, std::string, std::string>> instructions() {
-  std::vector<std::tuple<std::string, std::string, std::string>> out;
-  for (const auto& [name, info] : pto::dyn::registry())
-    out.emplace_back(name, info.operands, info.dtypes);
+// (name, operands, dtypes, form) in the order of the one list (include/pto/isa_list.hpp).
+std::vector<std::tuple<std::string, std::string, std::string, std::string>> instructions() {
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> out;
+  const auto& reg = pto::dyn::registry();
+  for (const pto::isa::Info& i : pto::isa::kInfo) {
+    const auto& info = reg.at(i.name);
+    out.emplace_back(i.name, info.operands, info.dtypes, pto::isa::form_name(i.form));
+  }
   return out;
 }
 
@@ -145,7 +149,7 @@ NB_MODULE(_isa, m) {
   });
   m.def("call", &call, nb::arg("name"), nb::arg("args"), nb::arg("attrs"),
         "Runs one instruction: call('TADD', [('tile', dst, vr, vc), ...], {'cmp': 'gt'}).");
-  m.def("instructions", &instructions, "(name, operands, dtypes) of every instruction.");
+  m.def("instructions", &instructions, "(name, operands, dtypes, form) of every instruction, in the order of the ISA list.");
   m.def("run", &run, nb::arg("text"), nb::arg("tensors"), nb::arg("scalars"),
         "Runs a PTO assembly module with tensors / scalars bound by name.");
   m.def("parse_print", [](const std::string& text) { return pto::as::print(pto::as::parse(text)); },

@@ -18,14 +18,13 @@ void Touch(std::vector<Interval>& live, int buf, int pos) {
   iv.end = std::max(iv.end, pos);
 }
 
-bool IsRowReduction(const std::string& op) { return op == "TROWSUM" || op == "TROWMAX" || op == "TROWMIN"; }
 
 // A LOOP counts as one position: everything used inside it is live for the whole loop.
 void Scan(const std::vector<Instr>& body, std::vector<Interval>& live, int& pos, int loop_pos) {
   for (size_t i = 0; i < body.size(); ++i) {
     const Instr& in = body[i];
     int p = loop_pos >= 0 ? loop_pos : pos;
-    if (in.opcode == "LOOP") {
+    if (in.opcode == Opcode::LOOP) {
       Scan(in.body, live, pos, p);
     } else {
       Touch(live, in.dst, p);
@@ -43,13 +42,13 @@ void Scan(const std::vector<Instr>& body, std::vector<Interval>& live, int& pos,
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 // Places the buffers of one memory space; returns its high-water mark in bytes.
-int64_t PlaceSpace(Kernel& k, const std::vector<Interval>& live, const std::string& space, int64_t align) {
+int64_t PlaceSpace(Kernel& k, const std::vector<Interval>& live, MemSpace space, int64_t align) {
   // Greedy by size (as TFLite's arena planner): place the largest buffers first, each at the
   // lowest offset free over its whole live range. Small buffers then fill the gaps between
   // big ones instead of splitting the holes big ones need.
   std::vector<Interval> order;
   for (auto& iv : live)
-    if (iv.start >= 0 && k.bufs[iv.buf].loc == space) order.push_back(iv);
+    if (iv.start >= 0 && k.bufs[iv.buf].space == space) order.push_back(iv);
   std::sort(order.begin(), order.end(), [&](const Interval& a, const Interval& b) {
     int64_t sa = k.bufs[a.buf].bytes(), sb = k.bufs[b.buf].bytes();
     if (sa != sb) return sa > sb;
@@ -87,16 +86,16 @@ void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
   // Each memory space is allocated on its own; in the worker's scratch the spaces follow one
   // another (UB first), so a buffer's offset is absolute there.
   struct Space {
-    const char* name;
+    MemSpace space;
     int64_t capacity;
     const char* hint;
   };
   const Space spaces[] = {
-      {"Vec", m.ub_bytes, "reduce the tile with pypto.set_vec_tile_shapes"},
-      {"Mat", m.l1_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
-      {"Left", m.l0a_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
-      {"Right", m.l0b_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
-      {"Acc", m.l0c_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {MemSpace::Vec, m.ub_bytes, "reduce the tile with pypto.set_vec_tile_shapes"},
+      {MemSpace::Mat, m.l1_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {MemSpace::Left, m.l0a_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {MemSpace::Right, m.l0b_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
+      {MemSpace::Acc, m.l0c_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
   };
   for (auto& k : g.kernels) {
     std::vector<Interval> live(k.bufs.size());
@@ -105,20 +104,20 @@ void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
     Scan(k.body, live, pos, -1);
     int64_t base = 0;
     for (const Space& sp : spaces) {
-      int64_t high = PlaceSpace(k, live, sp.name, align);
+      int64_t high = PlaceSpace(k, live, sp.space, align);
       if (high > sp.capacity) {
         SourceLoc loc = k.body.empty() ? SourceLoc{} : k.body.front().loc;
-        std::string what = std::string(sp.name) == "Vec" ? "UB" : sp.name;
+        std::string what = sp.space == MemSpace::Vec ? "UB" : MemSpaceName(sp.space);
         throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of " + what +
                             ", more than the " + std::to_string(sp.capacity / 1024) + " KiB of " + m.name,
                         loc, sp.hint);
       }
       for (auto& b : k.bufs)
-        if (b.loc == sp.name && b.offset >= 0) b.offset += base;
+        if (b.space == sp.space && b.offset >= 0) b.offset += base;
       base += AlignUp(high, 64);  // each space starts on a cache line
     }
     for (auto& b : k.bufs)
-      PYPTO_CHECK(b.offset >= 0 || live[b.id].start < 0, "buffer ", b.name, " in unknown space ", b.loc);
+      PYPTO_CHECK(b.offset >= 0 || live[b.id].start < 0, "buffer ", b.name, " in unknown space ", MemSpaceName(b.space));
     k.ub_bytes = base;
   }
 }

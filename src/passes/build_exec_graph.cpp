@@ -72,7 +72,7 @@ class ExecBuilder {
   void Collect(const Kernel& k, const std::vector<Instr>& body, SymEnv fixed, bool in_loop,
                std::vector<PointAccess>& acc) const {
     for (auto& in : body) {
-      if (in.opcode == "LOOP") {
+      if (in.opcode == Opcode::LOOP) {
         auto trip = in.trip.as_const();
         SymEnv inner = fixed;
         bool single = trip && *trip == 1;
@@ -80,12 +80,12 @@ class ExecBuilder {
         Collect(k, in.body, inner, in_loop || !single, acc);
         continue;
       }
-      if (in.param < 0 || (in.opcode != "TLOAD" && in.opcode != "TSTORE")) continue;
+      if (in.param < 0 || (in.opcode != Opcode::TLOAD && in.opcode != Opcode::TSTORE)) continue;
       const KernelParam& p = k.params[in.param];
       const Value& v = g_.fn.value(p.value);
       PointAccess& a = Of(acc, Root(p.value));
-      const TileBuf& b = k.bufs[in.opcode == "TLOAD" ? in.dst : in.srcs[0]];
-      a.write = a.write || in.opcode == "TSTORE";
+      const TileBuf& b = k.bufs[in.opcode == Opcode::TLOAD ? in.dst : in.srcs[0]];
+      a.write = a.write || in.opcode == Opcode::TSTORE;
       if (in_loop) {  // several tiles per grid point (a K loop, a split reduction)
         a.regular = false;
         continue;

@@ -332,7 +332,7 @@ class Partitioner {
     if (it != b.bufs_by_key.end()) return it->second;
     int buf = NewBuf(b, v, val.dtype, tile, Valid(val, map, tile, starts), val.name);
     Instr ld;
-    ld.opcode = "TLOAD";
+    ld.opcode = Opcode::TLOAD;
     ld.dst = buf;
     ld.param = Param(b, v, map, false);
     ld.coord = starts;
@@ -354,7 +354,7 @@ class Partitioner {
     }
     if (t.reduce_axis >= 0) bcast[t.reduce_axis] = true;
     Instr st;
-    st.opcode = "TSTORE";
+    st.opcode = Opcode::TSTORE;
     st.srcs = {buf};
     st.param = Param(b, value, map, true);
     st.coord = Starts(coord, b.k.bufs[buf].shape, bcast);
@@ -379,7 +379,7 @@ class Partitioner {
       case OpKind::BinaryScalar:
       case OpKind::Cast: {
         int x = Input(b, t, 0, coord, out);
-        ins.opcode = def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto;
+        ins.opcode = *(def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto);
         if (def.kind == OpKind::BinaryScalar) {
           ins.has_scalar = true;
           ins.scalar = t.attrs.get<double>("scalar");
@@ -417,22 +417,22 @@ class Partitioner {
           return rows > 1 && s[R - 1] == S[R - 1];
         };
         if (Equal(X, S) && !Equal(Y, S) && is_row(Y)) {
-          ins.opcode = def.pto_row_expand;
+          ins.opcode = *def.pto_row_expand;
         } else if (Equal(X, S) && !Equal(Y, S) && is_col(Y)) {
-          ins.opcode = def.pto_col_expand;
+          ins.opcode = *def.pto_col_expand;
         } else {
           // General broadcast: expand each smaller operand to the full tile first.
           for (int* op : {&x, &y}) {
             if (Equal(b.k.bufs[*op].shape, S)) continue;
             Instr bc;
-            bc.opcode = "TBROADCAST";
+            bc.opcode = Opcode::TBROADCAST;
             bc.srcs = {*op};
             bc.dst = NewBuf(b, -1, b.k.bufs[*op].dtype, S, valid, b.k.bufs[*op].name + "_bcast");
             bc.loc = t.loc;
             out.push_back(bc);
             *op = bc.dst;
           }
-          ins.opcode = def.pto;
+          ins.opcode = *def.pto;
         }
         ins.srcs = {x, y};
         ins.dst = result_buf(S, valid);
@@ -445,7 +445,7 @@ class Partitioner {
         shape[t.reduce_axis] = 1;
         auto valid = b.k.bufs[x].valid;
         valid[t.reduce_axis] = Expr(1);
-        ins.opcode = t.reduce_axis == R - 1 ? def.pto : def.pto_col_reduce;
+        ins.opcode = *(t.reduce_axis == R - 1 ? def.pto : def.pto_col_reduce);
         ins.axis = t.reduce_axis;
         ins.srcs = {x};
         ins.dst = result_buf(shape, valid);
@@ -474,7 +474,7 @@ class Partitioner {
     const int64_t k0 = t.cube[2], k1 = t.cube[3];
     bool at = t.attrs.get<int64_t>("a_trans") != 0, bt = t.attrs.get<int64_t>("b_trans") != 0;
     DataType acc_dt = av.dtype == DataType::INT8 ? DataType::INT32 : DataType::FP32;
-    auto instr = [&](const std::string& op, int dst, std::vector<int> srcs) {
+    auto instr = [&](Opcode op, int dst, std::vector<int> srcs) {
       Instr in;
       in.opcode = op;
       in.dst = dst;
@@ -482,15 +482,15 @@ class Partitioner {
       in.loc = t.loc;
       return in;
     };
-    auto with_loc = [&](int buf, const char* loc) {
-      b.k.bufs[buf].loc = loc;
+    auto in_space = [&](int buf, MemSpace space) {
+      b.k.bufs[buf].space = space;
       return buf;
     };
     std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
     const Expr& vm = valid[R - 2];
     const Expr& vn = valid[R - 1];
-    int acc = with_loc(NewBuf(b, -1, acc_dt, t.tile, valid, ov.name + "_acc"), "Acc");
-    Instr zero = instr("TEXPANDS", acc, {});
+    int acc = in_space(NewBuf(b, -1, acc_dt, t.tile, valid, ov.name + "_acc"), MemSpace::Acc);
+    Instr zero = instr(Opcode::TEXPANDS, acc, {});
     zero.has_scalar = true;
     out.push_back(zero);
 
@@ -499,7 +499,7 @@ class Partitioner {
     const Expr& K = t.k_extent;
     auto Kc = K.as_const();
     Expr kv = Kc && *Kc % k1 == 0 ? Expr(k1) : Min(Expr(k1), K - r * Expr(k1));
-    Instr loop = instr("LOOP", -1, {});
+    Instr loop = instr(Opcode::LOOP, -1, {});
     loop.var = kReduceVar;
     loop.trip = CeilDiv(K, Expr(k1));
     auto load = [&](size_t i, const Value& v, bool trans, const Expr& outer) {
@@ -511,8 +511,8 @@ class Partitioner {
       bool k_first = (i == 0) == trans;
       starts.push_back(k_first ? r * Expr(k1) : outer);
       starts.push_back(k_first ? outer : r * Expr(k1));
-      int buf = with_loc(NewBuf(b, v.id, v.dtype, tile, Valid(v, map, tile, starts), v.name + "_l1"), "Mat");
-      Instr ld = instr("TLOAD", buf, {});
+      int buf = in_space(NewBuf(b, v.id, v.dtype, tile, Valid(v, map, tile, starts), v.name + "_l1"), MemSpace::Mat);
+      Instr ld = instr(Opcode::TLOAD, buf, {});
       ld.param = Param(b, v.id, map, false);
       ld.coord = starts;
       loop.body.push_back(ld);
@@ -533,9 +533,9 @@ class Partitioner {
       v[R - 2] = left ? vm : kv0;
       v[R - 1] = left ? kv0 : vn;
       const TileBuf& sb = b.k.bufs[src];
-      int dst = with_loc(NewBuf(b, sb.value, sb.dtype, shape, v, sb.name.substr(0, sb.name.size() - 3) + "_l0"),
-                         left ? "Left" : "Right");
-      Instr ex = instr("TEXTRACT", dst, {src});
+      int dst = in_space(NewBuf(b, sb.value, sb.dtype, shape, v, sb.name.substr(0, sb.name.size() - 3) + "_l0"),
+                         left ? MemSpace::Left : MemSpace::Right);
+      Instr ex = instr(Opcode::TEXTRACT, dst, {src});
       bool k_first = left == trans;  // where the k offset goes in the stored (L1) layout
       ex.coord = {k_first ? s * Expr(k0) : Expr(0), k_first ? Expr(0) : s * Expr(k0)};
       ex.transpose = trans;
@@ -544,11 +544,11 @@ class Partitioner {
     };
     int a0 = extract(a1, true, at);
     int b0 = extract(b1, false, bt);
-    inner.push_back(instr("TMATMUL_ACC", acc, {a0, b0}));  // acc += a0 x b0
+    inner.push_back(instr(Opcode::TMATMUL_ACC, acc, {a0, b0}));  // acc += a0 x b0
     if (k0 == k1) {
       for (auto& in : inner) loop.body.push_back(std::move(in));
     } else {
-      Instr il = instr("LOOP", -1, {});
+      Instr il = instr(Opcode::LOOP, -1, {});
       il.var = kInnerKVar;
       il.trip = CeilDiv(kv, Expr(k0));
       il.body = std::move(inner);
@@ -563,7 +563,7 @@ class Partitioner {
       return acc;
     }
     int res = NewBuf(b, t.output, ov.dtype, t.tile, valid, ov.name);
-    Instr mv = instr("TCVT", res, {acc});
+    Instr mv = instr(Opcode::TCVT, res, {acc});
     mv.dtype = ov.dtype;
     out.push_back(mv);
     return res;
@@ -600,14 +600,14 @@ class Partitioner {
       auto cr = coord;
       cr[axis] = Expr::Var(kReduceVar) + Expr(1);
       Instr loop;
-      loop.opcode = "LOOP";
+      loop.opcode = Opcode::LOOP;
       loop.var = kReduceVar;
       loop.trip = t.counts()[axis] - Expr(1);
       loop.loc = t.loc;
       b.bufs_by_key.clear();
       int part = Compute(b, t, cr, loop.body);
       Instr comb;
-      comb.opcode = def.combine;
+      comb.opcode = *def.combine;
       comb.srcs = {acc, part};
       comb.dst = acc;
       comb.loc = t.loc;
@@ -618,7 +618,7 @@ class Partitioner {
     }
 
     for (auto* t : grp.ops) {
-      if (t->is_matmul()) b.k.core = "AIC";
+      if (t->is_matmul()) b.k.core = CoreKind::AIC;
       int out = t->is_matmul() ? Cube(b, *t, coord, b.k.body) : Compute(b, *t, coord, b.k.body);
       const Value& ov = g_.fn.value(t->output);
       if (ov.kind == ValueKind::Temp) {

@@ -366,9 +366,9 @@ class CallState {
     std::function<int64_t(const std::vector<Instr>&)> sum = [&](const std::vector<Instr>& body) {
       int64_t n = 0;
       for (auto& in : body) {
-        if (in.opcode == "TLOAD") n += k.bufs[in.dst].bytes();
-        if (in.opcode == "TSTORE") n += k.bufs[in.srcs[0]].bytes();
-        if (in.opcode == "LOOP") {
+        if (in.opcode == Opcode::TLOAD) n += k.bufs[in.dst].bytes();
+        if (in.opcode == Opcode::TSTORE) n += k.bufs[in.srcs[0]].bytes();
+        if (in.opcode == Opcode::LOOP) {
           int64_t trip = 1;
           try {
             trip = in.trip.Eval(env);

@@ -1,5 +1,6 @@
 #include "runtime/kernel_interpreter.h"
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <unordered_map>
@@ -28,10 +29,6 @@ pto::TileRef<T> Ref2D(const BufState& b) {
   return pto::TileRef<T>{reinterpret_cast<T*>(b.data), rows, cols, cols, rows, static_cast<int>(b.valid.back())};
 }
 
-template <class T>
-constexpr bool kIsFloat = pto::is_float_v<T>;
-template <class T>
-constexpr bool kIsNumeric = !std::is_same_v<T, bool>;
 
 struct Ctx {
   const Kernel& k;
@@ -228,124 +225,132 @@ pto::scalar_t<T> ScalarArg(double s) {
   else return static_cast<T>(static_cast<int64_t>(s));
 }
 
-#define PYPTO_FLOAT_UNARY(NAME)                                                          \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsFloat<T>) pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]])); \
-       else throw UserError(#NAME " needs a floating-point tile");                       \
-     });                                                                                 \
-   }}
-#define PYPTO_NUM_UNARY(NAME)                                                            \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsNumeric<T>) pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]])); \
-       else throw UserError(#NAME " is not defined on bool tiles");                      \
-     });                                                                                 \
-   }}
-#define PYPTO_NUM_BINARY(NAME)                                                           \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsNumeric<T>)                                                      \
-         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), Ref2D<T>(c.bufs[in.srcs[1]])); \
-       else throw UserError(#NAME " is not defined on bool tiles");                      \
-     });                                                                                 \
-   }}
-#define PYPTO_FLOAT_BINARY(NAME)                                                         \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsFloat<T>)                                                        \
-         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), Ref2D<T>(c.bufs[in.srcs[1]])); \
-       else throw UserError(#NAME " needs a floating-point tile");                       \
-     });                                                                                 \
-   }}
-#define PYPTO_NUM_SCALAR(NAME)                                                           \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsNumeric<T>)                                                      \
-         pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), ScalarArg<T>(in.scalar)); \
-       else throw UserError(#NAME " is not defined on bool tiles");                      \
-     });                                                                                 \
-   }}
-// TSUBS / TDIVS: tile/scalar, or scalar/tile when the instruction says scalar_first.
-#define PYPTO_NUM_SCALAR_EITHER(NAME)                                                    \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsNumeric<T>) {                                                    \
-         if (in.scalar_first)                                                            \
-           pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar), Ref2D<T>(c.bufs[in.srcs[0]])); \
-         else                                                                            \
-           pto::ref::NAME(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), ScalarArg<T>(in.scalar)); \
-       } else throw UserError(#NAME " is not defined on bool tiles");                    \
-     });                                                                                 \
-   }}
-#define PYPTO_COL_REDUCE(NAME)                                                           \
-  {#NAME, [](Ctx& c, const Instr& in) {                                                  \
-     pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {                  \
-       using T = typename decltype(tag)::type;                                           \
-       if constexpr (kIsNumeric<T>)                                                      \
-         ColReduce<T>(c, in, [](pto::TileRef<T> d, pto::TileRef<T> s) { pto::ref::NAME(d, s); }); \
-       else throw UserError(#NAME " is not defined on bool tiles");                      \
-     });                                                                                 \
-   }}
+// Whether the dtype class of an instruction (include/pto/isa_list.hpp) admits T.
+template <InstrDtypes P, class T>
+constexpr bool Admits() {
+  constexpr bool is_bool = std::is_same_v<T, bool>, is_float = pto::is_float_v<T>;
+  switch (P) {
+    case InstrDtypes::F: return is_float;
+    case InstrDtypes::I: return !is_float && !is_bool;
+    case InstrDtypes::N: return !is_bool;
+    case InstrDtypes::B: return !is_float;
+    case InstrDtypes::A: return true;
+  }
+  return false;
+}
 
-const std::unordered_map<std::string, Handler>& Handlers() {
-  static const std::unordered_map<std::string, Handler> h = {
-      {"TLOAD", [](Ctx& c, const Instr& in) { LoadStore(c, in, true); }},
-      {"TSTORE", [](Ctx& c, const Instr& in) { LoadStore(c, in, false); }},
-      {"TBROADCAST", Broadcast},
-      {"TEXTRACT", Extract},
-      {"TMATMUL_ACC", MatmulAcc},
-      {"TEXPANDS",
-       [](Ctx& c, const Instr& in) {
-         pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
-           using T = typename decltype(tag)::type;
-           pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
-         });
-       }},
-      {"TMOV",
-       [](Ctx& c, const Instr& in) {
-         pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
-           using T = typename decltype(tag)::type;
-           pto::ref::TMOV(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]));
-         });
-       }},
-      PYPTO_FLOAT_UNARY(TEXP), PYPTO_FLOAT_UNARY(TLOG), PYPTO_FLOAT_UNARY(TSQRT), PYPTO_FLOAT_UNARY(TRSQRT),
-      PYPTO_FLOAT_UNARY(TRECIP), PYPTO_NUM_UNARY(TABS), PYPTO_NUM_UNARY(TNEG), PYPTO_NUM_UNARY(TRELU),
-      PYPTO_NUM_BINARY(TADD), PYPTO_NUM_BINARY(TSUB), PYPTO_NUM_BINARY(TMUL), PYPTO_NUM_BINARY(TDIV),
-      PYPTO_NUM_BINARY(TMAX), PYPTO_NUM_BINARY(TMIN),
-      PYPTO_NUM_BINARY(TROWEXPANDADD), PYPTO_NUM_BINARY(TROWEXPANDSUB), PYPTO_NUM_BINARY(TROWEXPANDMUL),
-      PYPTO_NUM_BINARY(TROWEXPANDDIV), PYPTO_NUM_BINARY(TROWEXPANDMAX), PYPTO_NUM_BINARY(TROWEXPANDMIN),
-      PYPTO_NUM_BINARY(TCOLEXPANDADD), PYPTO_NUM_BINARY(TCOLEXPANDSUB), PYPTO_NUM_BINARY(TCOLEXPANDMUL),
-      PYPTO_NUM_BINARY(TCOLEXPANDDIV), PYPTO_NUM_BINARY(TCOLEXPANDMAX), PYPTO_NUM_BINARY(TCOLEXPANDMIN),
-      PYPTO_FLOAT_BINARY(TROWEXPANDEXPDIF), PYPTO_FLOAT_BINARY(TCOLEXPANDEXPDIF),
-      PYPTO_NUM_SCALAR(TADDS), PYPTO_NUM_SCALAR_EITHER(TSUBS), PYPTO_NUM_SCALAR(TMULS), PYPTO_NUM_SCALAR_EITHER(TDIVS),
-      PYPTO_NUM_SCALAR(TMAXS), PYPTO_NUM_SCALAR(TMINS),
-      PYPTO_NUM_UNARY(TROWSUM), PYPTO_NUM_UNARY(TROWMAX), PYPTO_NUM_UNARY(TROWMIN),
-      PYPTO_COL_REDUCE(TCOLSUM), PYPTO_COL_REDUCE(TCOLMAX), PYPTO_COL_REDUCE(TCOLMIN),
-      {"TCVT",
-       [](Ctx& c, const Instr& in) {
-         pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto dtag) {
-           using D = typename decltype(dtag)::type;
-           pto::visit_dtype(ToPto(c.bufs[in.srcs[0]].buf->dtype), [&](auto stag) {
-             using S = typename decltype(stag)::type;
-             pto::ref::TCVT(Ref2D<D>(c.bufs[in.dst]), Ref2D<S>(c.bufs[in.srcs[0]]));
-           });
-         });
-       }},
+// Calls `run(tag)` with the type tag of `dt` when the class admits it; else the instruction
+// cannot run on this tile (the compiler should not have emitted it).
+template <InstrDtypes P, class Run>
+void OnDtype(Opcode op, DataType dt, Run&& run) {
+  pto::visit_dtype(ToPto(dt), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (Admits<P, T>()) run(tag);
+    else throw InternalError(std::string(OpcodeName(op)) + " does not take " + DataTypeName(dt) + " tiles");
+  });
+}
+
+// The handler of an instruction of a regular form: its reference implementation `ref` called with
+// the operands the form takes (see include/pto/isa_list.hpp). Special forms have their own.
+template <InstrForm F, InstrDtypes P, class Ref>
+Handler FamilyHandler(Ref ref) {
+  return [ref](Ctx& c, const Instr& in) {
+    OnDtype<P>(in.opcode, c.bufs[in.dst].buf->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto dst = Ref2D<T>(c.bufs[in.dst]);
+      auto src = [&](int i) { return Ref2D<T>(c.bufs[in.srcs[i]]); };
+      if constexpr (F == InstrForm::Binary || F == InstrForm::RowExpandBinary || F == InstrForm::ColExpandBinary ||
+                    F == InstrForm::Concat) {
+        ref(dst, src(0), src(1));
+      } else if constexpr (F == InstrForm::Unary || F == InstrForm::RowReduce || F == InstrForm::Expand ||
+                           F == InstrForm::Move) {
+        ref(dst, src(0));
+      } else if constexpr (F == InstrForm::Ternary) {
+        ref(dst, src(0), src(1), src(2));
+      } else if constexpr (F == InstrForm::ColReduce) {
+        ColReduce<T>(c, in, [&](pto::TileRef<T> d, pto::TileRef<T> s) { ref(d, s); });
+      } else if constexpr (F == InstrForm::Scalar) {
+        auto scalar = ScalarArg<T>(in.scalar);
+        if (!in.scalar_first) {
+          ref(dst, src(0), scalar);
+        } else if constexpr (requires { ref(dst, scalar, src(0)); }) {  // TSUBS / TDIVS: scalar op tile
+          ref(dst, scalar, src(0));
+        } else {
+          throw InternalError(std::string(OpcodeName(in.opcode)) + " has no scalar-first form");
+        }
+      }
+    });
   };
+}
+
+using HandlerTable = std::array<Handler, static_cast<size_t>(Opcode::LOOP) + 1>;
+
+const HandlerTable& Handlers() {
+  static const HandlerTable h = [] {
+    HandlerTable t{};
+    // Every instruction of a regular form, from the one list: its reference implementation.
+#define PYPTO_REGULAR(NAME, FORM, DTYPES)                                                          \
+  t[static_cast<size_t>(Opcode::NAME)] = FamilyHandler<InstrForm::FORM, InstrDtypes::DTYPES>(     \
+      [](auto&&... a) -> decltype(pto::ref::NAME(a...)) { return pto::ref::NAME(a...); });
+#define PYPTO_FORM_Binary PYPTO_REGULAR
+#define PYPTO_FORM_Unary PYPTO_REGULAR
+#define PYPTO_FORM_Scalar PYPTO_REGULAR
+#define PYPTO_FORM_Ternary PYPTO_REGULAR
+#define PYPTO_FORM_RowExpandBinary PYPTO_REGULAR
+#define PYPTO_FORM_ColExpandBinary PYPTO_REGULAR
+#define PYPTO_FORM_RowReduce PYPTO_REGULAR
+#define PYPTO_FORM_ColReduce PYPTO_REGULAR
+#define PYPTO_FORM_Expand PYPTO_REGULAR
+#define PYPTO_FORM_Move PYPTO_REGULAR
+#define PYPTO_FORM_Concat PYPTO_REGULAR
+#define PYPTO_FORM_Special(NAME, FORM, DTYPES)
+#define PYPTO_FAMILY(NAME, FORM, DTYPES) PYPTO_FORM_##FORM(NAME, FORM, DTYPES)
+    PTO_INSTRUCTIONS(PYPTO_FAMILY)
+#undef PYPTO_FAMILY
+#undef PYPTO_FORM_Binary
+#undef PYPTO_FORM_Unary
+#undef PYPTO_FORM_Scalar
+#undef PYPTO_FORM_Ternary
+#undef PYPTO_FORM_RowExpandBinary
+#undef PYPTO_FORM_ColExpandBinary
+#undef PYPTO_FORM_RowReduce
+#undef PYPTO_FORM_ColReduce
+#undef PYPTO_FORM_Expand
+#undef PYPTO_FORM_Move
+#undef PYPTO_FORM_Concat
+#undef PYPTO_FORM_Special
+#undef PYPTO_REGULAR
+    // The special forms the compiler emits.
+    using O = Opcode;
+    t[size_t(O::TLOAD)] = [](Ctx& c, const Instr& in) { LoadStore(c, in, true); };
+    t[size_t(O::TSTORE)] = [](Ctx& c, const Instr& in) { LoadStore(c, in, false); };
+    t[size_t(O::TBROADCAST)] = Broadcast;
+    t[size_t(O::TEXTRACT)] = Extract;
+    t[size_t(O::TMATMUL_ACC)] = MatmulAcc;
+    t[size_t(O::TEXPANDS)] = [](Ctx& c, const Instr& in) {
+      pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
+      });
+    };
+    t[size_t(O::TCVT)] = [](Ctx& c, const Instr& in) {
+      pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto dtag) {
+        using D = typename decltype(dtag)::type;
+        pto::visit_dtype(ToPto(c.bufs[in.srcs[0]].buf->dtype), [&](auto stag) {
+          using S = typename decltype(stag)::type;
+          pto::ref::TCVT(Ref2D<D>(c.bufs[in.dst]), Ref2D<S>(c.bufs[in.srcs[0]]));
+        });
+      });
+    };
+    return t;
+  }();
   return h;
 }
 
 void Exec(Ctx& c, const std::vector<Instr>& body) {
   const auto& handlers = Handlers();
   for (const Instr& in : body) {
-    if (in.opcode == "LOOP") {
+    if (in.opcode == Opcode::LOOP) {
       int64_t trip = in.trip.Eval(c.env);
       for (int64_t r = 0; r < trip; ++r) {
         if (c.stopped || (c.stop && c.stop(c.stop_ctx))) {
@@ -360,11 +365,11 @@ void Exec(Ctx& c, const std::vector<Instr>& body) {
       if (c.stopped) return;
       continue;
     }
-    auto it = handlers.find(in.opcode);
-    if (it == handlers.end()) throw InternalError("the interpreter has no instruction " + in.opcode);
-    if (in.opcode != "TMATMUL_ACC" && !c.wide_acc.empty()) c.wide_acc.erase(in.dst);
+    const Handler& run = handlers[static_cast<size_t>(in.opcode)];
+    if (!run) throw InternalError(std::string("the interpreter has no instruction ") + OpcodeName(in.opcode));
+    if (in.opcode != Opcode::TMATMUL_ACC && !c.wide_acc.empty()) c.wide_acc.erase(in.dst);
     try {
-      it->second(c, in);
+      run(c, in);
     } catch (const pto::Error& e) {
       throw InternalError(std::string("PTO instruction failed in kernel ") + c.k.name + ": " + e.what());
     }

@@ -43,14 +43,23 @@ TEST(ShapeInference, MismatchesAreUserErrorsWithTheLine) {
 
 TEST(Registry, EveryOpHasItsLowering) {
   for (const OpDef& d : AllOpDefs()) {
-    EXPECT_FALSE(d.pto.empty()) << d.name;
+    EXPECT_TRUE(d.pto.has_value()) << d.name;
     if (d.kind == OpKind::Binary) {
-      EXPECT_FALSE(d.pto_row_expand.empty()) << d.name;
-      EXPECT_FALSE(d.pto_col_expand.empty()) << d.name;
+      EXPECT_EQ(FormOf(*d.pto_row_expand), InstrForm::RowExpandBinary) << d.name;
+      EXPECT_EQ(FormOf(*d.pto_col_expand), InstrForm::ColExpandBinary) << d.name;
+      EXPECT_EQ(FormOf(*d.pto_scalar), InstrForm::Scalar) << d.name;
     }
-    if (d.kind == OpKind::Reduce) EXPECT_FALSE(d.combine.empty()) << d.name;
+    if (d.kind == OpKind::Reduce) {
+      EXPECT_EQ(FormOf(*d.pto), InstrForm::RowReduce) << d.name;
+      EXPECT_EQ(FormOf(*d.pto_col_reduce), InstrForm::ColReduce) << d.name;
+      EXPECT_EQ(FormOf(*d.combine), InstrForm::Binary) << d.name;
+    }
   }
   EXPECT_TRUE(HasOpDef("add_scalar"));
+  // Opcodes and their names round-trip; the compiler's own instructions follow the list's.
+  for (int i = 0; i <= static_cast<int>(Opcode::LOOP); ++i)
+    EXPECT_EQ(ParseOpcode(OpcodeName(static_cast<Opcode>(i))), static_cast<Opcode>(i));
+  EXPECT_EQ(ParseOpcode("TNOSUCH"), std::nullopt);
   EXPECT_THROW(GetOpDef("no_such_op"), InternalError);
 }
 

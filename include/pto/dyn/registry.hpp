@@ -65,22 +65,35 @@ inline std::map<std::string, OpInfo> build() {
                 c.arity(4);                                                               \
                 PTO_ON(P, c.dt(0), pto::NAME(c.t<T>(0), c.t<T>(1), c.t<T>(2), c.t<T>(3))); \
               }};
-  BIN(TADD, N) BIN(TSUB, N) BIN(TMUL, N) BIN(TDIV, N) BIN(TMAX, N) BIN(TMIN, N) BIN(TREM, N)
-  BIN(TAND, B) BIN(TOR, B) BIN(TXOR, B) BIN(TSHL, I) BIN(TSHR, I) BIN(TPRELU, N)
-  BIN(TROWEXPANDADD, N) BIN(TROWEXPANDSUB, N) BIN(TROWEXPANDMUL, N) BIN(TROWEXPANDDIV, N)
-  BIN(TROWEXPANDMAX, N) BIN(TROWEXPANDMIN, N) BIN(TROWEXPANDEXPDIF, F)
-  BIN(TCOLEXPANDADD, N) BIN(TCOLEXPANDSUB, N) BIN(TCOLEXPANDMUL, N) BIN(TCOLEXPANDDIV, N)
-  BIN(TCOLEXPANDMAX, N) BIN(TCOLEXPANDMIN, N) BIN(TCOLEXPANDEXPDIF, F)
-  BIN(TCONCAT, A)
-  UN(TABS, N) UN(TNEG, N) UN(TRELU, N) UN(TNOT, B) UN(TEXP, F) UN(TLOG, F) UN(TSQRT, F)
-  UN(TRSQRT, F) UN(TRECIP, F) UN(TMOV, A) UN(TTRANS, A) UN(TRESHAPE, A)
-  UN(TROWSUM, N) UN(TROWPROD, N) UN(TROWMAX, N) UN(TROWMIN, N)
-  UN(TCOLSUM, N) UN(TCOLPROD, N) UN(TCOLMAX, N) UN(TCOLMIN, N)
-  UN(TROWEXPAND, A) UN(TCOLEXPAND, A)
-  SCAL(TADDS, N) SCAL(TSUBS, N) SCAL(TMULS, N) SCAL(TDIVS, N) SCAL(TMAXS, N) SCAL(TMINS, N)
-  SCAL(TREMS, N) SCAL(TANDS, B) SCAL(TORS, B) SCAL(TXORS, B) SCAL(TSHLS, I) SCAL(TSHRS, I)
-  SCAL(TLRELU, N) SCAL(TAXPY, N) SCAL(TFILLPAD, A)
-  TER(TADDC, N) TER(TSUBC, N) TER(TFUSEDMULADD, N)
+  // The families come from the instruction list; Special forms are written out below.
+#define PTO_DYN_Binary(NAME, P) BIN(NAME, P)
+#define PTO_DYN_RowExpandBinary(NAME, P) BIN(NAME, P)
+#define PTO_DYN_ColExpandBinary(NAME, P) BIN(NAME, P)
+#define PTO_DYN_Concat(NAME, P) BIN(NAME, P)
+#define PTO_DYN_Unary(NAME, P) UN(NAME, P)
+#define PTO_DYN_RowReduce(NAME, P) UN(NAME, P)
+#define PTO_DYN_ColReduce(NAME, P) UN(NAME, P)
+#define PTO_DYN_Expand(NAME, P) UN(NAME, P)
+#define PTO_DYN_Move(NAME, P) UN(NAME, P)
+#define PTO_DYN_Scalar(NAME, P) SCAL(NAME, P)
+#define PTO_DYN_Ternary(NAME, P) TER(NAME, P)
+#define PTO_DYN_Special(NAME, P)
+#define PTO_DYN_FAMILY(NAME, FORM, DTYPES) PTO_DYN_##FORM(NAME, DTYPES)
+  PTO_INSTRUCTIONS(PTO_DYN_FAMILY)
+#undef PTO_DYN_FAMILY
+#undef PTO_DYN_Binary
+#undef PTO_DYN_RowExpandBinary
+#undef PTO_DYN_ColExpandBinary
+#undef PTO_DYN_Concat
+#undef PTO_DYN_Unary
+#undef PTO_DYN_RowReduce
+#undef PTO_DYN_ColReduce
+#undef PTO_DYN_Expand
+#undef PTO_DYN_Move
+#undef PTO_DYN_Scalar
+#undef PTO_DYN_Ternary
+#undef PTO_DYN_Special
+  SCAL(TAXPY, N) SCAL(TFILLPAD, A)
 #undef BIN
 #undef UN
 #undef SCAL

@@ -466,32 +466,28 @@ def tprefetch(gm):
     _call("TPREFETCH", [("gm", _np.asarray(gm))])
 
 
-_FAMILIES = {
-    _binary: ["TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN", "TREM", "TAND", "TOR", "TXOR",
-              "TSHL", "TSHR", "TPRELU"],
-    _unary: ["TABS", "TNEG", "TRELU", "TNOT", "TEXP", "TLOG", "TSQRT", "TRSQRT", "TRECIP",
-             "TMOV"],
-    _tile_scalar: ["TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS", "TREMS", "TANDS", "TORS",
-                   "TXORS", "TSHLS", "TSHRS", "TLRELU"],
-    _ternary: ["TADDC", "TSUBC", "TFUSEDMULADD"],
-    _row_reduce: ["TROWSUM", "TROWPROD", "TROWMAX", "TROWMIN"],
-    _col_reduce: ["TCOLSUM", "TCOLPROD", "TCOLMAX", "TCOLMIN"],
-    _row_arg: ["TROWARGMAX", "TROWARGMIN"],
-    _scalar_carry: ["TADDSC", "TSUBSC"],
+# The Python function of every instruction of a regular form comes from the one ISA list
+# (include/pto/isa_list.hpp): its form picks the factory. Special forms are written out above.
+_BY_FORM = {
+    "Binary": _binary,
+    "Unary": _unary,
+    "Move": _unary,
+    "Scalar": _tile_scalar,
+    "Ternary": _ternary,
+    "RowReduce": _row_reduce,
+    "ColReduce": _col_reduce,
+    "RowExpandBinary": lambda n: _expand_binary(n, True),
+    "ColExpandBinary": lambda n: _expand_binary(n, False),
 }
-for _factory, _names in _FAMILIES.items():
-    for _n in _names:
-        _f = _factory(_n)
-        _f.__name__ = _f.__qualname__ = _n.lower()
-        _f.__doc__ = f"{_n}: see docs/isa.md."
-        globals()[_n.lower()] = _f
-for _op in ["ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF"]:
-    for _row in (True, False):
-        _n = ("TROWEXPAND" if _row else "TCOLEXPAND") + _op
-        _f = _expand_binary(_n, _row)
-        _f.__name__ = _f.__qualname__ = _n.lower()
-        _f.__doc__ = f"{_n}: a op broadcast({'b[r, 0]' if _row else 'b[0, c]'})."
-        globals()[_n.lower()] = _f
+_BY_NAME = {"TROWARGMAX": _row_arg, "TROWARGMIN": _row_arg, "TADDSC": _scalar_carry, "TSUBSC": _scalar_carry}
+for _n, _operands, _dtypes, _form in _isa.instructions():
+    _factory = _BY_NAME.get(_n) or _BY_FORM.get(_form)
+    if _factory is None or _n.lower() in globals():
+        continue
+    _f = _factory(_n)
+    _f.__name__ = _f.__qualname__ = _n.lower()
+    _f.__doc__ = f"{_n}({_operands}), dtypes {_dtypes}: see docs/isa.md."
+    globals()[_n.lower()] = _f
 
 # Instructions that only make sense between concurrent programs (run them from .pto modules).
 _ASM_ONLY = {"TPUSH", "TPOP"}
@@ -499,12 +495,12 @@ _ASM_ONLY = {"TPUSH", "TPOP"}
 
 def instructions() -> list:
     """The PTO instruction names, lower case (as functions of this module and .pto mnemonics)."""
-    return sorted(n.lower() for n, _, _ in _isa.instructions())
+    return sorted(n.lower() for n, _, _, _ in _isa.instructions())
 
 
 def describe(name: str) -> dict:
     """Operands and dtypes of one instruction."""
-    for n, operands, dtypes in _isa.instructions():
+    for n, operands, dtypes, _ in _isa.instructions():
         if n == name.upper():
             return {"name": n.lower(), "operands": operands, "dtypes": dtypes,
                     "python": n not in _ASM_ONLY}

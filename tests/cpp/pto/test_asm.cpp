@@ -319,7 +319,7 @@ TEST(PtoAsm, RunErrorsNameKernelAndLine) {
 // the assembler and the bindings.
 TEST(PtoDyn, RegistryCoversTheIsa) {
   std::set<std::string> listed;
-#define PTO_NAME(NAME, FAST) listed.insert(#NAME);
+#define PTO_NAME(NAME, FORM, DTYPES) listed.insert(#NAME);
   PTO_INSTRUCTIONS(PTO_NAME)
 #undef PTO_NAME
   std::set<std::string> registered;

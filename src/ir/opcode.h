@@ -1,0 +1,47 @@
+// Typed names of block-level instructions and of the places they run: every PTO instruction of
+// the one list (include/pto/isa_list.hpp), plus the compiler's own TBROADCAST and LOOP; the
+// memory spaces of tile buffers; the core kinds of kernels.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "pto/isa_list.hpp"
+
+namespace pypto {
+
+enum class Opcode : uint16_t {
+#define PYPTO_OPCODE(NAME, FORM, DTYPES) NAME,
+  PTO_INSTRUCTIONS(PYPTO_OPCODE)
+#undef PYPTO_OPCODE
+  TBROADCAST,  // N-D broadcast of a tile into a larger one (its size-1 dims repeat)
+  LOOP,        // Instr::body runs for Instr::var in [0, Instr::trip)
+};
+
+using InstrForm = pto::isa::Form;
+using InstrDtypes = pto::isa::Dtypes;
+
+const char* OpcodeName(Opcode op);
+std::optional<Opcode> ParseOpcode(std::string_view name);
+/// How the instruction reads its operands (Special for TBROADCAST and LOOP).
+InstrForm FormOf(Opcode op);
+InstrDtypes DtypesOf(Opcode op);
+inline bool IsRowReduction(Opcode op) { return FormOf(op) == InstrForm::RowReduce; }
+inline bool IsColReduction(Opcode op) { return FormOf(op) == InstrForm::ColReduce; }
+inline std::ostream& operator<<(std::ostream& os, Opcode op) { return os << OpcodeName(op); }
+
+/// Where a tile buffer lives: UB for vector work, the cube's L1 (Mat), L0A (Left), L0B (Right)
+/// and L0C (Acc).
+enum class MemSpace : uint8_t { Vec, Mat, Left, Right, Acc };
+const char* MemSpaceName(MemSpace s);
+inline std::ostream& operator<<(std::ostream& os, MemSpace s) { return os << MemSpaceName(s); }
+
+/// The core kind a kernel runs on: AIV (vector) or AIC (cube).
+enum class CoreKind : uint8_t { AIV, AIC };
+const char* CoreKindName(CoreKind c);
+inline std::ostream& operator<<(std::ostream& os, CoreKind c) { return os << CoreKindName(c); }
+
+}  // namespace pypto
