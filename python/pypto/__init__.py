@@ -17,9 +17,11 @@ from .jit import CompiledFunction, JitFunction, jit
 from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_cube_tile_shapes, get_vec_tile_shapes,
                   layer_norm, log, loop, matmul, maximum, mean, minimum, mul, neg, reciprocal, relu, rms_norm, rsqrt,
                   set_cube_tile_shapes, set_vec_tile_shapes, sigmoid, silu, softmax, sqrt, sub, sum)
-from .options import (get_debug_options, get_pass_options, get_runtime_options, set_debug_options,
-                      set_pass_options, set_runtime_options)
-from .tensor import DYN, DYNAMIC, STATIC, Tensor, tensor
+from .config import (CompStage, RunMode, get_codegen_options, get_debug_options, get_host_options,
+                     get_matrix_size, get_pass_options, get_runtime_options, get_verify_options, options,
+                     reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
+                     set_pass_options, set_runtime_options, set_verify_options)
+from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat, tensor
 
 __version__ = "0.1.0"
 
@@ -31,5 +33,7 @@ __all__ = [
     "div", "maximum", "minimum", "amax", "amin", "sum", "mean", "cast", "sigmoid", "silu", "softmax", "rms_norm",
     "layer_norm", "matmul", "set_cube_tile_shapes", "get_cube_tile_shapes", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
-    "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory",
+    "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
+    "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
+    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size",
 ]

@@ -3,6 +3,8 @@ compile it once per static signature, and run it on numpy arrays or torch tensor
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import inspect
 import os
@@ -10,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _core, options
+from . import _core, config, ops
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ._dtypes import DT_BF16, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
@@ -46,45 +48,101 @@ class CompiledFunction:
         return list(self.program.dumps)
 
 
+class _Param:
+    """One parameter of a jit function: a tensor (with its annotation) or a compile-time value."""
+
+    def __init__(self, name: str, kind: str, ann: Optional[Tensor], default: Any) -> None:
+        self.name = name
+        self.kind = kind  # "tensor", "value", or "auto" (unannotated: a tensor when given an array)
+        self.ann = ann
+        self.default = default
+
+
+def _value_key(name: str, v: Any) -> Any:
+    """A compile-time argument as part of the cache key (its type counts: True is not 1)."""
+    if v is None or isinstance(v, (bool, int, float, str, complex)):
+        return (type(v).__name__, v)
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_value_key(name, x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((str(k), _value_key(name, x)) for k, x in v.items())))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__qualname__, tuple(_value_key(name, getattr(v, f.name)) for f in dataclasses.fields(v)))
+    try:
+        hash(v)
+    except TypeError:
+        raise _core.UserError(f"parameter '{name}': a {type(v).__name__} cannot be a compile-time argument (it is "
+                              "not hashable, so calls cannot be told apart)"
+                              "\nhint: pass ints, floats, bools, strings, lists/tuples/dicts of them, or a "
+                              "dataclass") from None
+    return (type(v).__qualname__, v)
+
+
 class JitFunction:
     def __init__(self, fn: Callable[..., Any], debug_options: Optional[Dict[str, Any]] = None,
                  pass_options: Optional[Dict[str, Any]] = None,
-                 runtime_options: Optional[Dict[str, Any]] = None) -> None:
+                 runtime_options: Optional[Dict[str, Any]] = None,
+                 host_options: Optional[Dict[str, Any]] = None, codegen_options: Optional[Dict[str, Any]] = None,
+                 verify_options: Optional[Dict[str, Any]] = None) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._def_locals = _defining_scope()
-        self.debug_options = dict(debug_options or {})
-        self.pass_options = dict(pass_options or {})
-        self.runtime_options = dict(runtime_options or {})
-        # Validate option names now, so a typo fails at the decorator.
-        options.merged("debug", self.debug_options)
-        options.merged("pass", self.pass_options)
-        options.merged("runtime", self.runtime_options)
+        # The caller's dicts, read at each call: PyPTO's examples fill runtime_options after the
+        # decorator ran (the run mode chosen in main()).
+        self.group_options: Dict[str, Dict[str, Any]] = {
+            "debug": debug_options if debug_options is not None else {},
+            "pass": pass_options if pass_options is not None else {},
+            "runtime": runtime_options if runtime_options is not None else {},
+            "host": host_options if host_options is not None else {},
+            "codegen": codegen_options if codegen_options is not None else {},
+            "verify": verify_options if verify_options is not None else {},
+        }
+        for group, opts in self.group_options.items():  # a typo fails at the decorator
+            if not isinstance(opts, dict):
+                raise _core.UserError(f"@pypto.jit {fn.__name__}: {group}_options must be a dict, got "
+                                      f"{type(opts).__name__}")
+            config.merged(group, opts)
         self.sig = inspect.signature(fn)
-        self.params: List[Tuple[str, Tensor]] = []
+        self.params: List[_Param] = []
         for name, p in self.sig.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise _core.UserError(f"@pypto.jit {fn.__name__}: *{name} / **{name} parameters are not supported"
+                                      "\nhint: name each parameter")
             ann = self._resolve(p.annotation)
-            if not isinstance(ann, Tensor) or ann.is_traced:
-                raise _core.UserError(
-                    f"@pypto.jit {fn.__name__}: parameter '{name}' needs an annotation pypto.Tensor(shape, dtype)")
-            for d in ann.shape:
-                if isinstance(d, int) and not isinstance(d, bool) and d <= 0:
-                    raise _core.UserError(
-                        f"@pypto.jit {fn.__name__}: parameter '{name}' is annotated with shape {tuple(ann.shape)}, "
-                        f"which has a dim {d}: dims must be positive"
-                        + _format_loc((fn.__code__.co_filename, fn.__code__.co_firstlineno, 0, ""))
-                        + "\nhint: use pypto.DYNAMIC for a dim whose size (0 included) comes from the call")
-            self.params.append((name, ann))
+            if isinstance(ann, Tensor) and not ann.is_traced:
+                self._check_annotation(name, ann)
+                kind = "tensor"
+            elif ann is inspect.Parameter.empty:
+                kind = "auto"
+            else:
+                kind = "value"
+            self.params.append(_Param(name, kind, ann if kind == "tensor" else None, p.default))
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
-        self._has_static = any(d is STATIC for _, ann in self.params for d in ann.shape)
-        # The numpy dtype each parameter takes as it is (bf16: its bit patterns as uint16);
-        # anything else goes through _as_array, which converts torch tensors or explains.
-        self._want = [np.dtype(np.uint16) if ann.dtype == DT_BF16 else np.dtype(to_numpy_dtype(ann.dtype))
-                      for _, ann in self.params]
-        self._rt_cache: Tuple[int, Dict[str, Any]] = (-1, {})
-        self._dbg_cache: Tuple[int, Dict[str, Any]] = (-1, {})
+        self._opt_cache: Tuple[int, Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]] = (-1, {}, {})
+        # The common call, checked cheaply: every parameter a tensor of fixed shape and dtype (no
+        # STATIC or inferred dims), passed positionally as numpy arrays of that dtype.
+        self._simple = all(p.kind == "tensor" and p.ann is not None and p.ann.dtype is not None
+                           and p.ann.shape is not None and all(d is DYNAMIC or isinstance(d, int) for d in p.ann.shape)
+                           for p in self.params)
+        self._want = [np.dtype(np.uint16) if p.ann.dtype == DT_BF16 else np.dtype(to_numpy_dtype(p.ann.dtype))
+                      for p in self.params] if self._simple else []
+        self._simple_key: Optional[Tuple[Any, ...]] = None
         self.last: Optional[CompiledFunction] = None
         self.last_stats: Dict[str, Any] = {}
+
+    def _check_annotation(self, name: str, ann: Tensor) -> None:
+        for d in ann.shape or ():
+            if isinstance(d, int) and not isinstance(d, bool) and d <= 0:
+                raise _core.UserError(
+                    f"@pypto.jit {self.fn.__name__}: parameter '{name}' is annotated with shape {tuple(ann.shape)}, "
+                    f"which has a dim {d}: dims must be positive"
+                    + _format_loc((self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno, 0, ""))
+                    + "\nhint: use pypto.DYNAMIC for a dim whose size (0 included) comes from the call")
+            if not (d is DYNAMIC or d is STATIC or d is Ellipsis or (isinstance(d, int) and not isinstance(d, bool))):
+                raise _core.UserError(f"@pypto.jit {self.fn.__name__}: parameter '{name}': shape entry {d!r} must be "
+                                      "an int, pypto.DYNAMIC, pypto.STATIC or ...")
+        if ann.shape is not None and sum(d is Ellipsis for d in ann.shape) > 1:
+            raise _core.UserError(f"@pypto.jit {self.fn.__name__}: parameter '{name}': at most one ... in a shape")
 
     def _resolve(self, ann: Any) -> Any:
         """Evaluates a string annotation (``from __future__ import annotations``) in the
@@ -104,63 +162,141 @@ class JitFunction:
             raise _core.UserError(f"@pypto.jit {self.fn.__name__}: cannot evaluate the annotation {ann!r}: {e}") \
                 from None
 
-    # --- compilation ---------------------------------------------------------------------------
-    def _key(self, arrays: List[np.ndarray]) -> Tuple[Any, ...]:
+    # --- arguments -------------------------------------------------------------------------------
+    def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
+        """The arguments in parameter order (defaults filled in), or a UserError naming the call."""
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise _core.UserError(f"@{self.fn.__name__}{self.sig}: {e}" + _format_loc(user_loc())) from None
+        bound.apply_defaults()
+        return [bound.arguments[p.name] for p in self.params]
+
+    @staticmethod
+    def _is_array(a: Any) -> bool:
+        return isinstance(a, np.ndarray) or _is_torch(a)
+
+    def _split(self, values: List[Any], shapes_ok: bool = False
+               ) -> Tuple[List[_Param], List[np.ndarray], List[Any], List[Any]]:
+        """(tensor params, their arrays, their dtypes, every argument with arrays converted)."""
+        tparams: List[_Param] = []
+        arrays: List[np.ndarray] = []
+        dtypes: List[Any] = []
+        call: List[Any] = []
+        for p, v in zip(self.params, values):
+            if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v)):
+                a, dt = self._as_array(v, p, shapes_ok)
+                tparams.append(p)
+                arrays.append(a)
+                dtypes.append(dt)
+                call.append(a)
+            else:
+                call.append(v)
+        return tparams, arrays, dtypes, call
+
+    @staticmethod
+    def _dims(p: _Param, a: np.ndarray) -> List[Any]:
+        """The parameter's dims for this array: its annotation with ``...`` and an inferred shape
+        (``pypto.Tensor()``, ``Tensor([], dtype)``, an unannotated parameter) as STATIC dims."""
+        spec = p.ann.shape if p.ann is not None else None
+        if spec is None:
+            return [STATIC] * a.ndim
+        spec = list(spec)
+        if Ellipsis in spec:
+            i = spec.index(Ellipsis)
+            fill = max(0, a.ndim - (len(spec) - 1))
+            spec = spec[:i] + [STATIC] * fill + spec[i + 1:]
+        return spec
+
+    def _key(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
+             values: List[Any]) -> Tuple[Any, ...]:
         key: List[Any] = []
-        for (name, ann), a in zip(self.params, arrays):
-            for i, d in enumerate(ann.shape):
-                if d is STATIC:
-                    key.append(a.shape[i] if i < a.ndim else None)
+        for p, a, dt in zip(tparams, arrays, dtypes):
+            dims = self._dims(p, a)
+            key.append((p.name, dt, len(dims),
+                        tuple(a.shape[i] if i < a.ndim else None for i, d in enumerate(dims) if d is STATIC)))
+        tnames = {p.name for p in tparams}
+        for p, v in zip(self.params, values):
+            if p.name in tnames:
+                continue
+            if self._is_array(v):
+                ann = self.sig.parameters[p.name].annotation
+                ann = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is annotated {ann}, so it takes a "
+                                      f"compile-time value, but an array was passed" + _format_loc(user_loc())
+                                      + f"\nhint: annotate it pypto.Tensor(...) (or pypto.Tensor() to take shape and "
+                                      "dtype from the argument)")
+            key.append((p.name, _value_key(p.name, v)))
+        key.append(ops._default_tiles())
         return tuple(key)
 
-    def compile(self, *args: Any) -> CompiledFunction:
-        """Trace and compile for these arguments (arrays or shapes); cached by STATIC dims."""
-        arrays = [self._as_array(a, name, shapes_ok=True) for (name, _), a in zip(self.params, args)]
-        key = self._key(arrays)
+    # --- compilation ---------------------------------------------------------------------------
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
+        """Trace and compile for these arguments (arrays, or shapes for tensor parameters);
+        cached by STATIC dims, inferred shapes and dtypes, and compile-time arguments."""
+        values = self._bind(args, kwargs)
+        tparams, arrays, dtypes, call = self._split(values, shapes_ok=True)
+        key = self._key(tparams, arrays, dtypes, values)
         if key not in self._cache:
-            self._cache[key] = self._compile(arrays)
+            self._cache[key] = self._compile(tparams, arrays, dtypes, call)
         return self._cache[key]
 
-    def _compile(self, arrays: List[np.ndarray]) -> CompiledFunction:
+    def _compile(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
+                 call: List[Any]) -> CompiledFunction:
         rec = _core.Recorder(self.fn.__name__)
-        args: List[Tensor] = []
-        for (name, ann), a in zip(self.params, arrays):
+        traced: Dict[str, Tensor] = {}
+        for p, a, dt in zip(tparams, arrays, dtypes):
+            dims = self._dims(p, a)
+            if len(dims) != a.ndim:
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is annotated with rank {len(dims)} "
+                                      f"({p.ann!r}), got an array of shape {a.shape}" + _format_loc(user_loc()))
             shape: List[Any] = []
-            for i, d in enumerate(ann.shape):
+            for i, d in enumerate(dims):
                 if d is DYNAMIC:
-                    shape.append(rec.add_dynamic_var(f"{name}_dim{i}"))
+                    shape.append(rec.add_dynamic_var(f"{p.name}_dim{i}"))
                 elif d is STATIC:
-                    if i >= a.ndim:
-                        raise _core.UserError(f"@{self.fn.__name__}: parameter '{name}' expects rank "
-                                              f"{len(ann.shape)}, got an array of shape {a.shape}")
                     shape.append(int(a.shape[i]))
-                elif isinstance(d, int) and not isinstance(d, bool):
-                    shape.append(d)
                 else:
-                    raise _core.UserError(f"@{self.fn.__name__}: parameter '{name}': shape entry {d!r} must be "
-                                          "an int, pypto.DYNAMIC or pypto.STATIC")
-            vid = rec.add_param(name, shape, ann.dtype, False, NO_LOC)
-            args.append(Tensor(_rec=rec, _id=vid))
+                    shape.append(d)
+            vid = rec.add_param(p.name, shape, dt, False, NO_LOC)
+            traced[p.name] = Tensor(_rec=rec, _id=vid)
+        args = [traced.get(p.name, v) for p, v in zip(self.params, call)]
         with Tracing(rec):
+            ops._apply_default_tiles()
             result = self.fn(*args)
             self._record_return(rec, result)
-        if result is None and all(rec.value_kind(t._id) != "output" for t in args):
+        if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
             raise _core.UserError(self._no_output_message())
-        dbg = options.merged("debug", self.debug_options)
-        pas = options.merged("pass", self.pass_options)
+        groups = self._options()
+        dbg, pas = groups["debug"], groups["pass"]
         dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
         dump = dbg["dump_passes"]
         only = list(dump) if isinstance(dump, (list, tuple)) else []
         program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
-                              bool(dbg["verify_passes"]))
-        return CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in args])
+                              config.verify_passes(dbg, groups["verify"]))
+        if dump_dir:
+            import json
+            os.makedirs(dump_dir, exist_ok=True)
+            with open(os.path.join(dump_dir, "options.json"), "w") as f:
+                json.dump(config.recorded(groups), f, indent=1, default=str)
+        return CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
+
+    def _options(self) -> Dict[str, Dict[str, Any]]:
+        """Every option group, global values overridden by the function's own (cached until an
+        option changes, globally or in the function's dicts)."""
+        version, seen, merged = self._opt_cache
+        if version != config.version() or any(seen[g] != o for g, o in self.group_options.items()):
+            seen = copy.deepcopy(self.group_options)
+            merged = {g: config.merged(g, o) for g, o in self.group_options.items()}
+            self._opt_cache = (config.version(), seen, merged)
+        return merged
 
     def _no_output_message(self) -> str:
         """The function returns nothing and writes no parameter: most often `out = expr` (which
         only rebinds a Python name) where `out[:] = expr` was meant. Point at that line."""
         import dis
 
-        names = {name for name, _ in self.params}
+        names = {p.name for p in self.params}
         for ins in dis.get_instructions(self.fn):
             if ins.opname in ("STORE_FAST", "STORE_DEREF") and ins.argval in names:
                 line = ins.positions.lineno if ins.positions else None
@@ -204,8 +340,10 @@ class JitFunction:
                                           f"{a.shape}")
 
     # --- calls ---------------------------------------------------------------------------------
-    def _as_array(self, a: Any, name: str, shapes_ok: bool = False) -> np.ndarray:
-        ann = dict(self.params)[name]
+    def _as_array(self, a: Any, p: _Param, shapes_ok: bool = False) -> Tuple[np.ndarray, Any]:
+        """The argument of tensor parameter `p` as a numpy array, and its pypto dtype (the
+        annotated one, checked; or the array's, for an unannotated dtype)."""
+        want = p.ann.dtype if p.ann is not None else None
         framework, torch_dtype = "numpy array", ""
         if _is_torch(a):
             import torch
@@ -214,34 +352,33 @@ class JitFunction:
             if t.dtype == torch.bfloat16:
                 # numpy has no bf16: its bit patterns go in as uint16, which only a bf16
                 # parameter takes (int16 stays int16: no bits are reinterpreted).
-                if ann.dtype != DT_BF16:
-                    raise self._dtype_error(name, ann, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
-                return t.view(torch.int16).numpy().view(np.uint16)
+                if want is not None and want != DT_BF16:
+                    raise self._dtype_error(p, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
+                return t.view(torch.int16).numpy().view(np.uint16), DT_BF16
             a = t.numpy()
         if isinstance(a, np.ndarray):
-            if ann.dtype == DT_BF16 and a.dtype == np.uint16:
-                return a
+            if want == DT_BF16 and a.dtype == np.uint16:
+                return a, DT_BF16
             try:
                 got = as_dtype(a.dtype)
             except TypeError:
                 got = None
-            if got is None or got != ann.dtype:
-                what = ("bf16 bit patterns (numpy uint16)" if a.dtype == np.uint16
+            if got is None or (want is not None and got != want):
+                what = ("bf16 bit patterns (numpy uint16)" if a.dtype == np.uint16 and want is not None
                         else f"a {framework} of dtype {torch_dtype or a.dtype}"
                         + (f" ({_core.dtype_name(got)})" if got is not None else ""))
-                raise self._dtype_error(name, ann, what, a.shape)
-            return a
-        if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a):
-            ann = dict(self.params)[name]
-            return np.empty(a, dtype=to_numpy_dtype(ann.dtype))  # a shape, for compile()
-        raise _core.UserError(f"@{self.fn.__name__}: argument '{name}' must be a numpy array or a torch tensor, got "
-                              f"{type(a).__name__}")
+                raise self._dtype_error(p, what, a.shape)
+            return a, got
+        if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a) and want is not None:
+            return np.empty(a, dtype=to_numpy_dtype(want)), want  # a shape, for compile()
+        raise _core.UserError(f"@{self.fn.__name__}: argument '{p.name}' must be a numpy array or a torch tensor, "
+                              f"got {type(a).__name__}" + _format_loc(user_loc()))
 
-    def _guard_outputs(self, compiled: CompiledFunction, arrays: List[np.ndarray]) -> List[np.ndarray]:
+    def _guard_outputs(self, compiled: CompiledFunction, arrays: List[np.ndarray],
+                       names: List[str]) -> List[np.ndarray]:
         """A parameter the program writes must be writable, and must not partly overlap another
         argument: an input that overlaps an output (but is not the very same array) is copied
         first, as numpy's ufuncs do; two overlapping outputs are refused."""
-        names = [n for n, _ in self.params]
         for i, a in enumerate(arrays):
             if compiled.writes[i] and not a.flags.writeable:
                 raise _core.UserError(f"@{self.fn.__name__}: parameter '{names[i]}' is written by the function (an "
@@ -264,42 +401,42 @@ class JitFunction:
                 out[j] = np.array(a)  # read before any write: a copy, as numpy does
         return out
 
-    def _dtype_error(self, name: str, ann: Any, what: str, shape: Any) -> Exception:
-        want = _core.dtype_name(ann.dtype)
-        if ann.dtype == DT_BF16:
+    def _dtype_error(self, p: _Param, what: str, shape: Any) -> Exception:
+        assert p.ann is not None and p.ann.dtype is not None
+        want = _core.dtype_name(p.ann.dtype)
+        if p.ann.dtype == DT_BF16:
             hint = "pass a torch.bfloat16 tensor, or bf16 bit patterns as numpy uint16: pypto.to_bf16(x)"
+        elif what.startswith("bf16 bit patterns") or "dtype" not in what:
+            hint = "pass an array of a dtype pypto supports"
         else:
-            hint = f"convert it, e.g. x.astype(numpy.{np.dtype(to_numpy_dtype(ann.dtype)).name})"
-        return _core.UserError(f"@{self.fn.__name__}: parameter '{name}' expects dtype {want}, got {what} of shape "
+            hint = f"convert it, e.g. x.astype(numpy.{np.dtype(to_numpy_dtype(p.ann.dtype)).name})"
+        return _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' expects dtype {want}, got {what} of shape "
                                f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
 
-    def __call__(self, *args: Any) -> Any:
-        if len(args) != len(self.params):
-            raise _core.UserError(f"@{self.fn.__name__} takes {len(self.params)} tensor arguments, got {len(args)}"
-                                  + _format_loc(user_loc()))
-        torch_in = False
-        arrays = []
-        for (name, _), a, want in zip(self.params, args, self._want):
-            if type(a) is not np.ndarray or a.dtype != want:
-                torch_in = torch_in or _is_torch(a)
-                a = self._as_array(a, name)
-            arrays.append(a)
-        compiled = self._cache.get(self._key(arrays) if self._has_static else ())
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tiles = ops._default_tiles()
+        compiled = None
+        if (self._simple and not kwargs and len(args) == len(self._want) and self._simple_key is not None
+                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
+            torch_in, arrays, tparams = False, list(args), self.params
+            compiled = self._cache.get(self._simple_key + (tiles,))
         if compiled is None:
-            compiled = self.compile(*arrays)
+            values = self._bind(args, kwargs)
+            tparams, arrays, dtypes, call = self._split(values)
+            torch_in = any(_is_torch(v) for v in values)
+            key = self._key(tparams, arrays, dtypes, values)
+            compiled = self._cache.get(key)
+            if compiled is None:
+                compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call)
+            if self._simple:
+                self._simple_key = key[:-1]  # the same for every call: no STATIC dims, no values
         self.last = compiled
         if compiled.writes and any(compiled.writes):
-            arrays = self._guard_outputs(compiled, arrays)
-        version, rt = self._rt_cache
-        if version != options.version():
-            rt = options.merged("runtime", self.runtime_options)
-            self._rt_cache = (options.version(), rt)
-        version, dbg = self._dbg_cache
-        if version != options.version():
-            dbg = options.merged("debug", self.debug_options)
-            self._dbg_cache = (options.version(), dbg)
+            arrays = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
+        groups = self._options()
+        rt, dbg = groups["runtime"], groups["debug"]
         trace = bool(dbg["swimlane"]) and bool(compiled.dump_dir)
-        before = [a.copy() for a in arrays] if dbg["verify_passes"] else None
+        before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
         try:
             outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"],
                                                float(rt["timeout"]))
@@ -338,8 +475,15 @@ class JitFunction:
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,
-        pass_options: Optional[Dict[str, Any]] = None, runtime_options: Optional[Dict[str, Any]] = None) -> Any:
-    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(pass_options=...)``."""
+        pass_options: Optional[Dict[str, Any]] = None, runtime_options: Optional[Dict[str, Any]] = None,
+        host_options: Optional[Dict[str, Any]] = None, codegen_options: Optional[Dict[str, Any]] = None,
+        verify_options: Optional[Dict[str, Any]] = None, new_ir: bool = True,
+        create_new_logical_tensor: bool = False) -> Any:
+    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(runtime_options=...)``.
+
+    Takes PyPTO's option groups (see pypto.config); ``new_ir`` and ``create_new_logical_tensor``
+    are accepted for compatibility (there is one IR here)."""
     def wrap(f: Callable[..., Any]) -> JitFunction:
-        return JitFunction(f, debug_options, pass_options, runtime_options)
+        return JitFunction(f, debug_options, pass_options, runtime_options, host_options, codegen_options,
+                           verify_options)
     return wrap(fn) if fn is not None else wrap

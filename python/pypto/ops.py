@@ -3,7 +3,7 @@ and dtypes and records the op with the caller's source line."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Sequence, Union
+from typing import Any, Dict, Iterator, List, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType
@@ -207,6 +207,36 @@ def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
     src = _t(src, "assemble")
     dst = _t(dst, "assemble")
     rec.assemble(src._id, list(offsets), dst._id, user_loc())
+
+
+# Tile shapes set by a pypto.options(vec_tile_shapes=..., cube_tile_shapes=...) scope: the
+# defaults of functions traced inside it (a jit function's cache key includes them).
+_DEFAULT_TILES: Dict[str, Any] = {"vec": None, "cube": None}
+
+
+def _default_tiles() -> Tuple[Any, Any]:
+    return (_DEFAULT_TILES["vec"], _DEFAULT_TILES["cube"])
+
+
+def _set_default_tiles(vec: Any, cube: Any) -> None:
+    if vec is not None:
+        _DEFAULT_TILES["vec"] = tuple(vec)
+    if cube is not None:
+        _DEFAULT_TILES["cube"] = tuple(tuple(a) if isinstance(a, (list, tuple)) else a for a in cube)
+
+
+def _restore_default_tiles(saved: Tuple[Any, Any]) -> None:
+    _DEFAULT_TILES["vec"], _DEFAULT_TILES["cube"] = saved
+
+
+def _apply_default_tiles() -> None:
+    """At the start of a trace: the tile shapes of the enclosing pypto.options scope, if any."""
+    vec, cube = _default_tiles()
+    if vec is not None:
+        set_vec_tile_shapes(*vec)
+    if cube is not None:
+        m, k, n = (list(a) for a in cube[:3])
+        set_cube_tile_shapes(m, k, n, *(cube[3:4]))
 
 
 def set_vec_tile_shapes(*dims: int) -> None:

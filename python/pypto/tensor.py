@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+import enum
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType, SymbolicScalar
@@ -29,22 +30,72 @@ def _dim(d: SymbolicScalar) -> Dim:
     return int(d) if d.is_const() else d
 
 
+class TileOpFormat(enum.Enum):
+    """PyPTO's storage formats of a tensor parameter. Arrays here are row-major (ND); an NZ
+    annotation is accepted and recorded (it is the NPU's fractal layout of the same values)."""
+
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+
 class Tensor:
     """A tensor of a PyPTO function.
 
-    As an annotation, ``pypto.Tensor(shape, dtype)`` declares a parameter or result: shape
-    entries are ints, ``pypto.DYNAMIC`` or ``pypto.STATIC``. While tracing, tensors are values
-    of the recorded graph and support arithmetic, slicing (views) and ``out[:] = expr``.
+    As an annotation it declares a parameter or result, in any of PyPTO's forms:
+    ``pypto.Tensor(shape, dtype)``, ``pypto.Tensor[[shape], dtype]``, ``pypto.Tensor[...]`` and
+    ``pypto.Tensor()`` (shape and dtype from the argument, a new shape or dtype compiles again),
+    ``pypto.Tensor([], dtype)`` (shape from the argument). Shape entries are ints,
+    ``pypto.DYNAMIC`` (any size, compiled once), ``pypto.STATIC`` (size from the call; a new size
+    compiles again) and ``...`` (the remaining dims, STATIC). ``format=`` (TileOpFormat) and
+    ``name=`` are accepted. While tracing, tensors are values of the recorded graph and support
+    arithmetic, slicing (views) and ``out[:] = expr``.
     """
 
-    def __init__(self, shape: Sequence[Any] = (), dtype: DataType = DT_FP32, name: Optional[str] = None,
-                 *, _rec: Any = None, _id: int = -1) -> None:
+    def __init__(self, shape: Optional[Sequence[Any]] = None, dtype: Optional[DataType] = None,
+                 name: Optional[str] = None, *, format: Optional[TileOpFormat] = None,  # noqa: A002 - PyPTO's name
+                 _rec: Any = None, _id: int = -1) -> None:
         self._rec = _rec
         self._id = _id
         if _rec is None:
-            self._spec = tuple(shape)
+            if shape is not None and not isinstance(shape, (list, tuple)):
+                if shape is Ellipsis:
+                    shape = None
+                else:
+                    raise _core.UserError(f"pypto.Tensor: the shape must be a list or tuple, got {shape!r}"
+                                          + _loc_suffix())
+            # An empty shape list means "from the argument" (PyPTO skips the rank check).
+            self._spec: Optional[Tuple[Any, ...]] = tuple(shape) if shape else None
+            if dtype is not None and not isinstance(dtype, DataType):
+                raise _core.UserError(f"pypto.Tensor: dtype must be a pypto dtype such as pypto.DT_FP32, got "
+                                      f"{dtype!r}" + _loc_suffix())
             self._dtype = dtype
             self._name = name
+            self._format = format
+
+    @classmethod
+    def __class_getitem__(cls, item: Any) -> "Tensor":
+        """``pypto.Tensor[[shape], dtype]``, ``pypto.Tensor[...]``, ``pypto.Tensor[[shape]]``."""
+        items = item if isinstance(item, tuple) and not (item and all(
+            isinstance(x, int) or x is DYNAMIC or x is STATIC for x in item)) else (item,)
+        shape: Optional[Sequence[Any]] = None
+        kw: Dict[str, Any] = {}
+        for x in items:
+            if x is Ellipsis:
+                shape = None
+            elif isinstance(x, (list, tuple)):
+                shape = list(x)
+            elif isinstance(x, DataType):
+                kw["dtype"] = x
+            elif isinstance(x, TileOpFormat):
+                kw["format"] = x
+            elif isinstance(x, str):
+                kw["name"] = x
+            elif isinstance(x, dict):
+                shape = x.get("shape", shape)
+                kw.update({k: v for k, v in x.items() if k in ("dtype", "name", "format")})
+            else:
+                raise _core.UserError(f"pypto.Tensor[...]: {x!r} is not a shape, dtype, format or name" + _loc_suffix())
+        return cls(shape, **kw)
 
     # --- annotation / metadata -----------------------------------------------------------
     @property
@@ -52,7 +103,8 @@ class Tensor:
         return self._rec is not None
 
     @property
-    def shape(self) -> Tuple[Any, ...]:
+    def shape(self) -> Any:
+        """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
             return self._spec
         return tuple(_dim(d) for d in self._rec.value_shape(self._id))
@@ -73,6 +125,8 @@ class Tensor:
         return self._name if self._rec is None else self._rec.value_name(self._id)
 
     def __repr__(self) -> str:
+        if self._rec is None and self._spec is None:
+            return f"pypto.Tensor(None, {self.dtype})"
         shape = ", ".join(_sym_text(d) if isinstance(d, SymbolicScalar) else str(d) for d in self.shape)
         return f"pypto.Tensor(({shape}), {self.dtype})" + (f" %{self.name}" if self.is_traced else "")
 
@@ -215,9 +269,17 @@ class Tensor:
                 f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
                 + _loc_suffix(), )
         vs = value.shape
-        if len(vs) != len(extents) or any(not _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(vs, extents)):
+        mismatch = len(vs) != len(extents) or any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(vs, extents))
+        if mismatch:
             raise _core.UserError(
                 f"assigning a tensor of shape {tuple(vs)} to a window of shape {tuple(extents)}" + _loc_suffix(), )
+        # Dims that are equal only at run time (out[:] = x, both [DYNAMIC, ...] parameters): the
+        # call checks them when it binds the shapes.
+        for d, (a, b) in enumerate(zip(vs, extents)):
+            if not _core.to_sym(a).same_as(_core.to_sym(b)):
+                rec.assume_equal(a, b, f"dim {d} of the tensor assigned to %{self.name}[...] (shape {tuple(vs)}) "
+                                 f"and of the window (shape {tuple(extents)})", user_loc())
         rec.assemble(value._id, offsets, self._id, user_loc())
 
     def _traced_rec(self, what: str) -> Any:
@@ -233,8 +295,18 @@ def _loc_suffix() -> str:
     return _format_loc(user_loc())
 
 
-def tensor(shape: Sequence[Dim], dtype: DataType = DT_FP32, name: Optional[str] = None) -> Tensor:
-    """A new global-memory tensor of the function (an output when returned)."""
+def tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = None, name: Optional[str] = None,
+           **kw: Any) -> Tensor:
+    """Inside a traced function: a new global-memory tensor (an output when returned; dtype
+    defaults to fp32). Outside: an annotation, as ``pypto.Tensor(...)`` (PyPTO writes
+    ``pypto.tensor()`` for a parameter whose shape and dtype come from the argument)."""
+    from ._tracing import maybe_recorder
+    if maybe_recorder() is None:
+        return Tensor(shape, dtype, name, **kw)
+    if shape is None:
+        raise _core.UserError("pypto.tensor(shape, dtype): a tensor created in a function needs a shape"
+                              + _loc_suffix())
+    dtype = DT_FP32 if dtype is None else dtype
     rec = current_recorder("tensor")
     return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))
 

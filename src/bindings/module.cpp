@@ -224,6 +224,8 @@ NB_MODULE(_core, m) {
                       nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
       .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
                           nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
+      .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,
+                              nb::handle loc) { r.AssumeEqual(ToExpr(a), ToExpr(b), what, MakeLoc(loc)); })
       .def("begin_loop",
            [](Recorder& r, const std::string& idx, const std::string& name, nb::handle start, nb::handle stop,
               nb::handle step, nb::handle loc) {

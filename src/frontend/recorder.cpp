@@ -275,6 +275,21 @@ int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Ex
   return f_.AddValue(v);
 }
 
+void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc) {
+  if (a.same_as(b)) return;
+  auto ca = a.as_const(), cb = b.as_const();
+  if (ca && cb)
+    throw UserError(what + ": " + std::to_string(*ca) + " != " + std::to_string(*cb), loc);
+  std::set<std::string> dims(f_.dynamic_vars.begin(), f_.dynamic_vars.end());
+  for (const Expr* e : {&a, &b})
+    for (const std::string& v : e->FreeVars())
+      if (!dims.count(v))
+        throw UserError(what + ": " + a.str() + " and " + b.str() + " may differ, and " + v +
+                            " is not a dynamic dim of a parameter, so it cannot be checked when the call starts",
+                        loc, "make the two shapes the same expression (e.g. slice with the same bounds)");
+  f_.assumptions.push_back({a, b, what, loc});
+}
+
 void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc) {
   CheckLive(src, "assemble", loc);
   CheckLive(dst, "assemble", loc);

@@ -36,6 +36,9 @@ class Recorder {
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
   void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
+  /// Records that `a` == `b` for every call (expressions over dynamic dims only), checked when a
+  /// call binds them; `what` says what relies on it. Differing constants are a UserError now.
+  void AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc = {});
 
   /// Opens a runtime loop; returns the index variable.
   Expr BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start, const Expr& stop,

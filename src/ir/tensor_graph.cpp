@@ -86,6 +86,7 @@ std::string PrintTensorGraph(const Function& f) {
     for (auto& d : f.dynamic_vars) os << " " << d;
     os << "\n";
   }
+  for (auto& a : f.assumptions) os << "  # assume " << a.lhs.str() << " == " << a.rhs.str() << " (" << a.what << ")\n";
   for (auto& v : f.values)
     if (v.kind == ValueKind::Created || v.kind == ValueKind::View ||
         (v.kind == ValueKind::Output && std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))

@@ -73,6 +73,14 @@ struct OpCall {
   SourceLoc loc;
 };
 
+/// A fact about dynamic dims the program relies on, checked when a call binds its parameters:
+/// `out[:] = x` with x [x_dim0, 8] and out [out_dim0, 8] needs x_dim0 == out_dim0.
+struct DimAssumption {
+  Expr lhs, rhs;
+  std::string what;  // what needs it, for the error: "the value assigned to %out[...]"
+  SourceLoc loc;
+};
+
 struct Function {
   std::string name;
   std::vector<Value> values;
@@ -82,6 +90,7 @@ struct Function {
   std::vector<int> param_values;    // the value of each parameter
   std::vector<int> returns;         // Output values returned, in order
   std::vector<std::string> dynamic_vars;  // symbolic dims bound from input shapes at call time
+  std::vector<DimAssumption> assumptions;  // checked at call time, once dims are bound
   Region<OpCall> body;
 
   Value& value(int id) { return values.at(id); }

@@ -86,6 +86,13 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
                         v.loc, "pass an array of the annotated shape, or mark the dim pypto.DYNAMIC");
     }
   }
+  for (const DimAssumption& a : fn.assumptions) {
+    int64_t l = a.lhs.Eval(env), r = a.rhs.Eval(env);
+    if (l != r)
+      throw UserError("@" + fn.name + ": " + a.what + ": " + a.lhs.str() + " = " + std::to_string(l) + " but " +
+                          a.rhs.str() + " = " + std::to_string(r) + " in this call",
+                      a.loc, "pass arrays whose shapes agree");
+  }
   return env;
 }
 

@@ -38,11 +38,14 @@ def run_both(fn, *args):
     return outs["interp"], outs["cpu"]
 
 
-def run_in(mode, fn, *args):
-    """fn(*args) with run_mode `mode` ("interp" or "cpu")."""
+MODES = ["cpu", "interp"]
+
+
+def run_in(mode, fn, *args, **kwargs):
+    """fn(*args, **kwargs) with run_mode `mode` ("interp" or "cpu")."""
     import pypto
     pypto.set_runtime_options(run_mode=mode)
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     finally:
         pypto.set_runtime_options(run_mode="cpu")
