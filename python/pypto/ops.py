@@ -3,7 +3,7 @@ and dtypes and records the op with the caller's source line."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType
@@ -174,6 +174,28 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
         raise _core.UserError(f"pypto.matmul: out_dtype must be a pypto dtype such as pypto.DT_FP32, got {out_dtype!r}"
                               + _suffix())
     return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
+
+
+def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+         valid_shape: Optional[Sequence[Any]] = None, dtype: Optional[DataType] = None) -> Tensor:
+    """A window of x: ``shape`` elements from ``offsets`` (default: zeros) per dim. With
+    ``valid_shape`` (symbolic extents, e.g. ``[(n - i * 32).min(32), h]`` for the last block), the
+    view is the valid part: on the CPU there is no padding to carry, so the result's shape is
+    ``valid_shape`` (PyPTO keeps ``shape`` and reads the rest as padding)."""
+    rec = current_recorder("view")
+    x = _t(x, "view")
+    rank = len(x.shape)
+    if dtype is not None and dtype != x.dtype:
+        raise _core.UserError(f"pypto.view: reinterpreting {x.dtype} data as {dtype} is not supported" + _suffix()
+                              + "\nhint: convert with pypto.cast(x, dtype)")
+    shape = list(x.shape) if shape is None else list(shape)
+    offsets = [0] * rank if offsets is None else list(offsets)
+    extents = list(valid_shape) if valid_shape is not None else shape
+    for what, v in (("shape", shape), ("offsets", offsets), ("valid_shape", extents)):
+        if len(v) != rank:
+            raise _core.UserError(f"pypto.view: {what} {v} has {len(v)} entries for a tensor of rank {rank} "
+                                  f"{x!r}" + _suffix())
+    return Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
 
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_k_split: bool = True) -> None:

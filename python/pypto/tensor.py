@@ -264,6 +264,17 @@ class Tensor:
     def __setitem__(self, key: Any, value: Any) -> None:
         rec = self._traced_rec("assignment")
         offsets, extents = self._window(key)
+        # PyPTO: out[a:, ...] = v writes v at offset a (an open-ended slice takes v's extent).
+        keys = key if isinstance(key, tuple) else (key,)
+        if isinstance(value, Tensor) and Ellipsis not in keys:
+            for d, k in enumerate(keys):
+                if isinstance(k, slice) and k.start is not None and k.stop is None and d < len(value.shape):
+                    extents[d] = value.shape[d]
+        elif isinstance(value, Tensor) and keys.count(Ellipsis) == 1:
+            i = keys.index(Ellipsis)
+            for d, k in enumerate(keys[:i]):
+                if isinstance(k, slice) and k.start is not None and k.stop is None and d < len(value.shape):
+                    extents[d] = value.shape[d]
         if not isinstance(value, Tensor):
             raise _core.UserError(
                 f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
@@ -281,6 +292,16 @@ class Tensor:
                 rec.assume_equal(a, b, f"dim {d} of the tensor assigned to %{self.name}[...] (shape {tuple(vs)}) "
                                  f"and of the window (shape {tuple(extents)})", user_loc())
         rec.assemble(value._id, offsets, self._id, user_loc())
+
+    def move(self, other: "Tensor") -> None:
+        """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``)."""
+        self[(slice(None),) * len(self.shape)] = other
+
+    def view(self, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+             valid_shape: Optional[Sequence[Any]] = None) -> "Tensor":
+        """``pypto.view(self, shape, offsets, valid_shape=...)``."""
+        from . import ops
+        return ops.view(self, shape, offsets, valid_shape=valid_shape)
 
     def _traced_rec(self, what: str) -> Any:
         if self._rec is None:
@@ -339,6 +360,12 @@ def _add_location_to_symbolic_errors() -> None:
                 "function is traced, and its value is only known when the kernel runs" + _format_loc(user_loc())
                 + "\nhint: print results after the call; repr(x) shows the expression if that is what you want")
         return _sym_text(self)
+
+    # PyPTO's SymbolicScalar methods: a.min(b) / a.max(b) (Python's min/max would compare).
+    SymbolicScalar.min = lambda self, o: _core.sym_min(self, o)  # type: ignore[attr-defined]
+    SymbolicScalar.max = lambda self, o: _core.sym_max(self, o)  # type: ignore[attr-defined]
+    SymbolicScalar.is_concrete = SymbolicScalar.is_const  # type: ignore[attr-defined]
+    SymbolicScalar.concrete = lambda self: int(self)  # type: ignore[attr-defined]
 
     SymbolicScalar.__str__ = to_text  # type: ignore[method-assign]
     SymbolicScalar.__format__ = to_text  # type: ignore[method-assign]

@@ -337,3 +337,89 @@ def test_frontend_jit_alias_takes_pypto_arguments():
     f(x, out)
     np.testing.assert_array_equal(out, x + np.float32(1))
     assert os.path.basename(__file__) == "test_frontend_compat.py"
+
+
+# --- PyPTO's own examples, as written there (only the device lines differ) ------------------------
+
+def ceildiv(a, b):
+    return (a + b - 1) // b
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_example_dynamic_add_with_view_and_assemble(mode):
+    # examples/01_beginner/basic/basic_ops.py
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def dynamic_add_kernel(x: pypto.Tensor[[pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP16],
+                           output: pypto.Tensor[[pypto.DYNAMIC, pypto.DYNAMIC], pypto.DT_FP16],
+                           block_m: int, block_n: int, tile_m: int, tile_n: int):
+        pypto.set_vec_tile_shapes(tile_m, tile_n)
+        for m in pypto.loop(ceildiv(x.shape[0], block_m)):
+            for n in pypto.loop(ceildiv(x.shape[1], block_n)):
+                tile = pypto.view(x, shape=[block_m, block_n], offsets=[m * block_m, n * block_n])
+                tile = tile * 2
+                pypto.assemble(tile, [m * block_m, n * block_n], output)
+
+    x = arr(256, 384, dtype=np.float16)
+    out = np.zeros_like(x)
+    run_in(mode, dynamic_add_kernel, x, out, 128, 128, 32, 32)
+    np.testing.assert_array_equal(out, x * np.float16(2))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_example_softmax_with_open_ended_assignment(mode):
+    # examples/02_intermediate/operators/softmax/softmax.py
+    def softmax_core(x: pypto.Tensor) -> pypto.Tensor:
+        row_max = pypto.amax(x, dim=-1, keepdim=True)
+        exp = pypto.exp(x - row_max)
+        esum = pypto.sum(exp, dim=-1, keepdim=True)
+        return exp / esum
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def softmax_kernel(input_tensor: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
+                       output_tensor: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):
+        bs, seqlen, head, dim = input_tensor.shape
+        pypto.set_vec_tile_shapes(1, 4, 1, 64)
+        for idx in pypto.loop(0, bs, 1, name="LOOP_L0_bIdx", idx_name="idx"):
+            input_view = input_tensor[idx:idx + 1, :seqlen, :head, :dim]
+            output_tensor[idx:, ...] = softmax_core(input_view)
+
+    x = arr(3, 8, 2, 64)
+    out = np.zeros_like(x)
+    run_in(mode, softmax_kernel, x, out)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_example_matmul_with_move(mode):
+    torch = pytest.importorskip("torch")
+
+    # examples/01_beginner/basic/basic_ops.py
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def matmul_kernel(a: pypto.Tensor[[...], pypto.DT_BF16], b: pypto.Tensor[[...], pypto.DT_BF16],
+                      out: pypto.Tensor[[...], pypto.DT_BF16]):
+        pypto.set_cube_tile_shapes([32, 32], [64, 64], [64, 64])
+        out.move(pypto.matmul(a, b, a.dtype))
+
+    a = torch.randn(64, 128).to(torch.bfloat16)
+    b = torch.randn(128, 96).to(torch.bfloat16)
+    out = torch.zeros(64, 96, dtype=torch.bfloat16)
+    run_in(mode, matmul_kernel, a, b, out)
+    torch.testing.assert_close(out, (a.float() @ b.float()).to(torch.bfloat16), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_view_with_valid_shape_on_the_last_block(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(32, 64)
+        n = x.shape[0]
+        for i in pypto.loop(ceildiv(n, 32)):
+            blk = pypto.view(x, [32, 64], [i * 32, 0], valid_shape=[(n - i * 32).min(32), 64])
+            out[i * 32:, :] = blk + 1.0
+
+    for n in (32, 45, 100):
+        x = arr(n, 64)
+        out = np.zeros_like(x)
+        run_in(mode, f, x, out)
+        np.testing.assert_array_equal(out, x + np.float32(1))
