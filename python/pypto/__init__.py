@@ -16,7 +16,8 @@ from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_
 from .jit import CompiledFunction, JitFunction, jit
 from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_cube_tile_shapes, get_vec_tile_shapes,
                   layer_norm, log, loop, matmul, maximum, mean, minimum, mul, neg, reciprocal, relu, rms_norm, rsqrt,
-                  set_cube_tile_shapes, set_vec_tile_shapes, sigmoid, silu, softmax, sqrt, sub, sum, view)
+                  set_cube_tile_shapes, set_vec_tile_shapes, sigmoid, silu, softmax, sqrt, sub, sum, view, ReLuType,
+                  TransMode)
 from .config import (CompStage, RunMode, get_codegen_options, get_debug_options, get_host_options,
                      get_matrix_size, get_pass_options, get_runtime_options, get_verify_options, options,
                      reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
@@ -35,5 +36,5 @@ __all__ = [
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
-    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "view",
+    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "view", "ReLuType", "TransMode",
 ]

@@ -3,6 +3,8 @@ and dtypes and records the op with the caller's source line."""
 
 from __future__ import annotations
 
+import enum
+
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _core
@@ -162,18 +164,75 @@ def cast(x: Tensor, dtype: DataType) -> Tensor:
     return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
 
 
+class ReLuType(enum.Enum):
+    """``extend_params={"relu_type": ...}`` of pypto.matmul."""
+
+    NO_RELU = 0
+    RELU = 1
+
+
+class TransMode(enum.Enum):
+    """``extend_params={"trans_mode": ...}`` of pypto.matmul (TF32 rounding of fp32 operands on
+    the 950; only CAST_NONE, exact fp32, exists here)."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+
+
+_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+
+
 def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_trans: bool = False,
-           b_trans: bool = False) -> Tensor:
+           b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
     """a @ b on the cube unit. a is [..., M, K] ([..., K, M] with a_trans), b is [K, N] or
     [..., K, N] ([..., N, K] with b_trans). fp32, fp16 and bf16 accumulate in fp32; int8
-    accumulates exactly in int32. out_dtype defaults to the input dtype (int32 for int8)."""
+    accumulates exactly in int32. out_dtype defaults to the input dtype (int32 for int8).
+
+    ``extend_params`` (PyPTO's fixpipe steps, applied to the accumulator in this order before the
+    conversion to out_dtype): ``bias_tensor`` ([1, N], added), ``scale`` (a float) or
+    ``scale_tensor`` ([1, N]) (multiplied, in fp32: int8 dequantization), ``relu_type``
+    (ReLuType.RELU)."""
     rec = current_recorder("matmul")
     a = _t(a, "matmul")
     b = _t(b, "matmul")
     if out_dtype is not None and not isinstance(out_dtype, DataType):
         raise _core.UserError(f"pypto.matmul: out_dtype must be a pypto dtype such as pypto.DT_FP32, got {out_dtype!r}"
                               + _suffix())
-    return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
+    if c_matrix_nz:
+        raise _core.UserError("pypto.matmul: c_matrix_nz=True (an NZ-format result) is not supported: results are "
+                              "row-major" + _suffix())
+    ext = dict(extend_params or {})
+    unknown = sorted(set(ext) - set(_EXTEND_KEYS))
+    if unknown:
+        raise _core.UserError(f"pypto.matmul: unknown extend_params key {unknown[0]!r}" + _suffix()
+                              + f"\nhint: known keys are {', '.join(_EXTEND_KEYS)}")
+    if ext.get("trans_mode", TransMode.CAST_NONE) != TransMode.CAST_NONE:
+        raise _core.UserError("pypto.matmul: trans_mode (TF32 rounding of fp32 operands, a 950 feature) is not "
+                              "emulated; fp32 operands multiply exactly" + _suffix())
+    if "scale" in ext and "scale_tensor" in ext:
+        raise _core.UserError("pypto.matmul: give extend_params 'scale' or 'scale_tensor', not both" + _suffix())
+    if not any(k in ext for k in ("bias_tensor", "scale", "scale_tensor", "relu_type")):
+        return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
+    acc_dtype = _core.DataType.INT32 if a.dtype == _core.DataType.INT8 else DT_FP32
+    c = Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, acc_dtype, bool(a_trans), bool(b_trans), user_loc()))
+    if "bias_tensor" in ext:
+        bias = _t(ext["bias_tensor"], "matmul")
+        c = add(c, bias if bias.dtype == acc_dtype else cast(bias, acc_dtype))
+    if "scale" in ext or "scale_tensor" in ext:
+        c = c if c.dtype == DT_FP32 else cast(c, DT_FP32)
+        if "scale" in ext:
+            c = mul(c, float(ext["scale"]))
+        else:
+            st = _t(ext["scale_tensor"], "matmul")
+            c = mul(c, st if st.dtype == DT_FP32 else cast(st, DT_FP32))
+    relu_type = ext.get("relu_type", ReLuType.NO_RELU)
+    if not isinstance(relu_type, ReLuType):
+        raise _core.UserError(f"pypto.matmul: relu_type must be a pypto.ReLuType, got {relu_type!r}" + _suffix())
+    if relu_type == ReLuType.RELU:
+        c = relu(c)
+    want = out_dtype if out_dtype is not None else (acc_dtype if a.dtype == _core.DataType.INT8 else a.dtype)
+    return c if c.dtype == want else cast(c, want)
 
 
 def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,

@@ -423,3 +423,40 @@ def test_view_with_valid_shape_on_the_last_block(mode):
         out = np.zeros_like(x)
         run_in(mode, f, x, out)
         np.testing.assert_array_equal(out, x + np.float32(1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matmul_extend_params(mode):
+    @pypto.jit
+    def f(a: pypto.Tensor([32, 64], F32), b: pypto.Tensor([64, 48], F32), bias: pypto.Tensor([1, 48], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 64], [16, 16])
+        pypto.set_vec_tile_shapes(16, 48)
+        return pypto.matmul(a, b, pypto.DT_FP32,
+                            extend_params={"bias_tensor": bias, "scale": 0.25, "relu_type": pypto.ReLuType.RELU})
+
+    a, b, bias = arr(32, 64), arr(64, 48, seed=1), arr(1, 48, seed=2)
+    want = np.maximum((a.astype(np.float64) @ b + bias) * 0.25, 0)
+    np.testing.assert_allclose(run_in(mode, f, a, b, bias), want, rtol=1e-5, atol=1e-5)
+
+    @pypto.jit
+    def q(a: pypto.Tensor([16, 32], pypto.DT_INT8), b: pypto.Tensor([32, 16], pypto.DT_INT8),
+          s: pypto.Tensor([1, 16], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+        pypto.set_vec_tile_shapes(16, 16)
+        return pypto.matmul(a, b, pypto.DT_FP16, extend_params={"scale_tensor": s})
+
+    ai = np.random.default_rng(3).integers(-128, 128, (16, 32)).astype(np.int8)
+    bi = np.random.default_rng(4).integers(-128, 128, (32, 16)).astype(np.int8)
+    s = (arr(1, 16, seed=5) * 0.01).astype(np.float32)
+    want = ((ai.astype(np.int32) @ bi.astype(np.int32)).astype(np.float32) * s).astype(np.float16)
+    np.testing.assert_array_equal(run_in(mode, q, ai, bi, s), want)
+
+    for bad, match in [({"bias": 1}, "unknown extend_params key 'bias'"),
+                       ({"trans_mode": pypto.TransMode.CAST_RINT}, "TF32"),
+                       ({"relu_type": 1}, "relu_type must be a pypto.ReLuType")]:
+        @pypto.jit
+        def g(a: pypto.Tensor([16, 16], F32)):
+            return pypto.matmul(a, a, pypto.DT_FP32, extend_params=bad)
+
+        with pytest.raises(pypto.UserError, match=match):
+            g(arr(16, 16))
