@@ -238,11 +238,6 @@ T exp(T a) {
   return from_double<T>(std::exp(to_double(a)));
 }
 template <class T>
-T log(T a) {
-  static_assert(is_float_v<T>, "TLOG needs a floating type");
-  return from_double<T>(std::log(to_double(a)));
-}
-template <class T>
 T sqrt(T a) {
   static_assert(is_float_v<T>, "TSQRT needs a floating type");
   return from_double<T>(std::sqrt(to_double(a)));

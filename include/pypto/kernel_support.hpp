@@ -354,4 +354,16 @@ inline void ColReduce(char* dst, char* src, int64_t A, int K, int B, int64_t val
   }
 }
 
+// A column instruction over tile axis k with its own result type (column arg-reductions: 1 x B
+// indices per slab; column scans: K x B): for each index of the dims before k, the K x B slab.
+template <class D, class S, class Op>
+inline void ColSlabs(char* dst, char* src, int64_t A, int K, int B, int64_t valid_k, int dst_rows, Op op) {
+  for (int64_t a = 0; a < A; ++a) {
+    pto::TileRef<S> s{reinterpret_cast<S*>(src) + a * K * B, K, B, B, static_cast<int>(valid_k), B};
+    pto::TileRef<D> d{reinterpret_cast<D*>(dst) + a * dst_rows * B, dst_rows, B, B,
+                      dst_rows == 1 ? 1 : static_cast<int>(valid_k), B};
+    op(d, s);
+  }
+}
+
 }  // namespace pypto_kernel

@@ -14,10 +14,8 @@ from ._core import DataType, InternalError, SymbolicScalar, UserError, release_m
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
                       as_dtype, from_bf16, to_bf16, to_numpy_dtype)
 from .jit import CompiledFunction, JitFunction, jit
-from .ops import (abs, add, amax, amin, assemble, cast, div, exp, get_cube_tile_shapes, get_vec_tile_shapes,
-                  layer_norm, log, loop, matmul, maximum, mean, minimum, mul, neg, reciprocal, relu, rms_norm, rsqrt,
-                  set_cube_tile_shapes, set_vec_tile_shapes, sigmoid, silu, softmax, sqrt, sub, sum, view, ReLuType,
-                  TransMode)
+from .ops import *  # noqa: F401,F403 - every tensor op
+from .ops import __all__ as _OPS
 from .config import (CompStage, RunMode, get_codegen_options, get_debug_options, get_host_options,
                      get_matrix_size, get_pass_options, get_runtime_options, get_verify_options, options,
                      reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
@@ -29,12 +27,9 @@ __version__ = "0.1.0"
 __all__ = [
     "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
     "DT_FP32", "DT_FP16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_BOOL",
-    "jit", "frontend", "JitFunction", "CompiledFunction", "loop", "assemble", "set_vec_tile_shapes",
-    "get_vec_tile_shapes", "exp", "log", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "relu", "add", "sub", "mul",
-    "div", "maximum", "minimum", "amax", "amin", "sum", "mean", "cast", "sigmoid", "silu", "softmax", "rms_norm",
-    "layer_norm", "matmul", "set_cube_tile_shapes", "get_cube_tile_shapes", "set_debug_options", "set_pass_options",
+    "jit", "frontend", "JitFunction", "CompiledFunction", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
-    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "view", "ReLuType", "TransMode",
+    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", *_OPS,
 ]

@@ -30,6 +30,14 @@ _TO_NUMPY = {
 }
 
 
+def is_float_dtype(dt: DataType) -> bool:
+    return dt in (DT_FP32, DT_FP16, DT_BF16)
+
+
+def is_int_dtype(dt: DataType) -> bool:
+    return not is_float_dtype(dt) and dt != DT_BOOL
+
+
 def to_numpy_dtype(dt: DataType) -> Any:
     if dt not in _TO_NUMPY:
         raise TypeError(f"{dt} has no numpy dtype; pass torch tensors for bf16")

@@ -163,6 +163,97 @@ class Tensor:
         from . import ops
         return ops.div(o, self)  # a division (TDIVS scalar/tile), not reciprocal(self) * o
 
+    def __pow__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.pow(self, o)
+
+    def __rpow__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.pow(o, self)
+
+    def __floordiv__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.floor_div(self, o)
+
+    def __rfloordiv__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.floor_div(o, self)
+
+    def __mod__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.remainder(self, o)
+
+    def __rmod__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.remainder(o, self)
+
+    def __and__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_and(self, o)
+
+    __rand__ = __and__
+
+    def __or__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_or(self, o)
+
+    __ror__ = __or__
+
+    def __xor__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_xor(self, o)
+
+    __rxor__ = __xor__
+
+    def __invert__(self) -> "Tensor":
+        from . import ops
+        return ops.bitwise_not(self)
+
+    def __lshift__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_left_shift(self, o)
+
+    def __rlshift__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_left_shift(o, self)
+
+    def __rshift__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_right_shift(self, o)
+
+    def __rrshift__(self, o: Any) -> "Tensor":
+        from . import ops
+        return ops.bitwise_right_shift(o, self)
+
+    # Comparisons of traced tensors are ops (DT_BOOL results); annotations compare by identity.
+    def _compare(self, op: str, o: Any) -> Any:
+        if not self.is_traced or not (isinstance(o, (Tensor, int, float)) and not isinstance(o, bool)):
+            return NotImplemented
+        from . import ops
+        return getattr(ops, op)(self, o)
+
+    def __lt__(self, o: Any) -> Any:
+        return self._compare("lt", o)
+
+    def __le__(self, o: Any) -> Any:
+        return self._compare("le", o)
+
+    def __gt__(self, o: Any) -> Any:
+        return self._compare("gt", o)
+
+    def __ge__(self, o: Any) -> Any:
+        return self._compare("ge", o)
+
+    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
+        r = self._compare("eq", o)
+        return (self is o) if r is NotImplemented else r
+
+    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
+        r = self._compare("ne", o)
+        return (self is not o) if r is NotImplemented else r
+
+    __hash__ = object.__hash__
+
     def __neg__(self) -> "Tensor":
         from . import ops
         return ops.neg(self)

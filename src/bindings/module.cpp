@@ -103,6 +103,37 @@ std::vector<Expr> ToExprs(const nb::handle& seq) {
   return out;
 }
 
+// Op attributes from a Python dict: bool/int, float, str, DataType, a list of ints, or a list of
+// dims (ints and SymbolicScalars).
+Attrs ToAttrs(const nb::dict& d) {
+  Attrs a;
+  for (auto [k, v] : d) {
+    std::string key = nb::cast<std::string>(k);
+    if (nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::int_>(v)) {
+      a.set(key, nb::cast<int64_t>(v));
+    } else if (nb::isinstance<nb::float_>(v)) {
+      a.set(key, nb::cast<double>(v));
+    } else if (nb::isinstance<nb::str>(v)) {
+      a.set(key, nb::cast<std::string>(v));
+    } else if (nb::isinstance<DataType>(v)) {
+      a.set(key, nb::cast<DataType>(v));
+    } else if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+      bool ints = true;
+      for (auto h : v) ints = ints && nb::isinstance<nb::int_>(h);
+      if (ints) {
+        std::vector<int64_t> xs;
+        for (auto h : v) xs.push_back(nb::cast<int64_t>(h));
+        a.set(key, std::move(xs));
+      } else {
+        a.set(key, ToExprs(v));
+      }
+    } else {
+      throw InternalError("op attribute '" + key + "' has an unsupported type");
+    }
+  }
+  return a;
+}
+
 UserError SymbolicCompare(const Expr& e, const char* op) {
   return UserError(std::string("comparing the symbolic value '") + e.str() + "' with " + op +
                        ": its value is only known when the kernel runs",
@@ -210,6 +241,8 @@ NB_MODULE(_core, m) {
             return r.BinaryScalar(op, x, s, MakeLoc(loc), scalar_first);
           },
           "op"_a, "x"_a, "scalar"_a, "loc"_a, "scalar_first"_a = false)
+      .def("op", [](Recorder& r, const std::string& op, const std::vector<int>& inputs, const nb::dict& attrs,
+                    nb::handle loc) { return r.Op(op, inputs, ToAttrs(attrs), MakeLoc(loc)); })
       .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,
                         nb::handle loc) { return r.Reduce(op, x, dim, keepdim, MakeLoc(loc)); })
       .def("cast", [](Recorder& r, int x, DataType dt, nb::handle loc) { return r.Cast(x, dt, MakeLoc(loc)); })

@@ -36,6 +36,11 @@ const char* CppType(DataType t) {
 
 namespace {
 
+// Column instructions over a tile axis that the kernel runs slab by slab on raw UB pointers.
+bool IsColSlabOp(Opcode op) {
+  return op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN || op == Opcode::TCOLCUMSUM || op == Opcode::TCOLCUMPROD;
+}
+
 class KernelWriter {
  public:
   KernelWriter(const Function& fn, const Kernel& k, const std::string& entry, const std::set<int>& read_roots)
@@ -140,7 +145,7 @@ class KernelWriter {
       for (auto& in : b) {
         if (in.opcode == Opcode::TLOAD) loaded.insert(in.dst);
         bool raw_use = in.opcode == Opcode::TSTORE || in.opcode == Opcode::TBROADCAST ||
-                       IsColReduction(in.opcode);
+                       IsColReduction(in.opcode) || IsColSlabOp(in.opcode);
         if (raw_use)
           for (int s : in.srcs) raw.insert(s);
         if (in.dst >= 0 && in.opcode != Opcode::TLOAD) raw.insert(in.dst);  // written: must be UB
@@ -312,7 +317,10 @@ class KernelWriter {
     const TileBuf& c = k_.bufs[b];
     return "reinterpret_cast<" + std::string(CppType(c.dtype)) + "*>" + Ptr(b) + ", " + std::to_string(c.cols());
   }
-  std::string CubeBuf(int b) { return (k_.bufs[b].space == MemSpace::Left ? "L" : "R") + std::to_string(b); }
+  std::string CubeBuf(int b) {
+    std::string name(1, k_.bufs[b].space == MemSpace::Left ? 'L' : 'R');
+    return name.append(std::to_string(b));
+  }
   std::string ValidAt(int b, int from_end) {
     const TileBuf& t = k_.bufs[b];
     return E(t.valid[t.valid.size() - from_end]);
@@ -396,6 +404,19 @@ class KernelWriter {
              std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
              ", [](auto dd, auto ss) { pto::" + OpcodeName(op) + "(dd, ss); })";
     }
+    if (IsColSlabOp(op)) {
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      int64_t A = 1, B = 1;
+      for (int i = 0; i < in.axis; ++i) A *= s.shape[i];
+      for (size_t i = in.axis + 1; i < s.shape.size(); ++i) B *= s.shape[i];
+      bool arg = op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN;
+      std::ostringstream c;
+      c << "ColSlabs<" << T << ", " << CppType(s.dtype) << ">(" << Ptr(in.dst) << ", " << Ptr(in.srcs[0]) << ", " << A
+        << ", " << s.shape[in.axis] << ", " << B << ", " << E(s.valid[in.axis]) << ", "
+        << (arg ? int64_t{1} : s.shape[in.axis]) << ", [](auto dd, auto ss) { pto::" << OpcodeName(op) << "(dd, ss); })";
+      return c.str();
+    }
+    if (op == Opcode::TCI) return "pto::TCI(" + Ref(in.dst) + ", static_cast<" + T + ">(" + E(in.coord[0]) + "))";
     if (op == Opcode::TCVT) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       (void)s;
@@ -404,7 +425,16 @@ class KernelWriter {
     std::string srcs;
     for (int s : in.srcs) srcs += ", " + Ref(s);
     std::string scalar;
-    if (in.has_scalar) {
+    if (op == Opcode::TCMPS) {
+      // A comparison takes the scalar in the tile's dtype (numpy and torch round it to it first).
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      std::ostringstream lit;
+      if (IsFloat(s.dtype))
+        lit << ", pto::elem::from_double<" << CppType(s.dtype) << ">(" << DoubleLiteral(in.scalar) << ")";
+      else
+        lit << ", static_cast<" << CppType(s.dtype) << ">(int64_t(" << static_cast<int64_t>(in.scalar) << "LL))";
+      scalar = lit.str();
+    } else if (in.has_scalar) {
       // Floating tiles take the scalar as a float (pto::scalar_t: 16-bit tiles compute in float,
       // so the scalar is not rounded to 16 bits first); integer scalars are exact.
       if (IsFloat(d.dtype))
@@ -412,6 +442,7 @@ class KernelWriter {
       else
         scalar = ", static_cast<" + T + ">(int64_t(" + std::to_string(static_cast<int64_t>(in.scalar)) + "LL))";
     }
+    if (op == Opcode::TCMP || op == Opcode::TCMPS) scalar.append(", pto::CmpMode::").append(CmpModeName(in.cmp));
     std::string args = Ref(in.dst) + (in.scalar_first ? scalar + srcs : srcs + scalar);
     return "pto::" + std::string(OpcodeName(op)) + "(" + args + ")";
   }

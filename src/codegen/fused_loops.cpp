@@ -35,6 +35,23 @@ const std::map<Opcode, OpInfo>& FusableOps() {
     m[O::TSQRT] = {Form::Unary, "_mm256_sqrt_ps(A)"};
     m[O::TRECIP] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
     m[O::TRSQRT] = {Form::Unary, "RsqrtExact(A)"};
+    // The math instructions with a vector form call it: the same code as the instruction.
+#define PYPTO_FUSE_UNARY_Vec(NAME, FN) m[O::NAME] = {Form::Unary, "__m256(pto::simd::math::" #FN "(A))"};
+#define PYPTO_FUSE_UNARY_Elem(NAME, FN)
+#define PYPTO_FUSE_UNARY(X, NAME, DTYPES, FN, IMPL) PYPTO_FUSE_UNARY_##IMPL(NAME, FN)
+    PTO_MATH_UNARY(PYPTO_FUSE_UNARY, _)
+#define PYPTO_FUSE_BINARY_Vec(NAME, SNAME, FN)                                  \
+  m[O::NAME] = {Form::Binary, "__m256(pto::simd::math::" #FN "(A, B))"};        \
+  m[O::SNAME] = {Form::Scalar, "__m256(pto::simd::math::" #FN "(A, B))"};
+#define PYPTO_FUSE_BINARY_Elem(NAME, SNAME, FN)
+#define PYPTO_FUSE_BINARY(X, NAME, SNAME, DTYPES, FN, IMPL) PYPTO_FUSE_BINARY_##IMPL(NAME, SNAME, FN)
+    PTO_MATH_BINARY(PYPTO_FUSE_BINARY, _)
+#undef PYPTO_FUSE_UNARY_Vec
+#undef PYPTO_FUSE_UNARY_Elem
+#undef PYPTO_FUSE_UNARY
+#undef PYPTO_FUSE_BINARY_Vec
+#undef PYPTO_FUSE_BINARY_Elem
+#undef PYPTO_FUSE_BINARY
     return m;
   }();
   return ops;
@@ -66,6 +83,18 @@ std::string FloatLiteral(double v) {
   lit.precision(17);
   lit << v;
   return "static_cast<float>(" + lit.str() + ")";
+}
+
+std::string DoubleLiteral(double v) {
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "-__builtin_inf()";
+  if (v == 0) return std::signbit(v) ? "(-0.0)" : "0.0";
+  std::ostringstream lit;
+  lit.precision(17);
+  lit << v;
+  std::string s = lit.str();
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";  // a double, not an int
+  return s;
 }
 
 std::string ScalarLiteral(double v) { return "_mm256_set1_ps(" + FloatLiteral(v) + ")"; }

@@ -46,6 +46,8 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 
 /// A C++ float expression for `v` (rounded to float once; inf and NaN included).
 std::string FloatLiteral(double v);
+/// A C++ double expression for `v` (exact; inf and NaN included).
+std::string DoubleLiteral(double v);
 /// An AVX2 vector of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
 

@@ -169,7 +169,17 @@ int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const So
   c.op = op + "_scalar";
   c.inputs = {x};
   c.attrs.set("scalar", scalar);
-  if (scalar_first && (op == "sub" || op == "div")) c.attrs.set("scalar_first", int64_t{1});
+  if (scalar_first && !GetOpDef(op).commutative) c.attrs.set("scalar_first", int64_t{1});
+  c.loc = loc;
+  return Record(std::move(c));
+}
+
+int Recorder::Op(const std::string& op, const std::vector<int>& inputs, Attrs attrs, const SourceLoc& loc) {
+  if (!HasOpDef(op)) throw InternalError("unknown op '" + op + "'");
+  OpCall c;
+  c.op = op;
+  c.inputs = inputs;
+  c.attrs = std::move(attrs);
   c.loc = loc;
   return Record(std::move(c));
 }

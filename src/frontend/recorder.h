@@ -29,6 +29,9 @@ class Recorder {
   /// x op scalar, or scalar op x with `scalar_first` (sub and div; the other ops commute).
   int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {}, bool scalar_first = false);
   int Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc = {});
+  /// Any op of the registry with its attributes (the kinds without an entry of their own:
+  /// compare, where, ...). Returns the result value.
+  int Op(const std::string& op, const std::vector<int>& inputs, Attrs attrs, const SourceLoc& loc = {});
   int Cast(int x, DataType dtype, const SourceLoc& loc = {});
   /// a @ b on the cube unit; `out_dtype` < 0 picks the default (the input dtype; int32 for int8).
   int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});

@@ -48,6 +48,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     if (in.opcode == Opcode::TEXTRACT) os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
     if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
+    if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);
     if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary)) os << ", axis=" << in.axis;
     os << ")\n";
   }

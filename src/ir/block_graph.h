@@ -56,6 +56,7 @@ struct Instr {
   DataType dtype = DataType::FP32;  // TCVT destination
   int axis = -1;                    // column reductions and broadcasts: the tile axis
   bool transpose = false;           // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
+  CmpMode cmp = CmpMode::EQ;        // TCMP / TCMPS: the comparison
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;
   Expr trip;

@@ -9,35 +9,76 @@ namespace {
 std::vector<OpDef> MakeOpDefs() {
   using O = Opcode;
   std::vector<OpDef> d;
+  // The dtypes an op takes are those of its instruction (pto/isa_list.hpp); `float_only` narrows
+  // an instruction that also takes integers.
   auto unary = [&](const char* name, O pto, bool float_only, const char* doc) {
     d.push_back({name, OpKind::Unary, float_only, pto, {}, {}, {}, {}, {}, doc});
   };
-  // Each binary op has its tile-scalar and row / column broadcast forms.
-  auto binary = [&](const char* name, O pto, O scalar, O row, O col, const char* doc) {
-    d.push_back({name, OpKind::Binary, false, pto, scalar, row, col, {}, {}, doc});
+  // A binary op, its tile-scalar form (name_scalar) and, where the ISA has them, fused row /
+  // column broadcast forms; other broadcasts expand the smaller operand first.
+  auto binary = [&](const char* name, O pto, O scalar, std::optional<O> row, std::optional<O> col, const char* doc,
+                    bool commutative = false) {
+    d.push_back({name, OpKind::Binary, false, pto, scalar, row, col, {}, {}, doc, commutative});
     d.push_back({std::string(name) + "_scalar", OpKind::BinaryScalar, false, pto, scalar, {}, {}, {}, {},
-                 std::string(doc) + " (with a scalar)"});
+                 std::string(doc) + " (with a scalar)", commutative});
   };
   auto reduce = [&](const char* name, O row, O col, O combine, const char* doc) {
     d.push_back({name, OpKind::Reduce, false, row, {}, {}, {}, col, combine, doc});
   };
+  auto compare = [&](const char* name, CmpMode mode, const char* doc) {
+    d.push_back({name, OpKind::Compare, false, O::TCMP, O::TCMPS, {}, {}, {}, {}, doc, false, mode});
+  };
   unary("exp", O::TEXP, true, "e**x");
-  unary("log", O::TLOG, true, "natural logarithm");
   unary("abs", O::TABS, false, "|x|");
   unary("neg", O::TNEG, false, "-x");
   unary("sqrt", O::TSQRT, true, "square root");
   unary("rsqrt", O::TRSQRT, true, "1 / sqrt(x)");
   unary("reciprocal", O::TRECIP, true, "1 / x");
   unary("relu", O::TRELU, false, "max(x, 0)");
-  binary("add", O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "x + y");
+  unary("bitwise_not", O::TNOT, false, "~x (integers), not x (bool)");
+  binary("add", O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "x + y", true);
   binary("sub", O::TSUB, O::TSUBS, O::TROWEXPANDSUB, O::TCOLEXPANDSUB, "x - y");
-  binary("mul", O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "x * y");
+  binary("mul", O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "x * y", true);
   binary("div", O::TDIV, O::TDIVS, O::TROWEXPANDDIV, O::TCOLEXPANDDIV, "x / y");
-  binary("maximum", O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "max(x, y)");
-  binary("minimum", O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "min(x, y)");
+  binary("maximum", O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "max(x, y)", true);
+  binary("minimum", O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "min(x, y)", true);
+  binary("fmod", O::TREM, O::TREMS, {}, {}, "x - trunc(x / y) * y (C fmod: the sign of x)");
+  binary("bitwise_and", O::TAND, O::TANDS, {}, {}, "x & y", true);
+  binary("bitwise_or", O::TOR, O::TORS, {}, {}, "x | y", true);
+  binary("bitwise_xor", O::TXOR, O::TXORS, {}, {}, "x ^ y", true);
+  binary("bitwise_left_shift", O::TSHL, O::TSHLS, {}, {}, "x << y");
+  binary("bitwise_right_shift", O::TSHR, O::TSHRS, {}, {}, "x >> y (arithmetic for signed types)");
+  // The math instructions (pto/isa_list.hpp) are tensor ops of their function's name.
+#define PYPTO_MATH_UNARY_OP(X, NAME, DTYPES, FN, IMPL) unary(#FN, O::NAME, false, #FN ", elementwise");
+  PTO_MATH_UNARY(PYPTO_MATH_UNARY_OP, _)
+#undef PYPTO_MATH_UNARY_OP
+#define PYPTO_MATH_BINARY_OP(X, NAME, SNAME, DTYPES, FN, IMPL) \
+  binary(#FN, O::NAME, O::SNAME, {}, {}, #FN "(x, y), elementwise with broadcasting");
+  PTO_MATH_BINARY(PYPTO_MATH_BINARY_OP, _)
+#undef PYPTO_MATH_BINARY_OP
+  compare("eq", CmpMode::EQ, "x == y");
+  compare("ne", CmpMode::NE, "x != y");
+  compare("lt", CmpMode::LT, "x < y");
+  compare("le", CmpMode::LE, "x <= y");
+  compare("gt", CmpMode::GT, "x > y");
+  compare("ge", CmpMode::GE, "x >= y");
+  d.push_back({"where", OpKind::Select, false, O::TSEL, {}, {}, {}, {}, {}, "cond ? a : b"});
+  reduce("prod", O::TROWPROD, O::TCOLPROD, O::TMUL, "product along an axis");
+  d.push_back({"argmax", OpKind::ArgReduce, false, O::TROWARGMAX, {}, {}, {}, O::TCOLARGMAX, {},
+               "index of the first maximum along an axis (int32)"});
+  d.push_back({"argmin", OpKind::ArgReduce, false, O::TROWARGMIN, {}, {}, {}, O::TCOLARGMIN, {},
+               "index of the first minimum along an axis (int32)"});
+  d.push_back({"cumsum", OpKind::Scan, false, O::TROWCUMSUM, {}, {}, {}, O::TCOLCUMSUM, {},
+               "inclusive prefix sum along an axis"});
+  d.push_back({"cumprod", OpKind::Scan, false, O::TROWCUMPROD, {}, {}, {}, O::TCOLCUMPROD, {},
+               "inclusive prefix product along an axis"});
   reduce("sum", O::TROWSUM, O::TCOLSUM, O::TADD, "sum along an axis");
   reduce("amax", O::TROWMAX, O::TCOLMAX, O::TMAX, "maximum along an axis");
   reduce("amin", O::TROWMIN, O::TCOLMIN, O::TMIN, "minimum along an axis");
+  d.push_back({"permute", OpKind::Permute, false, O::TLOAD, {}, {}, {}, {}, {},
+               "the dims in another order (a strided load, no copy in UB)"});
+  d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
+  d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1"});
   d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
   d.push_back({"matmul", OpKind::Matmul, false, O::TMATMUL, {}, {}, {}, {}, {}, "matrix product on the cube unit"});
   d.push_back({"assemble", OpKind::Assemble, false, O::TSTORE, {}, {}, {}, {}, {},
@@ -153,11 +194,35 @@ int NormalizeAxis(int64_t dim, int rank, const std::string& op, const SourceLoc&
 
 void InferOpType(const Function& f, const OpCall& call, Value& out) {
   const OpDef& def = GetOpDef(call.op);
+  if (def.kind == OpKind::Fill || def.kind == OpKind::Iota) {  // made from nothing
+    out.dtype = call.attrs.get<DataType>("dtype");
+    out.shape = call.attrs.exprs("shape");
+    if (def.kind == OpKind::Iota && (out.shape.size() != 1 || !IsInteger(out.dtype)))
+      throw InternalError("iota makes a 1-D integer tensor");
+    for (auto& d : out.shape)
+      if (auto c = d.as_const(); c && *c <= 0)
+        throw UserError("pypto." + call.op + ": shape " + ShapeStr(out.shape) + " has a non-positive dim", call.loc,
+                        "every dim must be at least 1");
+    return;
+  }
   auto in = [&](size_t i) -> const Value& { return f.value(call.inputs.at(i)); };
   const Value& x = in(0);
+  // The user's name of the op (the tile-scalar forms are recorded as NAME_scalar).
+  std::string name = call.op.size() > 7 && call.op.compare(call.op.size() - 7, 7, "_scalar") == 0
+                         ? call.op.substr(0, call.op.size() - 7)
+                         : call.op;
   if (def.float_only && !IsFloat(x.dtype))
-    throw UserError("pypto." + call.op + " needs a floating-point tensor, got " + DTypeShape(x), call.loc,
+    throw UserError("pypto." + name + " needs a floating-point tensor, got " + DTypeShape(x), call.loc,
                     "cast the input first: pypto.cast(x, pypto.DT_FP32)");
+  bool elementwise = def.kind == OpKind::Unary || def.kind == OpKind::Binary || def.kind == OpKind::BinaryScalar ||
+                     def.kind == OpKind::Reduce || def.kind == OpKind::Compare || def.kind == OpKind::ArgReduce ||
+                     def.kind == OpKind::Scan;
+  if (elementwise && def.pto && !Admits(DtypesOf(*def.pto), x.dtype)) {
+    InstrDtypes want = DtypesOf(*def.pto);
+    throw UserError("pypto." + name + " needs " + DtypesDescription(want) + ", got " + DTypeShape(x), call.loc,
+                    want == InstrDtypes::F ? "cast the input first: pypto.cast(x, pypto.DT_FP32)"
+                                           : "cast the input with pypto.cast(x, dtype) to a dtype the op takes");
+  }
   switch (def.kind) {
     case OpKind::Unary:
     case OpKind::BinaryScalar:
@@ -173,10 +238,36 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       out.shape = BroadcastShapes(x.shape, y.shape, call.op, call.loc);
       return;
     }
+    case OpKind::Permute: {
+      const auto& perm = call.attrs.get<std::vector<int64_t>>("perm");
+      std::vector<bool> seen(x.rank(), false);
+      bool ok = static_cast<int>(perm.size()) == x.rank();
+      for (size_t i = 0; ok && i < perm.size(); ++i) {
+        ok = perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]];
+        if (ok) seen[perm[i]] = true;
+      }
+      if (!ok) {
+        std::string p = "[";
+        for (size_t i = 0; i < perm.size(); ++i) p += (i ? ", " : "") + std::to_string(perm[i]);
+        throw UserError("pypto.permute: " + p + "] is not a permutation of the " + std::to_string(x.rank()) +
+                            " dims of " + DTypeShape(x),
+                        call.loc, "give each dim 0 .. rank-1 once");
+      }
+      out.dtype = x.dtype;
+      out.shape.clear();
+      for (auto d : perm) out.shape.push_back(x.shape[d]);
+      return;
+    }
+    case OpKind::Scan:
+      NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), call.op, call.loc);
+      out.dtype = x.dtype;
+      out.shape = x.shape;
+      return;
+    case OpKind::ArgReduce:
     case OpKind::Reduce: {
       int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), call.op, call.loc);
       bool keepdim = call.attrs.get<int64_t>("keepdim") != 0;
-      out.dtype = x.dtype;
+      out.dtype = def.kind == OpKind::ArgReduce ? DataType::INT32 : x.dtype;
       out.shape.clear();
       for (int i = 0; i < x.rank(); ++i) {
         if (i != axis) out.shape.push_back(x.shape[i]);
@@ -190,9 +281,43 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       return;
     case OpKind::Assemble:
       throw InternalError("assemble has no output");
+    case OpKind::Fill:
+    case OpKind::Iota:
+      throw InternalError("made from nothing: handled above");
     case OpKind::Matmul:
       InferMatmul(f, call, out);
       return;
+    case OpKind::Compare: {
+      out.dtype = DataType::BOOL;
+      out.shape = x.shape;
+      if (call.inputs.size() < 2) return;  // x cmp scalar
+      const Value& y = in(1);
+      if (x.dtype != y.dtype)
+        throw UserError("pypto." + name + ": operand dtypes differ: " + DTypeShape(x) + " and " + DTypeShape(y),
+                        call.loc, "cast one operand with pypto.cast(t, dtype) so both have the same dtype");
+      out.shape = BroadcastShapes(x.shape, y.shape, name, call.loc);
+      return;
+    }
+    case OpKind::Select: {
+      // inputs: cond, then a and b unless they are scalars (attrs a_scalar / b_scalar).
+      if (x.dtype != DataType::BOOL)
+        throw UserError("pypto.where: the condition must be a DT_BOOL tensor, got " + DTypeShape(x), call.loc,
+                        "make it with a comparison (pypto.gt(x, 0), x > 0, ...) or pypto.cast(c, pypto.DT_BOOL)");
+      out.shape = x.shape;
+      std::optional<DataType> dt;
+      std::string shapes = DTypeShape(x);
+      for (size_t i = 1; i < call.inputs.size(); ++i) {
+        const Value& v = in(i);
+        shapes += ", " + DTypeShape(v);
+        if (dt && *dt != v.dtype)
+          throw UserError("pypto.where: the two values have different dtypes: " + shapes, call.loc,
+                          "cast one of them with pypto.cast(t, dtype)");
+        dt = v.dtype;
+        out.shape = BroadcastShapes(out.shape, v.shape, "where", call.loc);
+      }
+      out.dtype = dt ? *dt : call.attrs.has("dtype") ? call.attrs.get<DataType>("dtype") : DataType::FP32;
+      return;
+    }
   }
 }
 

@@ -21,7 +21,18 @@ enum class OpKind : uint8_t {
   Cast,          // y = cast(x, dtype)
   Assemble,      // dst[offsets...] = src
   Matmul,        // c = a @ b on the cube unit (attrs a_trans, b_trans, out_dtype)
+  Compare,       // bool = x cmp y, or x cmp scalar (attr "scalar"), with broadcasting
+  Select,        // where(cond, a, b): a and b tensors or scalars (attrs "a_scalar", "b_scalar")
+  ArgReduce,     // int32 index of the first max / min along attr "dim" (attr "keepdim")
+  Scan,          // inclusive prefix sum / product along attr "dim"
+  Permute,       // y[i0, i1, ...] = x[i_perm...]: y dim d is x dim perm[d] (attr "perm")
+  Fill,          // no inputs: attr "shape" filled with attr "value" (attr "dtype")
+  Iota,          // no inputs: [n] (attr "shape") holding 0, 1, ..., n - 1 (attr "dtype", integer)
 };
+
+/// Ops whose tile spans the whole of their axis (attr "dim"): an index or a running value
+/// depends on every element before it along the axis.
+inline bool WholeAxis(OpKind k) { return k == OpKind::ArgReduce || k == OpKind::Scan; }
 
 struct OpDef {
   std::string name;
@@ -34,6 +45,8 @@ struct OpDef {
   std::optional<Opcode> pto_col_reduce;  // reduction over a leading axis (TCOLMAX)
   std::optional<Opcode> combine;         // binary instruction that merges two partial reductions
   std::string doc;
+  bool commutative = false;  // f(x, y) == f(y, x): a broadcast operand may come first
+  CmpMode cmp = CmpMode::EQ;  // Compare: the comparison
 };
 
 /// Looks up an op; an unknown name is an internal error (the frontend only emits known ops).

@@ -36,6 +36,47 @@ InstrDtypes DtypesOf(Opcode op) {
   return pto::isa::kInfo[static_cast<int>(op)].dtypes;
 }
 
+bool Admits(InstrDtypes d, DataType t) {
+  const bool is_bool = t == DataType::BOOL, is_float = IsFloat(t);
+  switch (d) {
+    case InstrDtypes::F: return is_float;
+    case InstrDtypes::I: return !is_float && !is_bool;
+    case InstrDtypes::N: return !is_bool;
+    case InstrDtypes::B: return !is_float;
+    case InstrDtypes::A: return true;
+  }
+  return false;
+}
+
+const char* DtypesDescription(InstrDtypes d) {
+  switch (d) {
+    case InstrDtypes::F: return "a floating-point tensor (fp32, fp16, bf16)";
+    case InstrDtypes::I: return "an integer tensor";
+    case InstrDtypes::N: return "a numeric (not bool) tensor";
+    case InstrDtypes::B: return "an integer or bool tensor";
+    case InstrDtypes::A: return "a tensor";
+  }
+  return "a tensor";
+}
+
+bool HasScalarFirstForm(Opcode op) {
+  switch (op) {
+    case Opcode::TSUBS:
+    case Opcode::TDIVS:
+#define PYPTO_SCALAR_FIRST(X, NAME, SNAME, DTYPES, FN, IMPL) case Opcode::SNAME:
+      PTO_MATH_BINARY(PYPTO_SCALAR_FIRST, _)
+#undef PYPTO_SCALAR_FIRST
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* CmpModeName(CmpMode m) {
+  constexpr const char* names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  return names[static_cast<int>(m)];
+}
+
 const char* MemSpaceName(MemSpace s) {
   switch (s) {
     case MemSpace::Vec: return "Vec";

@@ -9,7 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "ir/dtype.h"
 #include "pto/isa_list.hpp"
+#include "pto/types.hpp"
 
 namespace pypto {
 
@@ -23,12 +25,20 @@ enum class Opcode : uint16_t {
 
 using InstrForm = pto::isa::Form;
 using InstrDtypes = pto::isa::Dtypes;
+/// The comparison of TCMP / TCMPS (EQ NE LT LE GT GE).
+using CmpMode = pto::CmpMode;
+const char* CmpModeName(CmpMode m);
 
 const char* OpcodeName(Opcode op);
 std::optional<Opcode> ParseOpcode(std::string_view name);
 /// How the instruction reads its operands (Special for TBROADCAST and LOOP).
 InstrForm FormOf(Opcode op);
 InstrDtypes DtypesOf(Opcode op);
+/// Whether instructions of dtype class `d` take tiles of `t`; what the class asks for, in words.
+bool Admits(InstrDtypes d, DataType t);
+const char* DtypesDescription(InstrDtypes d);
+/// Whether a tile-scalar instruction also has the scalar/tile form dst = scalar op src.
+bool HasScalarFirstForm(Opcode op);
 inline bool IsRowReduction(Opcode op) { return FormOf(op) == InstrForm::RowReduce; }
 inline bool IsColReduction(Opcode op) { return FormOf(op) == InstrForm::ColReduce; }
 inline std::ostream& operator<<(std::ostream& os, Opcode op) { return os << OpcodeName(op); }

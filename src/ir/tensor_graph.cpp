@@ -41,6 +41,13 @@ static std::string AttrStr(const AttrValue& a) {
   return std::visit(V{}, a);
 }
 
+std::vector<Expr> Attrs::exprs(const std::string& k) const {
+  auto it = map.find(k);
+  PYPTO_CHECK(it != map.end(), "missing attribute '", k, "'");
+  if (const auto* ints = std::get_if<std::vector<int64_t>>(&it->second)) return std::vector<Expr>(ints->begin(), ints->end());
+  return get<std::vector<Expr>>(k);
+}
+
 std::string Attrs::str() const {
   std::string s;
   for (auto& [k, v] : map) s += (s.empty() ? "" : ", ") + k + "=" + AttrStr(v);

@@ -59,6 +59,8 @@ struct Attrs {
   }
   template <class T>
   void set(const std::string& k, T v) { map[k] = AttrValue(std::move(v)); }
+  /// A list attribute of dims: ints or symbolic expressions.
+  std::vector<Expr> exprs(const std::string& k) const;
   std::string str() const;
 };
 

@@ -16,6 +16,9 @@ namespace pypto {
 struct TileAccess {
   int value = -1;
   std::vector<bool> broadcast;
+  // Permute: iteration dim d reads dim perm[d] of the operand (empty: aligned dims). The tile is
+  // loaded through the permuted view, so it arrives in the iteration space's order.
+  std::vector<int> perm;
 };
 
 struct TileOp {

@@ -84,9 +84,13 @@ class TileExpander {
   // Picks the tile shape for an iteration space and says why.
   void ChooseTile(const OpCall& call, TileOp& t) {
     int rank = static_cast<int>(t.extent.size());
-    const Value& elem = g_.fn.value(call.inputs[0]);
+    const Value& elem = g_.fn.value(call.inputs.empty() ? call.output : call.inputs[0]);
     int64_t bytes = DataTypeBytes(elem.dtype);
-    if (call.tile_shape.empty()) {
+    // A tensor made from nothing (pypto.full, arange) of another rank than the tile shape in
+    // force takes the automatic tile: it has no input whose tiles it must match.
+    bool user_tile = !call.tile_shape.empty() &&
+                     !(call.inputs.empty() && static_cast<int>(call.tile_shape.size()) != rank);
+    if (!user_tile) {
       // No user tile: the whole last dim if static and at most 4096 elements, then rows up to
       // 16 KiB per tile, which fits UB with room for a fused chain.
       t.tile.assign(rank, 1);
@@ -116,7 +120,7 @@ class TileExpander {
                             ctx_.machine().name,
                         call.loc,
                         "make the last tile dim a multiple of " +
-                            std::to_string(align / DataTypeBytes(g_.fn.value(call.inputs[0]).dtype)) +
+                            std::to_string(align / DataTypeBytes(elem.dtype)) +
                             " elements (the tile may be larger than the tensor)");
     }
     // A tile larger than a static extent only wastes buffer: clip it.
@@ -129,6 +133,34 @@ class TileExpander {
       }
     }
     if (clipped) t.tile_reason += ", clipped to the extent -> " + IntList(t.tile);
+  }
+
+  // An index or a scan along an axis needs the whole axis in one tile: a static extent, and the
+  // tile must still fit UB.
+  void WholeAxisTile(const OpCall& call, TileOp& t) {
+    int axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
+    auto ext = t.extent[axis].as_const();
+    if (!ext)
+      throw UserError("pypto." + call.op + " along dim " + std::to_string(axis) + " of " + ShapeStr(t.extent) +
+                          ": the dim has a dynamic size, but the op needs the whole dim in one tile",
+                      call.loc, "use a dim with a static size, or loop over static-size views");
+    if (t.tile[axis] != *ext) {
+      t.tile[axis] = *ext;
+      t.tile_reason += "; whole dim " + std::to_string(axis) + " in one tile for " + call.op + " -> " + IntList(t.tile);
+    }
+    int64_t bytes = DataTypeBytes(g_.fn.value(call.inputs[0]).dtype);
+    for (auto d : t.tile) bytes *= d;
+    if (2 * bytes > ctx_.machine().ub_bytes) {
+      std::vector<int64_t> hint = t.tile;
+      for (size_t d = 0; d < hint.size(); ++d)
+        if (static_cast<int>(d) != axis) hint[d] = 1;
+      throw UserError("pypto." + call.op + " needs the whole dim " + std::to_string(axis) + " (" +
+                          std::to_string(*ext) + " elements) in one tile: tile " + IntList(t.tile) + " of " +
+                          DataTypeName(g_.fn.value(call.inputs[0]).dtype) + " does not fit twice in the " +
+                          std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB UB of " + ctx_.machine().name,
+                      call.loc, "set a smaller tile along the other dims, e.g. pypto.set_vec_tile_shapes" +
+                                    IntList(hint));
+    }
   }
 
   TileAccess Access(int value, const std::vector<Expr>& extent) {
@@ -153,8 +185,9 @@ class TileExpander {
     t.op = call.op;
     t.attrs = call.attrs;
     t.loc = call.loc;
-    const Value& x = g_.fn.value(call.inputs[0]);
+    const Value& x = g_.fn.value(call.inputs.empty() ? call.output : call.inputs[0]);
     switch (def.kind) {
+      case OpKind::ArgReduce:
       case OpKind::Reduce:
         t.extent = x.shape;
         t.reduce_axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
@@ -202,10 +235,15 @@ class TileExpander {
     } else if (def.kind != OpKind::Matmul) {
       ChooseTile(call, t);
     }
+    if (WholeAxis(def.kind)) WholeAxisTile(call, t);
     if (def.kind == OpKind::Matmul) matmul_tile_[t.output] = t.tile;
     // Assemble reads its source only; every other op reads all its inputs.
     size_t n_in = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
     for (size_t i = 0; i < n_in; ++i) t.inputs.push_back(Access(call.inputs[i], t.extent));
+    if (def.kind == OpKind::Permute) {
+      for (auto d : call.attrs.get<std::vector<int64_t>>("perm")) t.inputs[0].perm.push_back(static_cast<int>(d));
+      t.inputs[0].broadcast.assign(t.extent.size(), false);
+    }
     return t;
   }
 

@@ -88,6 +88,7 @@ class Partitioner {
       int root = Root(v);
       if (root >= 0 && g.written_roots.count(root)) return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
       if (!g.produced.count(v)) continue;
+      if (!t.inputs[i].perm.empty()) return "it reads %" + g_.fn.value(v).name + " with its dims permuted";
       const TileOp* p = producer_.at(v);
       if (p->reduce_axis >= 0 && !p->keepdim) return "it reads a reduction without keepdim";
       if (p->output_tile().size() != t.input_tile(i).size() || p->output_tile() != t.input_tile(i))
@@ -321,13 +322,18 @@ class Partitioner {
   // The buffer holding input i of `t` at `coord`, loading it if it is not in UB yet.
   int Input(Builder& b, const TileOp& t, size_t i, const std::vector<Expr>& coord, std::vector<Instr>& out) {
     int v = t.inputs[i].value;
-    if (b.produced.count(v)) return b.produced.at(v);
+    if (b.produced.count(v)) {
+      PYPTO_CHECK(t.inputs[i].perm.empty(), "a permuted read of a tile made in the same kernel");
+      return b.produced.at(v);
+    }
     const Value& val = g_.fn.value(v);
     int R = static_cast<int>(t.extent.size());
-    std::vector<int> map = AlignedMap(R, val.rank());
+    const std::vector<int>& perm = t.inputs[i].perm;
+    std::vector<int> map = perm.empty() ? AlignedMap(R, val.rank()) : perm;
     auto tile = t.input_tile(i);
     auto starts = Starts(coord, tile, t.inputs[i].broadcast);
     std::string key = std::to_string(v) + "|" + ShapeStr(starts);
+    for (int d : perm) key += "|" + std::to_string(d);
     auto it = b.bufs_by_key.find(key);
     if (it != b.bufs_by_key.end()) return it->second;
     int buf = NewBuf(b, v, val.dtype, tile, Valid(val, map, tile, starts), val.name);
@@ -364,6 +370,19 @@ class Partitioner {
 
   static bool Equal(const std::vector<int64_t>& a, const std::vector<int64_t>& b) { return a == b; }
 
+  // `buf` as a tile of shape S: itself, or broadcast into a new one (its size-1 dims repeat).
+  int Full(Builder& b, int buf, const std::vector<int64_t>& S, const std::vector<Expr>& valid, const SourceLoc& loc,
+           std::vector<Instr>& out) {
+    if (Equal(b.k.bufs[buf].shape, S)) return buf;
+    Instr bc;
+    bc.opcode = Opcode::TBROADCAST;
+    bc.srcs = {buf};
+    bc.dst = NewBuf(b, -1, b.k.bufs[buf].dtype, S, valid, b.k.bufs[buf].name + "_bcast");
+    bc.loc = loc;
+    out.push_back(bc);
+    return bc.dst;
+  }
+
   // Emits the instructions computing `t` at `coord` into `out`; returns the result buffer.
   int Compute(Builder& b, const TileOp& t, const std::vector<Expr>& coord, std::vector<Instr>& out) {
     const OpDef& def = GetOpDef(t.op);
@@ -379,6 +398,21 @@ class Partitioner {
       case OpKind::BinaryScalar:
       case OpKind::Cast: {
         int x = Input(b, t, 0, coord, out);
+        if (def.kind == OpKind::BinaryScalar && t.attrs.has("scalar_first") && !HasScalarFirstForm(*def.pto_scalar)) {
+          // scalar op x without a scalar/tile instruction: a tile of the scalar, then the binary one.
+          Instr fill;
+          fill.opcode = Opcode::TEXPANDS;
+          fill.has_scalar = true;
+          fill.scalar = t.attrs.get<double>("scalar");
+          fill.dst = NewBuf(b, -1, b.k.bufs[x].dtype, t.tile, b.k.bufs[x].valid, ov.name + "_scalar");
+          fill.loc = t.loc;
+          out.push_back(fill);
+          ins.opcode = *def.pto;
+          ins.srcs = {fill.dst, x};
+          ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
+          out.push_back(ins);
+          return ins.dst;
+        }
         ins.opcode = *(def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto);
         if (def.kind == OpKind::BinaryScalar) {
           ins.has_scalar = true;
@@ -391,14 +425,48 @@ class Partitioner {
         out.push_back(ins);
         return ins.dst;
       }
+      case OpKind::Compare:
+      case OpKind::Select: {
+        const auto& S = t.tile;
+        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), S, Starts(coord, S, std::vector<bool>(R, false)));
+        if (def.kind == OpKind::Compare) {
+          ins.cmp = def.cmp;
+          ins.opcode = t.inputs.size() == 1 ? *def.pto_scalar : *def.pto;
+          if (t.inputs.size() == 1) {
+            ins.has_scalar = true;
+            ins.scalar = t.attrs.get<double>("scalar");
+          }
+          for (size_t i = 0; i < t.inputs.size(); ++i) ins.srcs.push_back(Full(b, Input(b, t, i, coord, out), S, valid, t.loc, out));
+        } else {  // where(cond, a, b): a scalar operand becomes a tile of it
+          ins.opcode = *def.pto;
+          size_t next = 0;
+          ins.srcs.push_back(Full(b, Input(b, t, next++, coord, out), S, valid, t.loc, out));
+          for (const char* scalar : {"a_scalar", "b_scalar"}) {
+            if (!t.attrs.has(scalar)) {
+              ins.srcs.push_back(Full(b, Input(b, t, next++, coord, out), S, valid, t.loc, out));
+              continue;
+            }
+            Instr fill;
+            fill.opcode = Opcode::TEXPANDS;
+            fill.has_scalar = true;
+            fill.scalar = t.attrs.get<double>(scalar);
+            fill.dst = NewBuf(b, -1, ov.dtype, S, valid, ov.name + "_" + scalar);
+            fill.loc = t.loc;
+            out.push_back(fill);
+            ins.srcs.push_back(fill.dst);
+          }
+        }
+        ins.dst = result_buf(S, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
       case OpKind::Binary: {
         int x = Input(b, t, 0, coord, out);
         int y = Input(b, t, 1, coord, out);
         const auto& S = t.tile;
         std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), S, Starts(coord, S, std::vector<bool>(R, false)));
-        bool commutative = t.op == "add" || t.op == "mul" || t.op == "maximum" || t.op == "minimum";
         auto X = b.k.bufs[x].shape, Y = b.k.bufs[y].shape;
-        if (!Equal(X, S) && Equal(Y, S) && commutative) {
+        if (!Equal(X, S) && Equal(Y, S) && def.commutative) {
           std::swap(x, y);
           std::swap(X, Y);
         }
@@ -416,22 +484,13 @@ class Partitioner {
           }
           return rows > 1 && s[R - 1] == S[R - 1];
         };
-        if (Equal(X, S) && !Equal(Y, S) && is_row(Y)) {
+        if (def.pto_row_expand && Equal(X, S) && !Equal(Y, S) && is_row(Y)) {
           ins.opcode = *def.pto_row_expand;
-        } else if (Equal(X, S) && !Equal(Y, S) && is_col(Y)) {
+        } else if (def.pto_col_expand && Equal(X, S) && !Equal(Y, S) && is_col(Y)) {
           ins.opcode = *def.pto_col_expand;
         } else {
           // General broadcast: expand each smaller operand to the full tile first.
-          for (int* op : {&x, &y}) {
-            if (Equal(b.k.bufs[*op].shape, S)) continue;
-            Instr bc;
-            bc.opcode = Opcode::TBROADCAST;
-            bc.srcs = {*op};
-            bc.dst = NewBuf(b, -1, b.k.bufs[*op].dtype, S, valid, b.k.bufs[*op].name + "_bcast");
-            bc.loc = t.loc;
-            out.push_back(bc);
-            *op = bc.dst;
-          }
+          for (int* op : {&x, &y}) *op = Full(b, *op, S, valid, t.loc, out);
           ins.opcode = *def.pto;
         }
         ins.srcs = {x, y};
@@ -439,6 +498,7 @@ class Partitioner {
         out.push_back(ins);
         return ins.dst;
       }
+      case OpKind::ArgReduce:
       case OpKind::Reduce: {
         int x = Input(b, t, 0, coord, out);
         auto shape = t.tile;
@@ -449,6 +509,32 @@ class Partitioner {
         ins.axis = t.reduce_axis;
         ins.srcs = {x};
         ins.dst = result_buf(shape, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Permute:  // the load through the permuted view is the result
+        return Input(b, t, 0, coord, out);
+      case OpKind::Fill:
+      case OpKind::Iota: {
+        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        ins.opcode = *def.pto;
+        if (def.kind == OpKind::Fill) {
+          ins.has_scalar = true;
+          ins.scalar = t.attrs.get<double>("value");
+        } else {
+          ins.coord = {coord[0] * Expr(t.tile[0])};  // TCI starts at the tile's first index
+        }
+        ins.dst = result_buf(t.tile, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Scan: {
+        int x = Input(b, t, 0, coord, out);
+        int axis = static_cast<int>(t.attrs.get<int64_t>("dim"));
+        ins.opcode = *(axis == R - 1 ? def.pto : def.pto_col_reduce);
+        ins.axis = axis;
+        ins.srcs = {x};
+        ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
         out.push_back(ins);
         return ins.dst;
       }

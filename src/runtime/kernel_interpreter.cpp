@@ -333,6 +333,95 @@ const HandlerTable& Handlers() {
         pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
       });
     };
+    // Row arg-reductions and scans: 2-D over the tile's rows. Column ones: per slab of the axis.
+    auto row_op = [](auto ref) {
+      return [ref](Ctx& c, const Instr& in) {
+        OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          ref(c, in, tag, Ref2D<T>(c.bufs[in.srcs[0]]));
+        });
+      };
+    };
+    t[size_t(O::TROWARGMAX)] = row_op([](Ctx& c, const Instr& in, auto, auto src) {
+      pto::ref::TROWARGMAX(Ref2D<int32_t>(c.bufs[in.dst]), src);
+    });
+    t[size_t(O::TROWARGMIN)] = row_op([](Ctx& c, const Instr& in, auto, auto src) {
+      pto::ref::TROWARGMIN(Ref2D<int32_t>(c.bufs[in.dst]), src);
+    });
+    t[size_t(O::TROWCUMSUM)] = row_op([](Ctx& c, const Instr& in, auto tag, auto src) {
+      pto::ref::TROWCUMSUM(Ref2D<typename decltype(tag)::type>(c.bufs[in.dst]), src);
+    });
+    t[size_t(O::TROWCUMPROD)] = row_op([](Ctx& c, const Instr& in, auto tag, auto src) {
+      pto::ref::TROWCUMPROD(Ref2D<typename decltype(tag)::type>(c.bufs[in.dst]), src);
+    });
+    auto col_op = [](auto ref, bool arg) {
+      return [ref, arg](Ctx& c, const Instr& in) {
+        OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const BufState& s = c.bufs[in.srcs[0]];
+          const BufState& d = c.bufs[in.dst];
+          const auto& shape = s.buf->shape;
+          int64_t A = 1, B = 1;
+          for (int k = 0; k < in.axis; ++k) A *= shape[k];
+          for (size_t k = in.axis + 1; k < shape.size(); ++k) B *= shape[k];
+          const int K = static_cast<int>(shape[in.axis]), vk = static_cast<int>(s.valid[in.axis]);
+          const int drows = arg ? 1 : K;
+          for (int64_t a = 0; a < A; ++a) {
+            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * K * B, K, static_cast<int>(B), static_cast<int>(B),
+                                vk, static_cast<int>(B)};
+            ref(d.data + a * drows * B * static_cast<int64_t>(DataTypeBytes(d.buf->dtype)), drows, vk,
+                static_cast<int>(B), src);
+          }
+        });
+      };
+    };
+    auto col_arg = [](bool is_max) {
+      return [is_max](char* d, int rows, int, int B, auto src) {
+        pto::TileRef<int32_t> dst{reinterpret_cast<int32_t*>(d), rows, B, B, 1, B};
+        if (is_max) pto::ref::TCOLARGMAX(dst, src);
+        else pto::ref::TCOLARGMIN(dst, src);
+      };
+    };
+    auto col_scan = [](bool prod) {
+      return [prod](char* d, int rows, int vk, int B, auto src) {
+        using T = std::remove_pointer_t<decltype(src.data)>;
+        pto::TileRef<T> dst{reinterpret_cast<T*>(d), rows, B, B, vk, B};
+        if (prod) pto::ref::TCOLCUMPROD(dst, src);
+        else pto::ref::TCOLCUMSUM(dst, src);
+      };
+    };
+    t[size_t(O::TCOLARGMAX)] = col_op(col_arg(true), true);
+    t[size_t(O::TCOLARGMIN)] = col_op(col_arg(false), true);
+    t[size_t(O::TCOLCUMSUM)] = col_op(col_scan(false), false);
+    t[size_t(O::TCOLCUMPROD)] = col_op(col_scan(true), false);
+    t[size_t(O::TCI)] = [](Ctx& c, const Instr& in) {
+      OnDtype<InstrDtypes::I>(in.opcode, c.bufs[in.dst].buf->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TCI(Ref2D<T>(c.bufs[in.dst]), static_cast<T>(in.coord[0].Eval(c.env)));
+      });
+    };
+    t[size_t(O::TCMP)] = [](Ctx& c, const Instr& in) {
+      OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TCMP(Ref2D<bool>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), Ref2D<T>(c.bufs[in.srcs[1]]), in.cmp);
+      });
+    };
+    t[size_t(O::TCMPS)] = [](Ctx& c, const Instr& in) {
+      OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T s;  // the scalar in the tile's dtype, as numpy and torch compare
+        if constexpr (pto::is_float_v<T>) s = pto::elem::from_double<T>(in.scalar);
+        else s = static_cast<T>(static_cast<int64_t>(in.scalar));
+        pto::ref::TCMPS(Ref2D<bool>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), s, in.cmp);
+      });
+    };
+    t[size_t(O::TSEL)] = [](Ctx& c, const Instr& in) {
+      pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TSEL(Ref2D<T>(c.bufs[in.dst]), Ref2D<bool>(c.bufs[in.srcs[0]]), Ref2D<T>(c.bufs[in.srcs[1]]),
+                       Ref2D<T>(c.bufs[in.srcs[2]]));
+      });
+    };
     t[size_t(O::TCVT)] = [](Ctx& c, const Instr& in) {
       pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto dtag) {
         using D = typename decltype(dtag)::type;

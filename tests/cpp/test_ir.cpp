@@ -44,11 +44,13 @@ TEST(ShapeInference, MismatchesAreUserErrorsWithTheLine) {
 TEST(Registry, EveryOpHasItsLowering) {
   for (const OpDef& d : AllOpDefs()) {
     EXPECT_TRUE(d.pto.has_value()) << d.name;
-    if (d.kind == OpKind::Binary) {
-      EXPECT_EQ(FormOf(*d.pto_row_expand), InstrForm::RowExpandBinary) << d.name;
-      EXPECT_EQ(FormOf(*d.pto_col_expand), InstrForm::ColExpandBinary) << d.name;
+    if (d.kind == OpKind::Binary) {  // the fused broadcast forms are optional
+      EXPECT_EQ(FormOf(*d.pto), InstrForm::Binary) << d.name;
+      if (d.pto_row_expand) EXPECT_EQ(FormOf(*d.pto_row_expand), InstrForm::RowExpandBinary) << d.name;
+      if (d.pto_col_expand) EXPECT_EQ(FormOf(*d.pto_col_expand), InstrForm::ColExpandBinary) << d.name;
       EXPECT_EQ(FormOf(*d.pto_scalar), InstrForm::Scalar) << d.name;
     }
+    if (d.kind == OpKind::Unary) EXPECT_EQ(FormOf(*d.pto), InstrForm::Unary) << d.name;
     if (d.kind == OpKind::Reduce) {
       EXPECT_EQ(FormOf(*d.pto), InstrForm::RowReduce) << d.name;
       EXPECT_EQ(FormOf(*d.pto_col_reduce), InstrForm::ColReduce) << d.name;

@@ -94,6 +94,7 @@ inline std::map<std::string, OpInfo> build() {
 #undef PTO_DYN_Ternary
 #undef PTO_DYN_Special
   SCAL(TAXPY, N) SCAL(TFILLPAD, A)
+  UN(TROWCUMSUM, N) UN(TROWCUMPROD, N) UN(TCOLCUMSUM, N) UN(TCOLCUMPROD, N)
 #undef BIN
 #undef UN
 #undef SCAL
@@ -103,14 +104,21 @@ inline std::map<std::string, OpInfo> build() {
                      c.arity(2);
                      PTO_ON(A, c.dt(0), pto::TEXPANDS(c.t<T>(0), c.scalar<T>(1)));
                    }};
-  for (const char* name : {"TROWARGMAX", "TROWARGMIN"}) {
-    const bool is_max = std::string(name) == "TROWARGMAX";
-    r[name] = {"idx, src", "src: N, idx: I", [is_max](const Call& c) {
+  for (const char* name : {"TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"}) {
+    const int which = std::string(name) == "TROWARGMAX"   ? 0
+                      : std::string(name) == "TROWARGMIN" ? 1
+                      : std::string(name) == "TCOLARGMAX" ? 2
+                                                          : 3;
+    r[name] = {"idx, src", "src: N, idx: I", [which](const Call& c) {
                  c.arity(2);
                  on<I>(c, c.dt(0), [&](auto itag) {
                    using Ix = typename decltype(itag)::type;
-                   PTO_ON(N, c.dt(1), is_max ? pto::TROWARGMAX(c.t<Ix>(0), c.t<T>(1))
-                                             : pto::TROWARGMIN(c.t<Ix>(0), c.t<T>(1)));
+                   PTO_ON(N, c.dt(1), {
+                     if (which == 0) pto::TROWARGMAX(c.t<Ix>(0), c.t<T>(1));
+                     else if (which == 1) pto::TROWARGMIN(c.t<Ix>(0), c.t<T>(1));
+                     else if (which == 2) pto::TCOLARGMAX(c.t<Ix>(0), c.t<T>(1));
+                     else pto::TCOLARGMIN(c.t<Ix>(0), c.t<T>(1));
+                   });
                  });
                }};
   }

@@ -1,5 +1,6 @@
 // Fast elementwise, tile-scalar, ternary and compare/select instructions (pto::TADD, ...).
-// Each agrees with pto::ref bit for bit, except TEXP (vectorized exp, about 1 ulp) and TLOG.
+// Each agrees with pto::ref bit for bit, except TEXP (vectorized exp, about 1 ulp); the math
+// instructions are in pto/fast/math.hpp.
 #pragma once
 
 #include "pto/fast/map.hpp"
@@ -97,7 +98,6 @@ struct RDiv {
   }
 };
 struct Recip { float operator()(float a) const { return 1.0f / a; } };
-struct Log { float operator()(float a) const { return std::log(a); } };
 
 // Binds a scalar as the second operand.
 template <class Op, class V>
@@ -188,7 +188,6 @@ PTO_FAST_UNARY(TNOT, Not)
     CALL;                                                                     \
   }
 PTO_FAST_FLOAT_UNARY(TEXP, fast::map_chunks(dst, fast::ExpChunk{}, src))
-PTO_FAST_FLOAT_UNARY(TLOG, fast::map(dst, fast::Log{}, src))
 PTO_FAST_FLOAT_UNARY(TSQRT, fast::map_chunks(dst, fast::SqrtChunk{}, src))
 PTO_FAST_FLOAT_UNARY(TRSQRT, fast::map_chunks(dst, fast::RsqrtChunk{}, src))
 PTO_FAST_FLOAT_UNARY(TRECIP, fast::map(dst, fast::Recip{}, src))

@@ -34,7 +34,6 @@ PTO_REF_BINARY(TPRELU, lrelu)  // src1 holds the per-element negative slope
     detail::unary(dst, src, [](T x) { return elem::FN(x); });                      \
   }
 PTO_REF_UNARY(TEXP, exp)
-PTO_REF_UNARY(TLOG, log)
 PTO_REF_UNARY(TABS, abs)
 PTO_REF_UNARY(TNEG, neg)
 PTO_REF_UNARY(TSQRT, sqrt)

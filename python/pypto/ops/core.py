@@ -7,11 +7,48 @@ import enum
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core
-from ._core import DataType
-from ._dtypes import DT_BF16, DT_FP16, DT_FP32
-from ._tracing import _format_loc, current_recorder, loop_body_exits, user_loc
-from .tensor import Tensor
+from .. import _core
+from .._core import DataType
+from .._dtypes import DT_BF16, DT_FP16, DT_FP32
+from .._tracing import _format_loc, current_recorder, loop_body_exits, user_loc
+from ..tensor import Tensor
+
+__all__ = [
+    "exp",
+    "log",
+    "abs",
+    "neg",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "relu",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "amax",
+    "amin",
+    "sum",
+    "cast",
+    "ReLuType",
+    "TransMode",
+    "matmul",
+    "view",
+    "set_cube_tile_shapes",
+    "get_cube_tile_shapes",
+    "assemble",
+    "set_vec_tile_shapes",
+    "get_vec_tile_shapes",
+    "loop",
+    "mean",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "rms_norm",
+    "layer_norm",
+]
 
 Scalar = Union[int, float]
 
@@ -392,15 +429,19 @@ def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
                               + _suffix())
     x, dt = _widen(x)
     total = sum(x, dim, keepdim)
-    rec = current_recorder("mean")
+    return _narrow(_on_reduced(lambda: div(total, n), x.ndim, [] if keepdim else [dim % x.ndim]), dt)
+
+
+def _on_reduced(fn: Any, rank: int, removed: Sequence[int]) -> Any:
+    """fn() recording ops on a reduction without keepdim: with the user's tile shape minus the
+    `removed` dims in force (the user could not set one in between), then theirs again."""
+    rec = current_recorder("reduce")
     tile = list(rec.vec_tile_shapes())
-    if keepdim or len(tile) != x.ndim:
-        return _narrow(div(total, n), dt)
-    # The sum has one dim less than the tile shape in force: divide it with the tile shape
-    # of its own rank (the user could not set one between the two), then restore theirs.
-    rec.set_vec_tile_shapes(tile[:dim % x.ndim] + tile[dim % x.ndim + 1:] or [1], user_loc())
+    if not removed or len(tile) != rank:
+        return fn()
+    rec.set_vec_tile_shapes([d for i, d in enumerate(tile) if i not in removed] or [1], user_loc())
     try:
-        return _narrow(div(total, n), dt)
+        return fn()
     finally:
         rec.set_vec_tile_shapes(tile, user_loc())
 

@@ -1,0 +1,80 @@
+// Reference scans (inclusive prefix sums / products) and column arg-reductions:
+//   TROWCUMSUM / TROWCUMPROD  dst(r, c) = src(r, 0) op ... op src(r, c)
+//   TCOLCUMSUM / TCOLCUMPROD  dst(r, c) = src(0, c) op ... op src(r, c)
+//   TCOLARGMAX / TCOLARGMIN   dst(0, c) = row index of the first max / min of column c
+// A scan accumulates in order, one rounding per step, as numpy.cumsum does: fp32 in fp32,
+// fp16/bf16 in fp32 with each partial result rounded to the type on its way out (torch), and
+// integers wrap.
+#pragma once
+
+#include "pto/ref/common.hpp"
+
+namespace pto::ref {
+namespace detail {
+
+template <class T>
+using scan_acc_t = std::conditional_t<is_float_v<T>, std::conditional_t<std::is_same_v<T, double>, double, float>, T>;
+
+template <bool PROD, class T>
+scan_acc_t<T> scan_step(scan_acc_t<T> acc, T v) {
+  using A = scan_acc_t<T>;
+  if constexpr (is_float_v<T>) return PROD ? A(acc * A(elem::to_double(v))) : A(acc + A(elem::to_double(v)));
+  else return PROD ? elem::mul(acc, v) : elem::add(acc, v);
+}
+template <class T>
+T scan_out(scan_acc_t<T> acc) {
+  if constexpr (is_float_v<T>) return elem::from_double<T>(double(acc));
+  else return acc;
+}
+
+template <bool PROD, class T>
+void row_scan(TileRef<T> dst, TileRef<T> src) {
+  check_tile(dst, "dst");
+  check_covers(src, dst.valid_rows, dst.valid_cols, "src");
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    scan_acc_t<T> acc = PROD ? 1 : 0;
+    for (int c = 0; c < dst.valid_cols; ++c) dst.at(r, c) = scan_out<T>(acc = scan_step<PROD>(acc, src.at(r, c)));
+  }
+}
+
+template <bool PROD, class T>
+void col_scan(TileRef<T> dst, TileRef<T> src) {
+  check_tile(dst, "dst");
+  check_covers(src, dst.valid_rows, dst.valid_cols, "src");
+  for (int c = 0; c < dst.valid_cols; ++c) {
+    scan_acc_t<T> acc = PROD ? 1 : 0;
+    for (int r = 0; r < dst.valid_rows; ++r) dst.at(r, c) = scan_out<T>(acc = scan_step<PROD>(acc, src.at(r, c)));
+  }
+}
+
+// The first extreme of each column (a NaN counts as the extreme, like numpy.argmax).
+template <bool MAX, class I, class T>
+void col_arg(TileRef<I> dst, TileRef<T> src) {
+  check_tile(dst, "dst");
+  check_covers(src, 1, dst.valid_cols, "src");
+  for (int c = 0; c < dst.valid_cols; ++c) {
+    int best = 0;
+    for (int r = 1; r < src.valid_rows && !elem::is_nan(src.at(best, c)); ++r) {
+      const T v = src.at(r, c), b = src.at(best, c);
+      if (elem::is_nan(v) || (MAX ? elem::less(b, v) : elem::less(v, b))) best = r;
+    }
+    dst.at(0, c) = I(best);
+  }
+}
+
+}  // namespace detail
+
+template <class T>
+void TROWCUMSUM(TileRef<T> dst, TileRef<T> src) { detail::row_scan<false>(dst, src); }
+template <class T>
+void TROWCUMPROD(TileRef<T> dst, TileRef<T> src) { detail::row_scan<true>(dst, src); }
+template <class T>
+void TCOLCUMSUM(TileRef<T> dst, TileRef<T> src) { detail::col_scan<false>(dst, src); }
+template <class T>
+void TCOLCUMPROD(TileRef<T> dst, TileRef<T> src) { detail::col_scan<true>(dst, src); }
+template <class I, class T>
+void TCOLARGMAX(TileRef<I> dst, TileRef<T> src) { detail::col_arg<true>(dst, src); }
+template <class I, class T>
+void TCOLARGMIN(TileRef<I> dst, TileRef<T> src) { detail::col_arg<false>(dst, src); }
+
+}  // namespace pto::ref

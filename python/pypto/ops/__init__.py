@@ -1,0 +1,50 @@
+"""Tensor-level operations, one module per family; each op is a thin call into the C++
+recorder, which checks shapes and dtypes and records it with the caller's source line.
+Each module lists its public ops in ``__all__``; they are all ``pypto.<name>``.
+
+core     arithmetic, reductions, cast, matmul, views, tile shapes, loop, the nn composites
+math     the elementwise math instructions (tanh, sin, pow, floor_div, ...)
+logic    comparisons, logical and bitwise ops, where, clip
+reduce   prod, argmax, argmin, var, std, cumsum, cumprod
+creation full, zeros, ones, arange
+shape    transpose, permute
+"""
+
+from . import core, creation, logic, math, reduce, shape
+from .core import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
+from .core import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
+from .logic import *  # noqa: F401,F403
+from .math import *  # noqa: F401,F403
+from .reduce import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+
+__all__ = [*core.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__, *shape.__all__]
+
+# PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
+_TENSOR_METHODS = (
+    "add", "sub", "mul", "div", "fmod", "remainder", "hypot", "greater", "maximum", "minimum", "exp", "exp2",
+    "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "relu", "sigmoid", "softmax", "sign",
+    "signbit", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asinh", "acosh", "erfc", "abs", "neg", "round", "ceil",
+    "floor", "trunc", "logical_not", "amax", "amin", "sum", "mean", "matmul", "pow", "clip", "cast", "prod", "argmax",
+    "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute",
+)
+
+
+def _as_method(fn):  # type: ignore[no-untyped-def]
+    def method(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _install_tensor_methods() -> None:
+    from ..tensor import Tensor
+    for name in _TENSOR_METHODS:
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, _as_method(globals()[name]))
+
+
+_install_tensor_methods()

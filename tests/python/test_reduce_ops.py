@@ -1,0 +1,108 @@
+"""prod, argmax, argmin, var, std, cumsum, cumprod on every axis, with keepdim, NaN, ties and
+tails, on both backends, against numpy (fp32, ints) and torch (fp16/bf16)."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import MODES, rng, run_in
+
+F32, F16, BF16, I32, I16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32, pypto.DT_INT16
+SHAPE = (5, 13, 37)
+
+
+def _x(seed=0, dtype=np.float32):
+    x = rng(seed).integers(-4, 5, SHAPE).astype(dtype)  # many ties
+    return x
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_argmax_argmin(dim, mode):
+    @pypto.jit
+    def f(x: pypto.Tensor(SHAPE, F32)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        return pypto.argmax(x, dim), pypto.argmin(x, dim, keepdim=True), x.argmax(dim)
+
+    x = _x(1)
+    x[0, 0, 3] = np.nan
+    x[1, 2, 0] = np.nan
+    a, b, c = run_in(mode, f, x)
+    assert a.dtype == np.int32
+    np.testing.assert_array_equal(a, np.argmax(x, dim))
+    np.testing.assert_array_equal(b, np.expand_dims(np.argmin(x, dim), dim))
+    np.testing.assert_array_equal(c, np.argmax(x, dim))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_cumsum_cumprod(dim, mode):
+    @pypto.jit
+    def f(x: pypto.Tensor(SHAPE, F32), i: pypto.Tensor(SHAPE, I32)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        return pypto.cumsum(x, dim), pypto.cumprod(x * 0.5, dim), pypto.cumsum(i, dim)
+
+    x = rng(2).standard_normal(SHAPE).astype(np.float32)
+    i = rng(3).integers(-2**31, 2**31 - 1, SHAPE).astype(np.int32)
+    a, b, c = run_in(mode, f, x, i)
+    np.testing.assert_array_equal(a, np.cumsum(x, dim))  # in order, fp32 steps: numpy's bits
+    np.testing.assert_array_equal(b, np.cumprod(x * np.float32(0.5), dim))
+    assert c.dtype == np.int64
+    np.testing.assert_array_equal(c, np.cumsum(i, dim, dtype=np.int64))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", [F16, BF16])
+def test_cumsum_16bit_like_torch(dtype, mode):
+    torch = pytest.importorskip("torch")
+    tdt = torch.float16 if dtype == F16 else torch.bfloat16
+
+    @pypto.jit
+    def f(x: pypto.Tensor((7, 300), dtype)):
+        return pypto.cumsum(x, -1), pypto.cumsum(x, 0)
+
+    x = torch.randn(7, 300).to(tdt)
+    a, b = run_in(mode, f, x)
+    np.testing.assert_array_equal(a.float().numpy(), torch.cumsum(x, -1).float().numpy())
+    np.testing.assert_array_equal(b.float().numpy(), torch.cumsum(x, 0).float().numpy())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_prod_var_std(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor(SHAPE, F32)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        return (pypto.prod(x, 1), pypto.var(x, -1), pypto.var(x, [0, 2], correction=0, keepdim=True),
+                pypto.std(x, 1), pypto.var(x, keepdim=True))
+
+    x = rng(4).uniform(0.5, 1.5, SHAPE).astype(np.float32)
+    p, v1, v2, s1, v3 = run_in(mode, f, x)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(p, np.prod(x64, 1), rtol=2e-6)
+    np.testing.assert_allclose(v1, np.var(x64, -1, ddof=1), rtol=2e-6)
+    np.testing.assert_allclose(v2, np.var(x64, (0, 2), keepdims=True), rtol=2e-6)
+    np.testing.assert_allclose(s1, np.std(x64, 1, ddof=1), rtol=2e-6)
+    np.testing.assert_allclose(v3, np.var(x64, ddof=1, keepdims=True), rtol=2e-6)
+
+
+def test_whole_axis_errors():
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        return pypto.argmax(x, 0)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.argmax along dim 0 .* dynamic size"):
+        f(np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 8), F32)):
+        return pypto.cumsum(x, 2)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.cumsum: dim 2 is out of range"):
+        g(np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def h(x: pypto.Tensor((64, 300000), F32)):
+        return pypto.argmax(x, -1)
+
+    with pytest.raises(pypto.UserError, match=r"needs the whole dim 1 .* in one tile"):
+        h(np.zeros((64, 300000), np.float32))

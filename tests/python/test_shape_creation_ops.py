@@ -1,0 +1,104 @@
+"""transpose / permute (strided loads of the permuted view) and full / zeros / ones / arange, on
+both backends, against numpy: every pair of dims, tails, fused consumers, dtypes."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import MODES, rng, run_in
+
+F32, F16, I32, I64, BOOL = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_INT32, pypto.DT_INT64, pypto.DT_BOOL
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dims", list(itertools.combinations(range(3), 2)))
+def test_transpose_every_pair(dims, mode):
+    shape = (3, 11, 37)
+    out_shape = list(shape)
+    out_shape[dims[0]], out_shape[dims[1]] = out_shape[dims[1]], out_shape[dims[0]]
+
+    @pypto.jit
+    def f(x: pypto.Tensor(shape, F32)):
+        pypto.set_vec_tile_shapes(2, 8, 16)
+        return pypto.transpose(x, *dims) * 2.0 + 1.0
+
+    x = rng(0).standard_normal(shape).astype(np.float32)
+    got = run_in(mode, f, x)
+    np.testing.assert_array_equal(got, np.swapaxes(x, *dims) * np.float32(2) + np.float32(1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_permute_of_a_computed_value_and_a_slice(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 6, 10, 12), F32)):
+        pypto.set_vec_tile_shapes(1, 4, 8, 8)
+        y = pypto.exp(x)
+        return pypto.permute(y, [0, 2, 1, 3]), pypto.permute(x[1:3, :, 2:9, :], (3, 2, 1, 0)).clip(-1.0, 1.0)
+
+    x = rng(1).standard_normal((4, 6, 10, 12)).astype(np.float32)
+    a, b = run_in(mode, f, x)
+    np.testing.assert_allclose(a, np.transpose(np.exp(x), (0, 2, 1, 3)), rtol=5e-7)
+    np.testing.assert_array_equal(b, np.clip(np.transpose(x[1:3, :, 2:9, :], (3, 2, 1, 0)), -1, 1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_transpose_into_matmul_and_16bit(mode):
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def f(q: pypto.Tensor((2, 16, 32), F32), k: pypto.Tensor((2, 24, 32), F32), h: pypto.Tensor((8, 40), F16)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [24, 24])
+        s = pypto.matmul(q, pypto.transpose(k, 1, 2), pypto.DT_FP32)
+        pypto.set_vec_tile_shapes(16, 8)
+        return s, pypto.transpose(h, 0, 1)
+
+    q = rng(2).standard_normal((2, 16, 32)).astype(np.float32)
+    k = rng(3).standard_normal((2, 24, 32)).astype(np.float32)
+    h = torch.randn(8, 40).to(torch.float16)
+    s, ht = run_in(mode, f, q, k, h)
+    np.testing.assert_allclose(s, q.astype(np.float64) @ np.swapaxes(k, 1, 2), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(ht.numpy(), h.numpy().T)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_full_zeros_ones_arange(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 300), F32)):
+        pypto.set_vec_tile_shapes(2, 128)
+        return (x + pypto.full([5, 300], 2.5, F32), pypto.zeros(5, 300, dtype=I32), pypto.ones([7], dtype=F16),
+                pypto.arange(300), pypto.arange(3, 1000, 7), pypto.arange(0.5, 30.0, 0.25),
+                pypto.arange(10, dtype=I64), pypto.full([4, 4], True, BOOL), x * pypto.arange(300.0))
+
+    x = rng(4).standard_normal((5, 300)).astype(np.float32)
+    got = run_in(mode, f, x)
+    wants = [x + np.float32(2.5), np.zeros((5, 300), np.int32), np.ones(7, np.float16), np.arange(300, dtype=np.int32),
+             np.arange(3, 1000, 7, dtype=np.int32), np.arange(0.5, 30.0, 0.25, dtype=np.float32),
+             np.arange(10, dtype=np.int64), np.ones((4, 4), bool), x * np.arange(300, dtype=np.float32)]
+    for i, (g, w) in enumerate(zip(got, wants)):
+        assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
+        np.testing.assert_array_equal(g, w, err_msg=f"output {i}")
+
+
+def test_shape_creation_errors():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)):
+        return pypto.permute(x, [0, 0])
+
+    with pytest.raises(pypto.UserError, match=r"pypto.permute: \[0, 0\] is not a permutation"):
+        f(np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 8), F32)):
+        return x + pypto.full([4, 8], 1.5, I32)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.full: 1.5 is not a value of"):
+        g(np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def h(x: pypto.Tensor((4, 8), F32)):
+        return pypto.transpose(x, 0, 2)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.transpose: dim 2 is out of range"):
+        h(np.zeros((4, 8), np.float32))
