@@ -105,6 +105,25 @@ def pypto_chain(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
     return chain
 
 
+GELU_C = float(np.sqrt(2.0 / np.pi))
+
+
+def pypto_gelu(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    @pypto.jit
+    def gelu(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R, C), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(tile_rows, C)
+        return x * 0.5 * (pypto.tanh((x + x * x * x * 0.044715) * GELU_C) + 1.0)
+    return gelu
+
+
+def pypto_transpose(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    @pypto.jit
+    def transpose(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((C, R), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(tile_rows, 256)
+        return pypto.transpose(x, 0, 1)
+    return transpose
+
+
 def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def softmax(x):
         e = np.exp(x - x.max(-1, keepdims=True))
@@ -121,7 +140,14 @@ def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def chain(x):
         return np.maximum(x * np.float32(2) + np.float32(1), 0) * np.exp(-np.abs(x)) - np.float32(0.5)
 
-    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain}
+    def gelu(x):
+        return x * np.float32(0.5) * (np.tanh((x + x * x * x * np.float32(0.044715)) * np.float32(GELU_C)) + 1)
+
+    def transpose(x):
+        return np.ascontiguousarray(x.T)
+
+    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
+            "transpose": transpose}
 
 
 def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
@@ -139,7 +165,14 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
     def chain(x):
         return torch.clamp_min(x * 2 + 1, 0) * torch.exp(-torch.abs(x)) - 0.5
 
-    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain}
+    def gelu(x):
+        return F.gelu(x, approximate="tanh")
+
+    def transpose(x):
+        return x.t().contiguous()
+
+    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
+            "transpose": transpose}
 
 
 # --- timing -------------------------------------------------------------------------------------
@@ -283,7 +316,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
-    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain"] + COMPUTE
+    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh", "transpose"] + COMPUTE
     compute_names = [nm for nm in names if nm in COMPUTE]
     names = [nm for nm in names if nm not in COMPUTE]
     info = machine_info()
@@ -311,12 +344,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     nimpl = numpy_impls()
     pypto.set_runtime_options(workers=args.workers, run_mode="cpu")
     makers = {"softmax": (pypto_softmax, 8), "rmsnorm": (pypto_rmsnorm, 8), "layernorm": (pypto_layernorm, 4),
-              "chain": (pypto_chain, 8)}
+              "chain": (pypto_chain, 8), "gelu_tanh": (pypto_gelu, 8), "transpose": (pypto_transpose, 32)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((R, C)).astype(np.float32)
     g = rng.standard_normal((1, C)).astype(np.float32)
     b = rng.standard_normal((1, C)).astype(np.float32)
-    inputs = {"softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,)}
+    inputs = {"softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,), "gelu_tanh": (x,),
+              "transpose": (x,)}
     rows = []
     for name in names:
         maker, tile_rows = makers[name]

@@ -77,8 +77,10 @@ std::vector<OpDef> MakeOpDefs() {
   reduce("amin", O::TROWMIN, O::TCOLMIN, O::TMIN, "minimum along an axis");
   d.push_back({"permute", OpKind::Permute, false, O::TLOAD, {}, {}, {}, {}, {},
                "the dims in another order (a strided load, no copy in UB)"});
+  d.push_back({"expand", OpKind::Expand, false, O::TLOAD, {}, {}, {}, {}, {},
+               "x broadcast to a shape, materialized (a copy when the shapes are equal)"});
   d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
-  d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1"});
+  d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1 along one dim"});
   d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
   d.push_back({"matmul", OpKind::Matmul, false, O::TMATMUL, {}, {}, {}, {}, {}, "matrix product on the cube unit"});
   d.push_back({"assemble", OpKind::Assemble, false, O::TSTORE, {}, {}, {}, {}, {},
@@ -197,8 +199,12 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
   if (def.kind == OpKind::Fill || def.kind == OpKind::Iota) {  // made from nothing
     out.dtype = call.attrs.get<DataType>("dtype");
     out.shape = call.attrs.exprs("shape");
-    if (def.kind == OpKind::Iota && (out.shape.size() != 1 || !IsInteger(out.dtype)))
-      throw InternalError("iota makes a 1-D integer tensor");
+    if (def.kind == OpKind::Iota) {  // counts along attr "dim"; every other dim has extent 1
+      int dim = static_cast<int>(call.attrs.get<int64_t>("dim"));
+      bool ok = IsInteger(out.dtype) && dim >= 0 && dim < static_cast<int>(out.shape.size());
+      for (int d = 0; ok && d < static_cast<int>(out.shape.size()); ++d) ok = d == dim || out.shape[d].as_const() == 1;
+      if (!ok) throw InternalError("iota counts along one dim of an integer tensor");
+    }
     for (auto& d : out.shape)
       if (auto c = d.as_const(); c && *c <= 0)
         throw UserError("pypto." + call.op + ": shape " + ShapeStr(out.shape) + " has a non-positive dim", call.loc,
@@ -239,23 +245,37 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       return;
     }
     case OpKind::Permute: {
+      // perm[d]: the input dim of output dim d, or -1 for a new dim of extent 1; input dims left
+      // out must have extent 1 (squeeze).
       const auto& perm = call.attrs.get<std::vector<int64_t>>("perm");
       std::vector<bool> seen(x.rank(), false);
-      bool ok = static_cast<int>(perm.size()) == x.rank();
+      bool ok = true;
       for (size_t i = 0; ok && i < perm.size(); ++i) {
-        ok = perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]];
-        if (ok) seen[perm[i]] = true;
+        ok = perm[i] >= -1 && perm[i] < x.rank() && (perm[i] < 0 || !seen[perm[i]]);
+        if (ok && perm[i] >= 0) seen[perm[i]] = true;
       }
+      for (int d = 0; ok && d < x.rank(); ++d) ok = seen[d] || x.shape[d].as_const() == 1;
       if (!ok) {
         std::string p = "[";
         for (size_t i = 0; i < perm.size(); ++i) p += (i ? ", " : "") + std::to_string(perm[i]);
-        throw UserError("pypto.permute: " + p + "] is not a permutation of the " + std::to_string(x.rank()) +
+        throw UserError("pypto." + name + ": " + p + "] is not a permutation of the " + std::to_string(x.rank()) +
                             " dims of " + DTypeShape(x),
-                        call.loc, "give each dim 0 .. rank-1 once");
+                        call.loc, "give each dim 0 .. rank-1 once (a dim of size 1 may be left out)");
       }
       out.dtype = x.dtype;
       out.shape.clear();
-      for (auto d : perm) out.shape.push_back(x.shape[d]);
+      for (auto d : perm) out.shape.push_back(d >= 0 ? x.shape[d] : Expr(1));
+      return;
+    }
+    case OpKind::Expand: {
+      out.dtype = x.dtype;
+      out.shape = call.attrs.exprs("shape");
+      bool ok = out.shape.size() == x.shape.size();
+      for (size_t d = 0; ok && d < out.shape.size(); ++d)
+        ok = x.shape[d].same_as(out.shape[d]) || x.shape[d].as_const() == 1;
+      if (!ok)
+        throw UserError("pypto.expand_clone: " + DTypeShape(x) + " does not expand to " + ShapeStr(out.shape), call.loc,
+                        "give the same rank; each dim equal to the input's or the input's being 1");
       return;
     }
     case OpKind::Scan:

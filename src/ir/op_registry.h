@@ -26,8 +26,9 @@ enum class OpKind : uint8_t {
   ArgReduce,     // int32 index of the first max / min along attr "dim" (attr "keepdim")
   Scan,          // inclusive prefix sum / product along attr "dim"
   Permute,       // y[i0, i1, ...] = x[i_perm...]: y dim d is x dim perm[d] (attr "perm")
+  Expand,        // x broadcast to attr "shape" and materialized (expand_clone; clone when equal)
   Fill,          // no inputs: attr "shape" filled with attr "value" (attr "dtype")
-  Iota,          // no inputs: [n] (attr "shape") holding 0, 1, ..., n - 1 (attr "dtype", integer)
+  Iota,          // no inputs: 0, 1, ..., n - 1 along attr "dim" of attr "shape" (other dims 1), integer
 };
 
 /// Ops whose tile spans the whole of their axis (attr "dim"): an index or a running value

@@ -514,6 +514,10 @@ class Partitioner {
       }
       case OpKind::Permute:  // the load through the permuted view is the result
         return Input(b, t, 0, coord, out);
+      case OpKind::Expand: {
+        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        return Full(b, Input(b, t, 0, coord, out), t.tile, valid, t.loc, out);
+      }
       case OpKind::Fill:
       case OpKind::Iota: {
         std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
@@ -522,7 +526,8 @@ class Partitioner {
           ins.has_scalar = true;
           ins.scalar = t.attrs.get<double>("value");
         } else {
-          ins.coord = {coord[0] * Expr(t.tile[0])};  // TCI starts at the tile's first index
+          int dim = static_cast<int>(t.attrs.get<int64_t>("dim"));
+          ins.coord = {coord[dim] * Expr(t.tile[dim])};  // TCI starts at the tile's first index
         }
         ins.dst = result_buf(t.tile, valid);
         out.push_back(ins);

@@ -173,6 +173,16 @@ def _row_arg(name):
     return f
 
 
+def _col_arg(name):
+    def f(a, *, valid_shape=None, out=None, index_dtype=_np.int32):
+        a = _arr(a)
+        v = _valid(a, valid_shape)
+        out = _out(out, (1, a.shape[1]), dtype(index_dtype))
+        _call(name, [_t(out, (1, v[1])), _t(a, v)])
+        return out
+    return f
+
+
 def _expand_binary(name, row):
     def f(a, b, *, valid_shape=None, out=None):
         a, b = _arr(a), _arr(b)
@@ -479,7 +489,9 @@ _BY_FORM = {
     "RowExpandBinary": lambda n: _expand_binary(n, True),
     "ColExpandBinary": lambda n: _expand_binary(n, False),
 }
-_BY_NAME = {"TROWARGMAX": _row_arg, "TROWARGMIN": _row_arg, "TADDSC": _scalar_carry, "TSUBSC": _scalar_carry}
+_BY_NAME = {"TROWARGMAX": _row_arg, "TROWARGMIN": _row_arg, "TCOLARGMAX": _col_arg, "TCOLARGMIN": _col_arg,
+            "TROWCUMSUM": _unary, "TROWCUMPROD": _unary, "TCOLCUMSUM": _unary, "TCOLCUMPROD": _unary,
+            "TADDSC": _scalar_carry, "TSUBSC": _scalar_carry}
 for _n, _operands, _dtypes, _form in _isa.instructions():
     _factory = _BY_NAME.get(_n) or _BY_FORM.get(_form)
     if _factory is None or _n.lower() in globals():
