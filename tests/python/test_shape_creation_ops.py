@@ -102,3 +102,85 @@ def test_shape_creation_errors():
 
     with pytest.raises(pypto.UserError, match=r"pypto.transpose: dim 2 is out of range"):
         h(np.zeros((4, 8), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_squeeze_unsqueeze_reshape(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((6, 1, 20), F32), r: pypto.Tensor((6, 20), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        a = pypto.squeeze(x, 1) + r
+        pypto.set_vec_tile_shapes(4, 1, 8)
+        b = pypto.unsqueeze(r, 1) * x
+        pypto.set_vec_tile_shapes(1, 4, 1, 8)
+        c = pypto.reshape(x, [1, 6, 1, 20]) - 1.0
+        return a, b, c
+
+    x = rng(5).standard_normal((6, 1, 20)).astype(np.float32)
+    r = rng(6).standard_normal((6, 20)).astype(np.float32)
+    a, b, c = run_in(mode, f, x, r)
+    np.testing.assert_array_equal(a, x[:, 0] + r)
+    np.testing.assert_array_equal(b, r[:, None] * x)
+    np.testing.assert_array_equal(c, x.reshape(1, 6, 1, 20) - np.float32(1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_clone_expand_concat_pad(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 12), F32), y: pypto.Tensor((3, 12), F32), v: pypto.Tensor((1, 12), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        return (pypto.clone(x), pypto.expand_clone(v, [5, 12]), pypto.concat([x, y, x], 0) * 2.0,
+                pypto.concat([x, x], -1), pypto.pad(x, (0, 3, 0, 2), value=-1.5))
+
+    x = rng(7).standard_normal((5, 12)).astype(np.float32)
+    x[0, 0] = -0.0
+    y = rng(8).standard_normal((3, 12)).astype(np.float32)
+    v = rng(9).standard_normal((1, 12)).astype(np.float32)
+    a, b, c, d, e = run_in(mode, f, x, y, v)
+    np.testing.assert_array_equal(a, x)
+    assert np.signbit(a[0, 0])
+    np.testing.assert_array_equal(b, np.broadcast_to(v, (5, 12)))
+    np.testing.assert_array_equal(c, np.concatenate([x, y, x], 0) * np.float32(2))
+    np.testing.assert_array_equal(d, np.concatenate([x, x], -1))
+    np.testing.assert_array_equal(e, np.pad(x, ((0, 2), (0, 3)), constant_values=-1.5))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tril_triu_one_hot(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((2, 9, 13), F32), i: pypto.Tensor((4, 6), I32)):
+        pypto.set_vec_tile_shapes(1, 4, 8)
+        t = pypto.tril(x), pypto.triu(x, 2), pypto.tril(x, -3)
+        pypto.set_vec_tile_shapes(2, 4)
+        return (*t, pypto.one_hot(i, 5))
+
+    x = rng(10).standard_normal((2, 9, 13)).astype(np.float32)
+    i = rng(11).integers(-1, 6, (4, 6)).astype(np.int32)
+    a, b, c, d = run_in(mode, f, x, i)
+    np.testing.assert_array_equal(a, np.tril(x))
+    np.testing.assert_array_equal(b, np.triu(x, 2))
+    np.testing.assert_array_equal(c, np.tril(x, -3))
+    assert d.dtype == np.int64
+    np.testing.assert_array_equal(d, (i[..., None] == np.arange(5)).astype(np.int64))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_loop_unroll_covers_the_range(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 16], F32), out: pypto.Tensor([pypto.DYNAMIC, 16], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        n = x.shape[0]
+        for i, k in pypto.loop_unroll(0, n, 1, name="rows", unroll_list=[4, 2]):
+            out[i:i + k, :] = x[i:i + k, :] * float(k)
+
+    for rows in (1, 7, 8, 13):
+        x = rng(rows).standard_normal((rows, 16)).astype(np.float32)
+        out = np.zeros_like(x)
+        run_in(mode, f, x, out)
+        scale = np.zeros(rows, np.float32)
+        done = 0
+        for k in (4, 2, 1):
+            while rows - done >= k:
+                scale[done:done + k] = k
+                done += k
+        np.testing.assert_array_equal(out, x * scale[:, None], err_msg=f"rows={rows}")

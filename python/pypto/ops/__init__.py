@@ -7,7 +7,8 @@ math     the elementwise math instructions (tanh, sin, pow, floor_div, ...)
 logic    comparisons, logical and bitwise ops, where, clip
 reduce   prod, argmax, argmin, var, std, cumsum, cumprod
 creation full, zeros, ones, arange
-shape    transpose, permute
+shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, concat, pad, tril, triu,
+         one_hot
 """
 
 from . import core, creation, logic, math, reduce, shape
@@ -27,7 +28,8 @@ _TENSOR_METHODS = (
     "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "reciprocal", "relu", "sigmoid", "softmax", "sign",
     "signbit", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asinh", "acosh", "erfc", "abs", "neg", "round", "ceil",
     "floor", "trunc", "logical_not", "amax", "amin", "sum", "mean", "matmul", "pow", "clip", "cast", "prod", "argmax",
-    "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute",
+    "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute", "reshape", "unsqueeze", "squeeze",
+    "clone", "expand_clone", "tril", "triu",
 )
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "set_vec_tile_shapes",
     "get_vec_tile_shapes",
     "loop",
+    "loop_unroll",
     "mean",
     "sigmoid",
     "silu",
@@ -399,6 +400,42 @@ def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.Symbo
         yield idx
     finally:
         rec.end_loop()
+
+
+def loop_unroll(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
+                submit_before_loop: bool = False) -> Iterator[Tuple[_core.SymbolicScalar, int]]:
+    """A runtime loop unrolled by factors: ``for i, k in pypto.loop_unroll(start, stop, step,
+    unroll_list=[8, 4, 1])`` yields ``(i, k)``: the body handles iterations i, i + step, ...,
+    i + (k - 1) * step. The body is traced once per factor; at run time the largest factor
+    covers as much of the range as it can, then the next takes the rest, down to 1 (always
+    added). ``submit_before_loop`` is accepted (it steers the NPU's task submission)."""
+    if len(args) == 1:
+        start, stop, step = 0, args[0], 1
+    elif len(args) == 2:
+        start, stop, step = args[0], args[1], 1
+    elif len(args) == 3:
+        start, stop, step = args
+    else:
+        raise _core.UserError(f"pypto.loop_unroll takes 1 to 3 bounds, got {len(args)}" + _suffix())
+    factors = list(unroll_list) if unroll_list is not None else [1]
+    for k in factors:
+        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+            raise _core.UserError(f"pypto.loop_unroll: unroll factors must be positive ints, got {k!r}" + _suffix())
+    if isinstance(step, int) and step <= 0:
+        raise _core.UserError(f"pypto.loop_unroll: step must be positive, got {step}" + _suffix())
+    factors = sorted(set(factors) | {1}, reverse=True)
+    base = name or "loop"
+    begin = start
+    for k in factors:
+        chunk = step * k
+        left = (stop - begin) % chunk if not (isinstance(stop, int) and isinstance(begin, int)) else \
+            max(0, stop - begin) % chunk
+        end = stop - left
+        if isinstance(begin, int) and isinstance(end, int) and end <= begin:
+            continue  # nothing for this factor (known at trace time)
+        for i in loop(begin, end, chunk, name=f"{base}_LoopUnroll{k}", idx_name=idx_name):
+            yield i, k
+        begin = end
 
 
 # --- composites: built from the primitives above, so they lower and fuse like user code -------

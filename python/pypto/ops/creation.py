@@ -101,7 +101,7 @@ def arange(*args: Any, dtype: Optional[DataType] = None) -> Tensor:
     if len(tile) > 1:  # the steps after the index are 1-D: a 1-D tile of the user's last dim
         rec.set_vec_tile_shapes(tile[-1:], user_loc())
     try:
-        val = _record("iota", {"shape": [n], "dtype": idx_dt})
+        val = _record("iota", {"shape": [n], "dim": 0, "dtype": idx_dt})
         if is_int_dtype(out_dt):
             val = val if step == 1 else mul(val, step)
             val = val if start == 0 else add(val, start)

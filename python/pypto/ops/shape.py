@@ -1,23 +1,38 @@
-"""Shape and movement: transpose and permute (a strided load of the permuted view: no copy in
-the on-chip buffer)."""
+"""Shape and movement. transpose / permute / squeeze / unsqueeze / reshape that only adds or
+drops dims of size 1 are one op: a load through a remapped view of the operand (a strided load,
+no copy in the on-chip buffer). expand_clone / clone copy, concat / pad assemble into a new
+tensor, tril / triu / one_hot compare index vectors."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, List, Optional, Sequence
 
 from .. import _core
+from .._core import SymbolicScalar
+from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
-from ..tensor import Tensor
-from .core import _suffix, _t
+from ..tensor import Tensor, tensor
+from .core import _suffix, _t, assemble, cast, sub
+from .creation import full
 
-__all__ = ["transpose", "permute"]
+__all__ = ["transpose", "permute", "squeeze", "unsqueeze", "reshape", "expand_clone", "clone", "concat", "pad",
+           "tril", "triu", "one_hot"]
 
 
-def _norm(x: Tensor, d: Any, op: str) -> int:
-    if not isinstance(d, int) or isinstance(d, bool) or not -x.ndim <= d < x.ndim:
-        raise _core.UserError(f"pypto.{op}: dim {d!r} is out of range for {x!r} of rank {x.ndim}" + _suffix()
-                              + f"\nhint: use a dim in [{-x.ndim}, {x.ndim - 1}]")
-    return d % x.ndim
+def _norm(x: Tensor, d: Any, op: str, rank: Optional[int] = None) -> int:
+    n = x.ndim if rank is None else rank
+    if not isinstance(d, int) or isinstance(d, bool) or not -n <= d < n:
+        raise _core.UserError(f"pypto.{op}: dim {d!r} is out of range for {x!r} (rank {n} here)" + _suffix()
+                              + f"\nhint: use a dim in [{-n}, {n - 1}]")
+    return d % n
+
+
+def _remap(op: str, x: Tensor, perm: List[int]) -> Tensor:
+    """Output dim d is input dim perm[d], or a new dim of size 1 where perm[d] is -1."""
+    if perm == list(range(x.ndim)):
+        return x
+    rec = current_recorder(op)
+    return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002 - PyPTO's name
@@ -26,10 +41,10 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002 - PyPTO
     if not isinstance(dims, (list, tuple)):
         raise _core.UserError(f"pypto.permute: dims must be a list of ints, got {dims!r}" + _suffix())
     perm = [_norm(x, d, "permute") for d in dims]
-    if perm == list(range(x.ndim)):
-        return x
-    rec = current_recorder("permute")
-    return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
+    if sorted(perm) != list(range(x.ndim)):
+        raise _core.UserError(f"pypto.permute: {list(dims)} is not a permutation of the {x.ndim} dims of {x!r}"
+                              + _suffix())
+    return _remap("permute", x, perm)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
@@ -38,4 +53,186 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     a, b = _norm(x, dim0, "transpose"), _norm(x, dim1, "transpose")
     perm = list(range(x.ndim))
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(x, perm)
+    return _remap("transpose", x, perm)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``input`` with a new dim of size 1 at ``dim`` (in [-rank-1, rank])."""
+    x = _t(input, "unsqueeze")
+    d = _norm(x, dim, "unsqueeze", x.ndim + 1)
+    perm = list(range(x.ndim))
+    perm.insert(d, -1)
+    return _remap("unsqueeze", x, perm)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """``input`` without its dims of size 1 (all of them, or ``dim``: an int or a list)."""
+    x = _t(input, "squeeze")
+    dims = [d for d in range(x.ndim) if x.shape[d] == 1] if dim is None else \
+        [_norm(x, d, "squeeze") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    dims = [d for d in dims if x.shape[d] == 1]  # torch: a dim that is not 1 stays
+    keep = [d for d in range(x.ndim) if d not in dims]
+    if not keep:
+        raise _core.UserError(f"pypto.squeeze would make a 0-d tensor of {x!r}; keep at least one dim" + _suffix())
+    return _remap("squeeze", x, keep)
+
+
+def _static(d: Any) -> bool:
+    return isinstance(d, int) or (isinstance(d, SymbolicScalar) and d.is_concrete())
+
+
+def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequence[Any]] = None,  # noqa: A002
+            inplace: bool = False) -> Tensor:
+    """``input`` with ``shape`` (one entry may be -1 when every dim is static). Supported here:
+    reshapes that add or drop dims of size 1 (a view, no copy); others raise a UserError."""
+    x = _t(input, "reshape")
+    shape = list(valid_shape if valid_shape is not None else shape)
+    if -1 in shape:
+        if shape.count(-1) > 1 or not all(_static(d) for d in list(x.shape) + [d for d in shape if d != -1]):
+            raise _core.UserError(f"pypto.reshape: -1 in {shape} needs static dims and appears at most once"
+                                  + _suffix())
+        total = 1
+        for d in x.shape:
+            total *= int(d)
+        known = 1
+        for d in shape:
+            known *= int(d) if d != -1 else 1
+        shape[shape.index(-1)] = total // known
+    src = [(i, d) for i, d in enumerate(x.shape) if not (_static(d) and int(d) == 1)]
+    dst = [(i, d) for i, d in enumerate(shape) if not (_static(d) and int(d) == 1)]
+    same = len(src) == len(dst) and all(_core.to_sym(a).same_as(_core.to_sym(b)) for (_, a), (_, b) in zip(src, dst))
+    if not same:
+        raise _core.UserError(f"pypto.reshape: {x!r} to {shape} merges or splits dims, which is not supported yet "
+                              "(only dims of size 1 may be added or dropped)" + _suffix()
+                              + "\nhint: index the dims you need with views and pypto.concat, or keep the shape")
+    perm = [-1] * len(shape)
+    for (si, _), (di, _) in zip(src, dst):
+        perm[di] = si
+    return _remap("reshape", x, perm)
+
+
+def _record(op: str, x: Tensor, attrs: dict) -> Tensor:
+    rec = current_recorder(op)
+    return Tensor(_rec=rec, _id=rec.op(op, [x._id], attrs, user_loc()))
+
+
+def expand_clone(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequence[Any]] = None) -> Tensor:  # noqa: A002
+    """``input`` broadcast along its dims of size 1 to ``shape`` (same rank), as a new tensor."""
+    x = _t(input, "expand_clone")
+    return _record("expand", x, {"shape": list(valid_shape if valid_shape is not None else shape)})
+
+
+def clone(input: Tensor) -> Tensor:  # noqa: A002
+    """A copy of ``input`` (bits included: -0.0 and NaN payloads stay)."""
+    x = _t(input, "clone")
+    return _record("expand", x, {"shape": list(x.shape)})
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors side by side along ``dim`` (same dtype and rank; the other dims equal): each is
+    assembled into a new tensor."""
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise _core.UserError("pypto.concat needs a non-empty list of tensors" + _suffix())
+    ts = [_t(t, "concat") for t in tensors]
+    first = ts[0]
+    d = _norm(first, dim, "concat")
+    for t in ts[1:]:
+        same = t.ndim == first.ndim and t.dtype == first.dtype and all(
+            i == d or _core.to_sym(a).same_as(_core.to_sym(b)) for i, (a, b) in enumerate(zip(t.shape, first.shape)))
+        if not same:
+            raise _core.UserError(f"pypto.concat: {t!r} does not match {first!r} outside dim {d}" + _suffix()
+                                  + "\nhint: concatenated tensors share the dtype, the rank and every other dim")
+    if len(ts) == 1:
+        return clone(first)
+    extent: Any = 0
+    for t in ts:
+        extent = extent + t.shape[d]
+    shape = list(first.shape)
+    shape[d] = extent
+    out = tensor(shape, first.dtype, "concat")
+    offset: Any = 0
+    for t in ts:
+        offsets: List[Any] = [0] * first.ndim
+        offsets[d] = offset
+        assemble(t, offsets, out)
+        offset = offset + t.shape[d]
+    return out
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 0) -> Tensor:  # noqa: A002
+    """torch.nn.functional.pad with PyPTO's limits: ``pad`` = (left, right[, top, bottom]) for the
+    last dim (and the one before), left and top 0, mode 'constant'."""
+    x = _t(input, "pad")
+    if mode != "constant":
+        raise _core.UserError(f"pypto.pad: mode {mode!r} is not supported; only 'constant'" + _suffix())
+    if not isinstance(pad, (list, tuple)) or len(pad) not in (2, 4) or any(
+            not isinstance(p, int) or isinstance(p, bool) or p < 0 for p in pad):
+        raise _core.UserError(f"pypto.pad: pad must be 2 or 4 non-negative ints, got {pad!r}" + _suffix())
+    if pad[0] != 0 or (len(pad) == 4 and pad[2] != 0):
+        raise _core.UserError(f"pypto.pad: only right / bottom padding (left and top 0), got {tuple(pad)}" + _suffix())
+    if len(pad) == 4 and x.ndim < 2:
+        raise _core.UserError(f"pypto.pad: 4 pads need a tensor of rank >= 2, got {x!r}" + _suffix())
+    if is_int_dtype(x.dtype) and isinstance(value, float) and value != int(value):
+        raise _core.UserError(f"pypto.pad: the value {value} is not an integer but {x!r} is" + _suffix())
+    shape = list(x.shape)
+    shape[-1] = shape[-1] + pad[1]
+    if len(pad) == 4:
+        shape[-2] = shape[-2] + pad[3]
+    out = tensor(shape, x.dtype, "pad")
+    out[...] = full(shape, value, x.dtype)
+    assemble(x, [0] * x.ndim, out)
+    return out
+
+
+def _tri(op: str, x: Any, diagonal: int, lower: bool) -> Tensor:
+    x = _t(x, op)
+    if x.ndim < 2:
+        raise _core.UserError(f"pypto.{op} needs a tensor of rank >= 2, got {x!r}" + _suffix())
+    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
+        raise _core.UserError(f"pypto.{op}: diagonal must be an int, got {diagonal!r}" + _suffix())
+    from .logic import ge, le, where
+    lead = [1] * (x.ndim - 2)
+    rec = current_recorder(op)
+    rows = Tensor(_rec=rec, _id=rec.op("iota", [], {"shape": lead + [x.shape[-2], 1], "dim": x.ndim - 2,
+                                                    "dtype": DT_INT32}, user_loc()))
+    cols = Tensor(_rec=rec, _id=rec.op("iota", [], {"shape": lead + [1, x.shape[-1]], "dim": x.ndim - 1,
+                                                    "dtype": DT_INT32}, user_loc()))
+    keep = (le if lower else ge)(sub(cols, rows), diagonal)  # c - r <= d (tril), >= d (triu)
+    zero: Any = False if x.dtype == DT_BOOL else 0.0 if is_float_dtype(x.dtype) else 0
+    return where(keep, x, zero)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zeros above the ``diagonal``-th diagonal of the last two dims (torch.tril)."""
+    return _tri("tril", input, diagonal, True)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Zeros below the ``diagonal``-th diagonal of the last two dims (torch.triu)."""
+    return _tri("triu", input, diagonal, False)
+
+
+def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
+    """int64 tensor of ``input.shape + [num_classes]`` with 1 where the last index equals the input
+    value (values outside [0, num_classes) give a row of zeros)."""
+    x = _t(input, "one_hot")
+    if not is_int_dtype(x.dtype):
+        raise _core.UserError(f"pypto.one_hot needs an integer tensor, got {x!r}" + _suffix())
+    if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes <= 0:
+        raise _core.UserError(f"pypto.one_hot: num_classes must be a positive int, got {num_classes!r}" + _suffix())
+    from .logic import eq
+    rec = current_recorder("one_hot")
+    idx_dt = DT_INT64 if x.dtype == DT_INT64 else DT_INT32
+    x = x if x.dtype == idx_dt else cast(x, idx_dt)
+    tile = list(rec.vec_tile_shapes())
+    if len(tile) == x.ndim:  # the result has one dim more: the user's tile, then the classes
+        rec.set_vec_tile_shapes(tile + [num_classes], user_loc())
+    try:
+        classes = Tensor(_rec=rec, _id=rec.op("iota", [], {"shape": [1] * x.ndim + [num_classes], "dim": x.ndim,
+                                                           "dtype": idx_dt}, user_loc()))
+        return cast(eq(unsqueeze(x, -1), classes), DT_INT64)
+    finally:
+        if len(tile) == x.ndim:
+            rec.set_vec_tile_shapes(tile, user_loc())
+
+
