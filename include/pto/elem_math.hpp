@@ -147,4 +147,19 @@ T remainder(T a, T b) {
   }
 }
 
+// Greatest common divisor of |a| and |b| (torch.gcd / numpy.gcd; gcd(0, 0) = 0), in the wrapping
+// arithmetic of T (gcd(MIN, 0) is MIN, as numpy).
+template <class T>
+T gcd(T a, T b) {
+  static_assert(is_int_v<T>, "gcd needs an integer type");
+  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+  U x = std::cmp_less(a, 0) ? U(0) - U(a) : U(a), y = std::cmp_less(b, 0) ? U(0) - U(b) : U(b);
+  while (y != 0) {
+    U t = x % y;
+    x = y;
+    y = t;
+  }
+  return T(x);
+}
+
 }  // namespace pto::elem

@@ -46,7 +46,8 @@
 #define PTO_MATH_BINARY(M, X)                                                                            \
   M(X, TPOW, TPOWS, N, pow, Vec) M(X, TATAN2, TATAN2S, F, atan2, Vec)                                   \
   M(X, THYPOT, THYPOTS, F, hypot, Vec) M(X, TCOPYSIGN, TCOPYSIGNS, F, copysign, Vec)                    \
-  M(X, TFLOORDIV, TFLOORDIVS, N, floor_div, Elem) M(X, TMOD, TMODS, N, remainder, Elem)
+  M(X, TFLOORDIV, TFLOORDIVS, N, floor_div, Elem) M(X, TMOD, TMODS, N, remainder, Elem)                \
+  M(X, TGCD, TGCDS, I, gcd, Elem)
 
 // The math lists as entries of the main list.
 #define PTO_MATH_UNARY_ENTRY(X, NAME, DTYPES, FN, IMPL) X(NAME, Unary, DTYPES)

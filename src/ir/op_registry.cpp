@@ -43,6 +43,7 @@ std::vector<OpDef> MakeOpDefs() {
   binary("maximum", O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "max(x, y)", true);
   binary("minimum", O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "min(x, y)", true);
   binary("fmod", O::TREM, O::TREMS, {}, {}, "x - trunc(x / y) * y (C fmod: the sign of x)");
+  binary("lrelu", O::TPRELU, O::TLRELU, {}, {}, "x < 0 ? x * slope : x (slope a scalar or a tensor)");
   binary("bitwise_and", O::TAND, O::TANDS, {}, {}, "x & y", true);
   binary("bitwise_or", O::TOR, O::TORS, {}, {}, "x | y", true);
   binary("bitwise_xor", O::TXOR, O::TXORS, {}, {}, "x ^ y", true);

@@ -256,3 +256,58 @@ def test_math_op_errors_name_the_op_and_line():
 
     with pytest.raises(pypto.UserError, match=r"pypto.atan2: operand shapes"):
         g(np.zeros((4, 8), np.float32), np.zeros((3, 8), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lrelu_prelu_gcd_axpy_expand_exp_dif(mode):
+    I32 = pypto.DT_INT32
+
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 6, 10), F32), w: pypto.Tensor((6,), F32), a: pypto.Tensor((4, 10), I32),
+          b: pypto.Tensor((4, 10), I32), y: pypto.Tensor((4, 6, 10), F32), m: pypto.Tensor((4, 6, 1), F32)):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        r = pypto.lrelu(x, 0.2), pypto.prelu(x, w), pypto.expand_exp_dif(x, m)
+        pypto.axpy_(y, x, 0.5)
+        pypto.set_vec_tile_shapes(2, 8)
+        return (*r, pypto.gcd(a, b), pypto.gcd(a, 12))
+
+    r = rng(7)
+    x = r.standard_normal((4, 6, 10)).astype(np.float32)
+    w = r.uniform(0, 1, 6).astype(np.float32)
+    a = r.integers(-60, 60, (4, 10)).astype(np.int32)
+    b = r.integers(-60, 60, (4, 10)).astype(np.int32)
+    a[0, :3], b[0, :3] = [0, 0, -7], [0, 5, 0]
+    y = r.standard_normal((4, 6, 10)).astype(np.float32)
+    m = x.max(-1, keepdims=True)
+    y0 = y.copy()
+    l1, l2, e, g1, g2 = run_in(mode, f, x, w, a, b, y, m)
+    np.testing.assert_array_equal(l1, np.where(x < 0, x * np.float32(0.2), x))
+    np.testing.assert_array_equal(l2, np.where(x < 0, x * w[None, :, None], x))
+    np.testing.assert_allclose(e, np.exp(x - m), rtol=3e-7)
+    np.testing.assert_array_equal(y, y0 + x * np.float32(0.5))
+    np.testing.assert_array_equal(g1, np.gcd(a, b))
+    np.testing.assert_array_equal(g2, np.gcd(a, 12))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_quantize_dequantize(mode):
+    I8 = pypto.DT_INT8
+
+    @pypto.jit
+    def f(x: pypto.Tensor((6, 40), F32), s: pypto.Tensor((6,), F32), q: pypto.Tensor((6, 40), I8),
+          sc: pypto.Tensor((40,), F32), zp: pypto.Tensor((40,), F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        return (pypto.quantize(x, s, I8, -1), pypto.quantize(x, sc, pypto.DT_UINT8, -2, zp),
+                pypto.dequantize(q, s, pypto.DT_FP32, -1), pypto.dequantize(q, sc, axis=-2, zero_points=zp))
+
+    r = rng(8)
+    x = r.standard_normal((6, 40)).astype(np.float32) * 3
+    s = r.uniform(10, 80, 6).astype(np.float32)
+    q = r.integers(-128, 128, (6, 40)).astype(np.int8)
+    sc = r.uniform(0.01, 0.1, 40).astype(np.float32)
+    zp = r.integers(0, 10, 40).astype(np.float32)
+    a, b, c, d = run_in(mode, f, x, s, q, sc, zp)
+    np.testing.assert_array_equal(a, np.clip(np.rint(x * s[:, None]), -128, 127).astype(np.int8))
+    np.testing.assert_array_equal(b, np.clip(np.rint(x * sc + zp), 0, 255).astype(np.uint8))
+    np.testing.assert_array_equal(c, q.astype(np.float32) * s[:, None])
+    np.testing.assert_array_equal(d, (q.astype(np.float32) + zp) * sc)

@@ -5,6 +5,7 @@ and round once (torch's answer)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import _core
@@ -46,6 +47,11 @@ __all__ = [
     "ceil_div",
     "remainder",
     "fmod",
+    "gcd",
+    "lrelu",
+    "prelu",
+    "expand_exp_dif",
+    "axpy_",
 ]
 
 
@@ -244,3 +250,44 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
 def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
     """C's fmod (numpy.fmod): the result has the dividend's sign."""
     return _binary("fmod", input, other)
+
+
+def gcd(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Greatest common divisor of |input| and |other| on integer tensors (gcd(0, 0) = 0)."""
+    return _binary("gcd", input, other)
+
+
+def lrelu(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """x if x >= 0 else negative_slope * x (16-bit inputs compute in fp32)."""
+    x = _t(input, "lrelu")
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)) or \
+            not math.isfinite(negative_slope) or negative_slope < 0:
+        raise _core.UserError(f"pypto.lrelu: negative_slope must be a finite number >= 0, got {negative_slope!r}"
+                              + _suffix())
+    return _binary("lrelu", x, float(negative_slope))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """x if x >= 0 else weight[c] * x, with c the index along dim 1 (weight has 1 entry, or one per
+    channel of dim 1; a 1-D input uses weight[0])."""
+    x, w = _t(input, "prelu"), _t(weight, "prelu")
+    if w.ndim != 1:
+        raise _core.UserError(f"pypto.prelu: weight must be 1-D, got {w!r}" + _suffix())
+    if x.ndim >= 2 and w.shape[0] != 1:
+        from .shape import reshape
+        w = reshape(w, [1, w.shape[0]] + [1] * (x.ndim - 2))
+    return _binary("lrelu", x, w)
+
+
+def expand_exp_dif(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """exp(input - other) with broadcasting (x - row max, then exp: one fused instruction)."""
+    from .core import exp, sub
+    return exp(sub(input, other))
+
+
+def axpy_(y: Tensor, x: Tensor, alpha: float = 1.0) -> Tensor:
+    """y = alpha * x + y, in place (y is a parameter or a pypto.tensor; x broadcasts to it)."""
+    from .core import add
+    yt = _t(y, "axpy_")
+    yt[...] = add(yt, mul(_t(x, "axpy_"), float(alpha)))
+    return yt

@@ -16,7 +16,7 @@ from .core import _suffix, _t, assemble, cast, sub
 from .creation import full
 
 __all__ = ["transpose", "permute", "squeeze", "unsqueeze", "reshape", "expand_clone", "clone", "concat", "pad",
-           "tril", "triu", "one_hot"]
+           "tril", "triu", "one_hot", "fillpad"]
 
 
 def _norm(x: Tensor, d: Any, op: str, rank: Optional[int] = None) -> int:
@@ -236,3 +236,11 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
             rec.set_vec_tile_shapes(tile, user_loc())
 
 
+
+
+def fillpad(input: Tensor, mode: str = "constant", value: Any = 0) -> Tensor:  # noqa: A002
+    """PyPTO writes ``value`` outside the valid shape of a padded view. Here a view's shape is its
+    valid shape (there is no padding on the CPU), so this is a copy."""
+    if mode != "constant":
+        raise _core.UserError(f"pypto.fillpad: mode {mode!r} is not supported; only 'constant'" + _suffix())
+    return clone(input)
