@@ -79,7 +79,7 @@
   X(TCOLMIN, ColReduce, N)                                                                             \
   X(TROWARGMAX, Special, N) X(TROWARGMIN, Special, N) X(TCOLARGMAX, Special, N) X(TCOLARGMIN, Special, N)  \
   X(TROWCUMSUM, Special, N) X(TROWCUMPROD, Special, N) X(TCOLCUMSUM, Special, N)                        \
-  X(TCOLCUMPROD, Special, N)                                                                           \
+  X(TCOLCUMPROD, Special, N) X(TROWTOPK, Special, N) X(TROWTOPKIDX, Special, N) X(TCOLGATHER, Special, A) \
   X(TROWEXPAND, Expand, A) X(TCOLEXPAND, Expand, A)                                                    \
   X(TROWEXPANDADD, RowExpandBinary, N) X(TROWEXPANDSUB, RowExpandBinary, N)                            \
   X(TROWEXPANDMUL, RowExpandBinary, N) X(TROWEXPANDDIV, RowExpandBinary, N)                            \

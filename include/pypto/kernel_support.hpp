@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -363,6 +365,24 @@ inline void ColSlabs(char* dst, char* src, int64_t A, int K, int B, int64_t vali
     pto::TileRef<D> d{reinterpret_cast<D*>(dst) + a * dst_rows * B, dst_rows, B, B,
                       dst_rows == 1 ? 1 : static_cast<int>(valid_k), B};
     op(d, s);
+  }
+}
+
+// Gather along tile axis k (TCOLGATHER per slab): dst [A, Kd, B] = src [A, Ks, B] at the rows
+// index [A, Kd, B] names; an index outside src's valid_ks rows throws a std::invalid_argument
+// naming `what` (the op and the dim) and `where` (the user's line).
+template <class T, class I>
+inline void GatherSlabs(char* dst, char* src, char* index, int64_t A, int Kd, int Ks, int B, int64_t valid_kd,
+                        int64_t valid_ks, const char* what, const char* where) {
+  try {
+    for (int64_t a = 0; a < A; ++a) {
+      pto::TileRef<T> d{reinterpret_cast<T*>(dst) + a * Kd * B, Kd, B, B, static_cast<int>(valid_kd), B};
+      pto::TileRef<T> s{reinterpret_cast<T*>(src) + a * Ks * B, Ks, B, B, static_cast<int>(valid_ks), B};
+      pto::TileRef<I> i{reinterpret_cast<I*>(index) + a * Kd * B, Kd, B, B, static_cast<int>(valid_kd), B};
+      pto::TCOLGATHER(d, s, i);
+    }
+  } catch (const pto::Error& e) {
+    throw std::invalid_argument(std::string(what) + ": " + e.what() + "\n" + where);
   }
 }
 

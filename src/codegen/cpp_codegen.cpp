@@ -38,7 +38,22 @@ namespace {
 
 // Column instructions over a tile axis that the kernel runs slab by slab on raw UB pointers.
 bool IsColSlabOp(Opcode op) {
-  return op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN || op == Opcode::TCOLCUMSUM || op == Opcode::TCOLCUMPROD;
+  return op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN || op == Opcode::TCOLCUMSUM || op == Opcode::TCOLCUMPROD ||
+         op == Opcode::TCOLGATHER;
+}
+
+// A C++ string literal of `s`.
+std::string Quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    if (c == '\n') {
+      q += "\\n";
+      continue;
+    }
+    q += c;
+  }
+  return q + "\"";
 }
 
 class KernelWriter {
@@ -404,6 +419,19 @@ class KernelWriter {
              std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
              ", [](auto dd, auto ss) { pto::" + OpcodeName(op) + "(dd, ss); })";
     }
+    if (op == Opcode::TCOLGATHER) {
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      int64_t A = 1, B = 1;
+      for (int i = 0; i < in.axis; ++i) A *= d.shape[i];
+      for (size_t i = in.axis + 1; i < d.shape.size(); ++i) B *= d.shape[i];
+      std::string what = "pypto.gather along dim " + std::to_string(in.axis);
+      std::ostringstream c;
+      c << "GatherSlabs<" << T << ", " << CppType(k_.bufs[in.srcs[1]].dtype) << ">(" << Ptr(in.dst) << ", "
+        << Ptr(in.srcs[0]) << ", " << Ptr(in.srcs[1]) << ", " << A << ", " << d.shape[in.axis] << ", "
+        << s.shape[in.axis] << ", " << B << ", " << E(d.valid[in.axis]) << ", " << E(s.valid[in.axis]) << ", "
+        << Quoted(what) << ", " << Quoted(FormatLocation(in.loc)) << ")";
+      return c.str();
+    }
     if (IsColSlabOp(op)) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       int64_t A = 1, B = 1;
@@ -442,7 +470,8 @@ class KernelWriter {
       else
         scalar = ", static_cast<" + T + ">(int64_t(" + std::to_string(static_cast<int64_t>(in.scalar)) + "LL))";
     }
-    if (op == Opcode::TCMP || op == Opcode::TCMPS) scalar.append(", pto::CmpMode::").append(CmpModeName(in.cmp));
+    if (op == Opcode::TCMP || op == Opcode::TCMPS || op == Opcode::TROWTOPK || op == Opcode::TROWTOPKIDX)
+      scalar.append(", pto::CmpMode::").append(CmpModeName(in.cmp));
     std::string args = Ref(in.dst) + (in.scalar_first ? scalar + srcs : srcs + scalar);
     return "pto::" + std::string(OpcodeName(op)) + "(" + args + ")";
   }

@@ -80,6 +80,10 @@ std::vector<OpDef> MakeOpDefs() {
                "the dims in another order (a strided load, no copy in UB)"});
   d.push_back({"expand", OpKind::Expand, false, O::TLOAD, {}, {}, {}, {}, {},
                "x broadcast to a shape, materialized (a copy when the shapes are equal)"});
+  d.push_back({"topk", OpKind::TopK, false, O::TROWTOPK, {}, {}, {}, {}, {},
+               "the k largest or smallest values along the last dim, or their indices"});
+  d.push_back({"gather", OpKind::Gather, false, O::TCOLGATHER, {}, {}, {}, {}, {},
+               "x indexed along a dim by an index tensor (torch.gather)"});
   d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
   d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1 along one dim"});
   d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
@@ -223,7 +227,7 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
                     "cast the input first: pypto.cast(x, pypto.DT_FP32)");
   bool elementwise = def.kind == OpKind::Unary || def.kind == OpKind::Binary || def.kind == OpKind::BinaryScalar ||
                      def.kind == OpKind::Reduce || def.kind == OpKind::Compare || def.kind == OpKind::ArgReduce ||
-                     def.kind == OpKind::Scan;
+                     def.kind == OpKind::Scan || def.kind == OpKind::TopK;
   if (elementwise && def.pto && !Admits(DtypesOf(*def.pto), x.dtype)) {
     InstrDtypes want = DtypesOf(*def.pto);
     throw UserError("pypto." + name + " needs " + DtypesDescription(want) + ", got " + DTypeShape(x), call.loc,
@@ -266,6 +270,43 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       out.dtype = x.dtype;
       out.shape.clear();
       for (auto d : perm) out.shape.push_back(d >= 0 ? x.shape[d] : Expr(1));
+      return;
+    }
+    case OpKind::TopK: {
+      int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), name, call.loc);
+      int64_t k = call.attrs.get<int64_t>("k");
+      if (axis != x.rank() - 1)
+        throw UserError("pypto." + name + " works along the last dim, got dim " + std::to_string(axis) + " of " +
+                            DTypeShape(x),
+                        call.loc, "transpose the dim to the end first (pypto.transpose)");
+      auto n = x.shape[axis].as_const();
+      if (k < 1 || (n && k > *n))
+        throw UserError("pypto." + name + ": k=" + std::to_string(k) + " is outside [1, " +
+                            (n ? std::to_string(*n) : x.shape[axis].str()) + "] for " + DTypeShape(x),
+                        call.loc, "k must be at least 1 and at most the size of the last dim");
+      out.dtype = call.attrs.get<int64_t>("indices") ? DataType::INT32 : x.dtype;
+      out.shape = x.shape;
+      out.shape[axis] = Expr(k);
+      return;
+    }
+    case OpKind::Gather: {
+      const Value& idx = in(1);
+      std::string shapes = DTypeShape(x) + " by index " + DTypeShape(idx);
+      int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), name, call.loc);
+      if (!IsInteger(idx.dtype))
+        throw UserError("pypto." + name + ": the index must be an integer tensor, got " + shapes, call.loc,
+                        "cast it with pypto.cast(index, pypto.DT_INT32)");
+      if (idx.rank() != x.rank())
+        throw UserError("pypto." + name + ": the index needs the input's rank: " + shapes, call.loc);
+      for (int d = 0; d < x.rank(); ++d) {
+        auto a = idx.shape[d].as_const(), b = x.shape[d].as_const();
+        if (d != axis && a && b && *a > *b)
+          throw UserError("pypto." + name + ": dim " + std::to_string(d) + " of the index is larger than the "
+                              "input's: " + shapes,
+                          call.loc, "along every dim but `dim` the index may not exceed the input");
+      }
+      out.dtype = x.dtype;
+      out.shape = idx.shape;
       return;
     }
     case OpKind::Expand: {

@@ -27,13 +27,16 @@ enum class OpKind : uint8_t {
   Scan,          // inclusive prefix sum / product along attr "dim"
   Permute,       // y[i0, i1, ...] = x[i_perm...]: y dim d is x dim perm[d] (attr "perm")
   Expand,        // x broadcast to attr "shape" and materialized (expand_clone; clone when equal)
+  TopK,          // the attr "k" largest / smallest (attr "largest") along the last dim, in order: the
+                 // values, or their int32 indices (attr "indices")
+  Gather,        // y = x[..., index[...], ...] along attr "dim" (torch.gather); y has index's shape
   Fill,          // no inputs: attr "shape" filled with attr "value" (attr "dtype")
   Iota,          // no inputs: 0, 1, ..., n - 1 along attr "dim" of attr "shape" (other dims 1), integer
 };
 
 /// Ops whose tile spans the whole of their axis (attr "dim"): an index or a running value
 /// depends on every element before it along the axis.
-inline bool WholeAxis(OpKind k) { return k == OpKind::ArgReduce || k == OpKind::Scan; }
+inline bool WholeAxis(OpKind k) { return k == OpKind::ArgReduce || k == OpKind::Scan || k == OpKind::TopK; }
 
 struct OpDef {
   std::string name;

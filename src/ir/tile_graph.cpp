@@ -14,7 +14,7 @@ std::vector<int64_t> TileOp::output_tile() const {
   std::vector<int64_t> t;
   for (size_t d = 0; d < tile.size(); ++d) {
     if (static_cast<int>(d) == reduce_axis) {
-      if (keepdim) t.push_back(1);
+      if (keepdim) t.push_back(axis_out);
     } else {
       t.push_back(tile[d]);
     }
@@ -32,8 +32,10 @@ std::vector<int64_t> TileOp::input_tile(size_t i) const {
     t[R - 1] = trans ? rows : cols;
     return t;
   }
-  for (size_t d = 0; d < t.size(); ++d)
+  for (size_t d = 0; d < t.size(); ++d) {
     if (inputs[i].broadcast[d]) t[d] = 1;
+    if (d < inputs[i].whole.size() && inputs[i].whole[d] > 0) t[d] = inputs[i].whole[d];
+  }
   return t;
 }
 

@@ -19,6 +19,9 @@ struct TileAccess {
   // Permute: iteration dim d reads dim perm[d] of the operand (empty: aligned dims). The tile is
   // loaded through the permuted view, so it arrives in the iteration space's order.
   std::vector<int> perm;
+  // Gather: along dims where whole[d] > 0 the operand is read whole (its static extent whole[d],
+  // from 0) whatever the iteration tile (empty: none).
+  std::vector<int64_t> whole;
 };
 
 struct TileOp {
@@ -34,6 +37,7 @@ struct TileOp {
   std::string tile_reason;    // why this tile shape
   int reduce_axis = -1;       // Reduce: the reduced axis of the iteration space
   bool keepdim = true;
+  int64_t axis_out = 1;       // extent of the output tile along reduce_axis (top-k: k)
   // Matmul: the contracted extent K and the cube tile {m0, m1, k0, k1, n0, n1} (L0 and L1 sizes
   // per axis); `tile` is then [1..., m1, n1], the output block of one cube task.
   Expr k_extent;

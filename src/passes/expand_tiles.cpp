@@ -138,7 +138,7 @@ class TileExpander {
   // An index or a scan along an axis needs the whole axis in one tile: a static extent, and the
   // tile must still fit UB.
   void WholeAxisTile(const OpCall& call, TileOp& t) {
-    int axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
+    int axis = t.reduce_axis >= 0 ? t.reduce_axis : static_cast<int>(call.attrs.get<int64_t>("dim"));
     auto ext = t.extent[axis].as_const();
     if (!ext)
       throw UserError("pypto." + call.op + " along dim " + std::to_string(axis) + " of " + ShapeStr(t.extent) +
@@ -161,6 +161,28 @@ class TileExpander {
                       call.loc, "set a smaller tile along the other dims, e.g. pypto.set_vec_tile_shapes" +
                                     IntList(hint));
     }
+  }
+
+  // gather reads its input whole along `dim` (any index may point anywhere there).
+  void GatherWhole(const OpCall& call, TileOp& t) {
+    const Value& x = g_.fn.value(call.inputs[0]);
+    int axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
+    auto ext = x.shape[axis].as_const();
+    if (!ext)
+      throw UserError("pypto." + call.op + " along dim " + std::to_string(axis) + " of " + ShapeStr(x.shape) +
+                          ": the dim has a dynamic size, but the input is read whole along it",
+                      call.loc, "gather along a dim of static size");
+    TileAccess& a = t.inputs[0];
+    a.whole.assign(t.extent.size(), 0);
+    a.whole[axis] = *ext;
+    a.broadcast[axis] = false;
+    int64_t bytes = DataTypeBytes(x.dtype);
+    for (auto d : t.input_tile(0)) bytes *= d;
+    if (2 * bytes > ctx_.machine().ub_bytes)
+      throw UserError("pypto." + call.op + ": the input tile " + IntList(t.input_tile(0)) + " (whole along dim " +
+                          std::to_string(axis) + ") does not fit twice in the " +
+                          std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB UB of " + ctx_.machine().name,
+                      call.loc, "set a smaller tile along the other dims with pypto.set_vec_tile_shapes");
   }
 
   TileAccess Access(int value, const std::vector<Expr>& extent) {
@@ -192,6 +214,12 @@ class TileExpander {
         t.extent = x.shape;
         t.reduce_axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
         t.keepdim = call.attrs.get<int64_t>("keepdim") != 0;
+        t.output = call.output;
+        break;
+      case OpKind::TopK:  // a reduction of the last dim to k values
+        t.extent = x.shape;
+        t.reduce_axis = x.rank() - 1;
+        t.axis_out = call.attrs.get<int64_t>("k");
         t.output = call.output;
         break;
       case OpKind::Assemble: {
@@ -240,6 +268,7 @@ class TileExpander {
     // Assemble reads its source only; every other op reads all its inputs.
     size_t n_in = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
     for (size_t i = 0; i < n_in; ++i) t.inputs.push_back(Access(call.inputs[i], t.extent));
+    if (def.kind == OpKind::Gather) GatherWhole(call, t);
     if (def.kind == OpKind::Permute) {
       for (auto d : call.attrs.get<std::vector<int64_t>>("perm")) t.inputs[0].perm.push_back(static_cast<int>(d));
       t.inputs[0].broadcast.assign(t.extent.size(), false);

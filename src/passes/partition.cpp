@@ -331,7 +331,9 @@ class Partitioner {
     const std::vector<int>& perm = t.inputs[i].perm;
     std::vector<int> map = perm.empty() ? AlignedMap(R, val.rank()) : perm;
     auto tile = t.input_tile(i);
-    auto starts = Starts(coord, tile, t.inputs[i].broadcast);
+    std::vector<bool> from_zero = t.inputs[i].broadcast;  // broadcast or whole: tile 0 along the dim
+    for (size_t d = 0; d < t.inputs[i].whole.size(); ++d) from_zero[d] = from_zero[d] || t.inputs[i].whole[d] > 0;
+    auto starts = Starts(coord, tile, from_zero);
     std::string key = std::to_string(v) + "|" + ShapeStr(starts);
     for (int d : perm) key += "|" + std::to_string(d);
     auto it = b.bufs_by_key.find(key);
@@ -529,6 +531,30 @@ class Partitioner {
           int dim = static_cast<int>(t.attrs.get<int64_t>("dim"));
           ins.coord = {coord[dim] * Expr(t.tile[dim])};  // TCI starts at the tile's first index
         }
+        ins.dst = result_buf(t.tile, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::TopK: {
+        int x = Input(b, t, 0, coord, out);
+        auto shape = t.tile;
+        shape[R - 1] = t.axis_out;
+        auto valid = b.k.bufs[x].valid;
+        valid[R - 1] = Expr(t.axis_out);
+        ins.opcode = t.attrs.get<int64_t>("indices") ? Opcode::TROWTOPKIDX : Opcode::TROWTOPK;
+        ins.cmp = t.attrs.get<int64_t>("largest") ? CmpMode::GT : CmpMode::LT;
+        ins.srcs = {x};
+        ins.dst = result_buf(shape, valid);
+        out.push_back(ins);
+        return ins.dst;
+      }
+      case OpKind::Gather: {
+        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        int x = Input(b, t, 0, coord, out);
+        int idx = Input(b, t, 1, coord, out);
+        ins.opcode = *def.pto;
+        ins.axis = static_cast<int>(t.attrs.get<int64_t>("dim"));
+        ins.srcs = {x, idx};
         ins.dst = result_buf(t.tile, valid);
         out.push_back(ins);
         return ins.dst;

@@ -394,6 +394,45 @@ const HandlerTable& Handlers() {
     t[size_t(O::TCOLARGMIN)] = col_op(col_arg(false), true);
     t[size_t(O::TCOLCUMSUM)] = col_op(col_scan(false), false);
     t[size_t(O::TCOLCUMPROD)] = col_op(col_scan(true), false);
+    t[size_t(O::TROWTOPK)] = [](Ctx& c, const Instr& in) {
+      OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TROWTOPK(Ref2D<T>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), in.cmp);
+      });
+    };
+    t[size_t(O::TROWTOPKIDX)] = [](Ctx& c, const Instr& in) {
+      OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        pto::ref::TROWTOPKIDX(Ref2D<int32_t>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), in.cmp);
+      });
+    };
+    t[size_t(O::TCOLGATHER)] = [](Ctx& c, const Instr& in) {
+      const BufState& d = c.bufs[in.dst];
+      const BufState& s = c.bufs[in.srcs[0]];
+      const BufState& ix = c.bufs[in.srcs[1]];
+      const auto& shape = d.buf->shape;
+      int64_t A = 1, B = 1;
+      for (int k = 0; k < in.axis; ++k) A *= shape[k];
+      for (size_t k = in.axis + 1; k < shape.size(); ++k) B *= shape[k];
+      const int Kd = static_cast<int>(shape[in.axis]), Ks = static_cast<int>(s.buf->shape[in.axis]);
+      pto::visit_dtype(ToPto(d.buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        OnDtype<InstrDtypes::I>(in.opcode, ix.buf->dtype, [&](auto itag) {
+          using I = typename decltype(itag)::type;
+          const int b = static_cast<int>(B);
+          for (int64_t a = 0; a < A; ++a) {
+            pto::TileRef<T> dst{reinterpret_cast<T*>(d.data) + a * Kd * B, Kd, b, b, static_cast<int>(d.valid[in.axis]), b};
+            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * Ks * B, Ks, b, b, static_cast<int>(s.valid[in.axis]), b};
+            pto::TileRef<I> idx{reinterpret_cast<I*>(ix.data) + a * Kd * B, Kd, b, b, static_cast<int>(d.valid[in.axis]), b};
+            try {
+              pto::ref::TCOLGATHER(dst, src, idx);
+            } catch (const pto::Error& e) {
+              throw UserError("pypto.gather along dim " + std::to_string(in.axis) + ": " + e.what(), in.loc);
+            }
+          }
+        });
+      });
+    };
     t[size_t(O::TCI)] = [](Ctx& c, const Instr& in) {
       OnDtype<InstrDtypes::I>(in.opcode, c.bufs[in.dst].buf->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;

@@ -106,3 +106,90 @@ def test_whole_axis_errors():
 
     with pytest.raises(pypto.UserError, match=r"needs the whole dim 1 .* in one tile"):
         h(np.zeros((64, 300000), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_topk_sort_argsort(mode):
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def f(x: pypto.Tensor((6, 9, 50), F32)):
+        pypto.set_vec_tile_shapes(2, 4, 16)
+        v, i = pypto.topk(x, 5)
+        s, j = pypto.topk(x, 7, largest=False)
+        sv, si = pypto.sort(x, descending=True)
+        return v, i, s, j, sv, si, pypto.argsort(x)
+
+    x = rng(12).integers(-5, 6, (6, 9, 50)).astype(np.float32)  # ties
+    x[0, 0, 7] = np.nan
+    x[1, 1, [3, 9]] = np.nan
+    v, i, s, j, sv, si, a = run_in(mode, f, x)
+    t = torch.from_numpy(x)
+    ref_sorted = torch.sort(t, descending=True, stable=True)  # top-k: its first k, ties by index
+    np.testing.assert_array_equal(v, torch.topk(t, 5).values.numpy())
+    np.testing.assert_array_equal(v, ref_sorted.values.numpy()[..., :5])
+    np.testing.assert_array_equal(i, ref_sorted.indices.numpy()[..., :5])
+    assert i.dtype == np.int32
+    np.testing.assert_array_equal(sv, ref_sorted.values.numpy())
+    np.testing.assert_array_equal(si, ref_sorted.indices.numpy())
+    asc = torch.sort(t, stable=True)
+    np.testing.assert_array_equal(a, asc.indices.numpy())
+    np.testing.assert_array_equal(s, asc.values.numpy()[..., :7])
+    np.testing.assert_array_equal(j, asc.indices.numpy()[..., :7])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_gather_and_index_select(dim, mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 12, 20), F32), i: pypto.Tensor((4, 9, 13), I32), s: pypto.Tensor((7,), I32)):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        return pypto.gather(x, dim, i), pypto.index_select(x, dim, s)
+
+    x = rng(13).standard_normal((5, 12, 20)).astype(np.float32)
+    i = rng(14).integers(0, x.shape[dim], (4, 9, 13)).astype(np.int32)
+    s = rng(15).integers(0, x.shape[dim], (7,)).astype(np.int32)
+    g, sel = run_in(mode, f, x, i, s)
+    np.testing.assert_array_equal(g, np.take_along_axis(x[:4, :9, :13] if dim == -1 else _crop(x, i.shape, dim), i,
+                                                        dim))
+    np.testing.assert_array_equal(sel, np.take(x, s, dim))
+
+
+def _crop(x, shape, dim):
+    """x cut to `shape` along every dim but `dim` (torch.gather reads only that part)."""
+    sl = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(shape))
+    return x[sl]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gather_out_of_range_raises(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), i: pypto.Tensor((4, 3), I32)):
+        return pypto.gather(x, 1, i)
+
+    x = np.zeros((4, 8), np.float32)
+    i = np.zeros((4, 3), np.int32)
+    i[2, 1] = 8
+    with pytest.raises(ValueError, match=r"pypto.gather along dim 1.*index 8 is out of range \[0, 8\)"):
+        run_in(mode, f, x, i)
+    i[2, 1] = -1
+    with pytest.raises(ValueError, match=r"index -1 is out of range"):
+        run_in(mode, f, x, i)
+    i[2, 1] = 7
+    np.testing.assert_array_equal(run_in(mode, f, x, i), np.zeros((4, 3), np.float32))
+
+
+def test_index_errors():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)):
+        return pypto.topk(x, 9)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.topk: k=9 is outside \[1, 8\]"):
+        f(np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 8), F32), i: pypto.Tensor((4, 3), F32)):
+        return pypto.gather(x, 1, i)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.gather: the index must be an integer tensor"):
+        g(np.zeros((4, 8), np.float32), np.zeros((4, 3), np.float32))

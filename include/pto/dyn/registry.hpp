@@ -122,6 +122,26 @@ inline std::map<std::string, OpInfo> build() {
                  });
                }};
   }
+  r["TROWTOPK"] = {"dst, src {cmp}", "N", [](const Call& c) {
+                     c.arity(2);
+                     const CmpMode m = parse_cmp(c.attr("cmp", "gt"));
+                     PTO_ON(N, c.dt(0), pto::TROWTOPK(c.t<T>(0), c.t<T>(1), m));
+                   }};
+  r["TROWTOPKIDX"] = {"idx, src {cmp}", "src: N, idx: I", [](const Call& c) {
+                        c.arity(2);
+                        const CmpMode m = parse_cmp(c.attr("cmp", "gt"));
+                        on<I>(c, c.dt(0), [&](auto itag) {
+                          using Ix = typename decltype(itag)::type;
+                          PTO_ON(N, c.dt(1), pto::TROWTOPKIDX(c.t<Ix>(0), c.t<T>(1), m));
+                        });
+                      }};
+  r["TCOLGATHER"] = {"dst, src, index", "A, index: I", [](const Call& c) {
+                       c.arity(3);
+                       on<I>(c, c.dt(2), [&](auto itag) {
+                         using Ix = typename decltype(itag)::type;
+                         PTO_ON(A, c.dt(0), pto::TCOLGATHER(c.t<T>(0), c.t<T>(1), c.t<Ix>(2)));
+                       });
+                     }};
   r["TCMP"] = {"mask, src0, src1 {cmp}", "src: N, mask: B", [](const Call& c) {
                  c.arity(3);
                  const CmpMode m = parse_cmp(c.attr("cmp", "eq"));

@@ -88,7 +88,7 @@ void math_scalar(TileRef<T> dst, TileRef<T> src, scalar_t<T> s, bool first, VecF
   template <class T>                                                                                 \
   void NAME(TileRef<T> dst, TileRef<T> src) {                                                        \
     fast::math_unary(                                                                                \
-        dst, src, [](simd::vf x) { return simd::math::FN(x); },                                      \
+        dst, src, [&](simd::vf x) { return simd::math::FN(x); },                                      \
         [](fast::calc_t<T> x) { return elem::FN(x); });                                              \
   }
 #define PTO_FAST_MATH_UNARY_Elem(NAME, DTYPES, FN)                                                   \
@@ -106,19 +106,19 @@ PTO_MATH_UNARY(PTO_FAST_MATH_UNARY, _)
   template <class T>                                                                                 \
   void NAME(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {                                      \
     fast::math_binary(                                                                               \
-        dst, src0, src1, [](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },                \
+        dst, src0, src1, [&](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },                \
         [](fast::calc_t<T> x, fast::calc_t<T> y) { return elem::FN(x, y); });                        \
   }                                                                                                  \
   template <class T>                                                                                 \
   void SNAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<scalar_t<T>> scalar) {             \
     fast::math_scalar(                                                                               \
-        dst, src, scalar, false, [](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },        \
+        dst, src, scalar, false, [&](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },        \
         [](fast::calc_t<T> x, fast::calc_t<T> y) { return elem::FN(x, y); });                        \
   }                                                                                                  \
   template <class T>                                                                                 \
   void SNAME(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar, TileRef<T> src) {             \
     fast::math_scalar(                                                                               \
-        dst, src, scalar, true, [](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },         \
+        dst, src, scalar, true, [&](simd::vf x, simd::vf y) { return simd::math::FN(x, y); },         \
         [](fast::calc_t<T> x, fast::calc_t<T> y) { return elem::FN(x, y); });                        \
   }
 #define PTO_FAST_MATH_BINARY_Elem(NAME, SNAME, FN)                                                   \

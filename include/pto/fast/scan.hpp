@@ -43,6 +43,12 @@ template <class I, class T>
 void TCOLARGMAX(TileRef<I> dst, TileRef<T> src) { ref::TCOLARGMAX(dst, src); }
 template <class I, class T>
 void TCOLARGMIN(TileRef<I> dst, TileRef<T> src) { ref::TCOLARGMIN(dst, src); }
+template <class T>
+void TROWTOPK(TileRef<T> dst, TileRef<T> src, CmpMode mode) { ref::TROWTOPK(dst, src, mode); }
+template <class I, class T>
+void TROWTOPKIDX(TileRef<I> dst, TileRef<T> src, CmpMode mode) { ref::TROWTOPKIDX(dst, src, mode); }
+template <class T, class I>
+void TCOLGATHER(TileRef<T> dst, TileRef<T> src, TileRef<I> index) { ref::TCOLGATHER(dst, src, index); }
 
 }  // namespace PTO_ISA_NS
 }  // namespace pto

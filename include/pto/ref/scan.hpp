@@ -7,6 +7,10 @@
 // integers wrap.
 #pragma once
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "pto/ref/common.hpp"
 
 namespace pto::ref {
@@ -76,5 +80,69 @@ template <class I, class T>
 void TCOLARGMAX(TileRef<I> dst, TileRef<T> src) { detail::col_arg<true>(dst, src); }
 template <class I, class T>
 void TCOLARGMIN(TileRef<I> dst, TileRef<T> src) { detail::col_arg<false>(dst, src); }
+
+}  // namespace pto::ref
+
+// ---- top-k and gather along an axis ---------------------------------------------------------
+//   TROWTOPK / TROWTOPKIDX  dst(r, 0..k-1) = the k largest (mode GT) or smallest (LT) values of
+//                           row r, in order, or their column indices (k = dst's valid columns).
+//                           NaN counts as larger than every number (torch); ties keep the
+//                           lower index first.
+//   TCOLGATHER              dst(i, c) = src(index(i, c), c); an index outside src's valid rows
+//                           is an error (pto::Error), never a read out of bounds.
+namespace pto::ref {
+namespace detail {
+template <class T>
+bool topk_before(T a, int ia, T b, int ib, bool largest) {
+  const bool na = elem::is_nan(a), nb = elem::is_nan(b);
+  if (na != nb) return largest ? na : nb;
+  if (!na && (largest ? elem::less(b, a) : elem::less(a, b))) return true;
+  if (!na && (largest ? elem::less(a, b) : elem::less(b, a))) return false;
+  return ia < ib;
+}
+template <class D, class T>
+void row_topk(TileRef<D> dst, TileRef<T> src, CmpMode mode, bool indices) {
+  check_tile(dst, "dst");
+  check_covers(src, dst.valid_rows, dst.valid_cols, "src");
+  PTO_CHECK(mode == CmpMode::GT || mode == CmpMode::LT, "top-k order must be GT (largest) or LT (smallest)");
+  const bool largest = mode == CmpMode::GT;
+  const int n = src.valid_cols, k = dst.valid_cols;
+  std::vector<int> idx(n);
+  for (int r = 0; r < dst.valid_rows; ++r) {
+    for (int c = 0; c < n; ++c) idx[c] = c;
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                      [&](int a, int b) { return topk_before(src.at(r, a), a, src.at(r, b), b, largest); });
+    for (int c = 0; c < k; ++c) {
+      if constexpr (std::is_same_v<D, T>) {
+        if (!indices) {
+          dst.at(r, c) = src.at(r, idx[c]);
+          continue;
+        }
+      }
+      dst.at(r, c) = D(idx[c]);
+    }
+  }
+}
+}  // namespace detail
+
+template <class T>
+void TROWTOPK(TileRef<T> dst, TileRef<T> src, CmpMode mode) { detail::row_topk(dst, src, mode, false); }
+template <class I, class T>
+void TROWTOPKIDX(TileRef<I> dst, TileRef<T> src, CmpMode mode) { detail::row_topk(dst, src, mode, true); }
+
+template <class T, class I>
+void TCOLGATHER(TileRef<T> dst, TileRef<T> src, TileRef<I> index) {
+  static_assert(is_int_v<I>, "the index must be an integer tile");
+  detail::check_tile(dst, "dst");
+  detail::check_covers(index, dst.valid_rows, dst.valid_cols, "index");
+  detail::check_covers(src, 1, dst.valid_cols, "src");
+  for (int i = 0; i < dst.valid_rows; ++i)
+    for (int c = 0; c < dst.valid_cols; ++c) {
+      const int64_t j = int64_t(index.at(i, c));
+      if (j < 0 || j >= src.valid_rows)
+        throw Error("index " + std::to_string(j) + " is out of range [0, " + std::to_string(src.valid_rows) + ")");
+      dst.at(i, c) = src.at(int(j), c);
+    }
+}
 
 }  // namespace pto::ref

@@ -10,19 +10,21 @@ creation full, zeros, ones, arange
 shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, concat, pad, tril, triu,
          one_hot, fillpad
 quant    quantize, dequantize
+index    topk, sort, argsort, gather, index_select
 """
 
-from . import core, creation, logic, math, quant, reduce, shape
+from . import core, creation, index, logic, math, quant, reduce, shape
 from .core import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .core import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
 from .logic import *  # noqa: F401,F403
+from .index import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
-__all__ = [*core.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__, *shape.__all__, *quant.__all__]
+__all__ = [*core.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__, *shape.__all__, *quant.__all__, *index.__all__]
 
 # PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
 _TENSOR_METHODS = (
@@ -31,7 +33,7 @@ _TENSOR_METHODS = (
     "signbit", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asinh", "acosh", "erfc", "abs", "neg", "round", "ceil",
     "floor", "trunc", "logical_not", "amax", "amin", "sum", "mean", "matmul", "pow", "clip", "cast", "prod", "argmax",
     "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute", "reshape", "unsqueeze", "squeeze",
-    "clone", "expand_clone", "tril", "triu", "lrelu", "prelu", "gcd", "axpy_", "fillpad",
+    "clone", "expand_clone", "tril", "triu", "lrelu", "prelu", "gcd", "axpy_", "fillpad", "topk", "gather", "sort",
 )
 
 
