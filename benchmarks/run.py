@@ -124,6 +124,17 @@ def pypto_transpose(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
     return transpose
 
 
+TOPK = 8
+
+
+def pypto_topk(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    @pypto.jit
+    def topk(x: pypto.Tensor((R, C), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(tile_rows, C)
+        return pypto.topk(x, TOPK)
+    return topk
+
+
 def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def softmax(x):
         e = np.exp(x - x.max(-1, keepdims=True))
@@ -146,8 +157,14 @@ def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def transpose(x):
         return np.ascontiguousarray(x.T)
 
+    def topk(x):
+        part = np.argpartition(-x, TOPK - 1, axis=-1)[:, :TOPK]
+        vals = np.take_along_axis(x, part, -1)
+        order = np.argsort(-vals, axis=-1, kind="stable")
+        return np.take_along_axis(vals, order, -1), np.take_along_axis(part, order, -1)
+
     return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
-            "transpose": transpose}
+            "transpose": transpose, "topk": topk}
 
 
 def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
@@ -171,8 +188,11 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
     def transpose(x):
         return x.t().contiguous()
 
+    def topk(x):
+        return torch.topk(x, TOPK, dim=-1)
+
     return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
-            "transpose": transpose}
+            "transpose": transpose, "topk": topk}
 
 
 # --- timing -------------------------------------------------------------------------------------
@@ -316,7 +336,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
-    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh", "transpose"] + COMPUTE
+    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh", "transpose", "topk"] + COMPUTE
     compute_names = [nm for nm in names if nm in COMPUTE]
     names = [nm for nm in names if nm not in COMPUTE]
     info = machine_info()
@@ -344,13 +364,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     nimpl = numpy_impls()
     pypto.set_runtime_options(workers=args.workers, run_mode="cpu")
     makers = {"softmax": (pypto_softmax, 8), "rmsnorm": (pypto_rmsnorm, 8), "layernorm": (pypto_layernorm, 4),
-              "chain": (pypto_chain, 8), "gelu_tanh": (pypto_gelu, 8), "transpose": (pypto_transpose, 32)}
+              "chain": (pypto_chain, 8), "gelu_tanh": (pypto_gelu, 8), "transpose": (pypto_transpose, 32),
+              "topk": (pypto_topk, 8)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((R, C)).astype(np.float32)
     g = rng.standard_normal((1, C)).astype(np.float32)
     b = rng.standard_normal((1, C)).astype(np.float32)
     inputs = {"softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,), "gelu_tanh": (x,),
-              "transpose": (x,)}
+              "transpose": (x,), "topk": (x,)}
     rows = []
     for name in names:
         maker, tile_rows = makers[name]
@@ -358,8 +379,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         a = inputs[name]
         ref = nimpl[name](*[v.astype(np.float64) for v in a])
         got = fn(*a)
-        ok = np.allclose(got, ref, rtol=1e-4, atol=1e-5)
-        bytes_moved = sum(v.nbytes for v in a) + got.nbytes
+        if isinstance(got, tuple):  # (values, indices)
+            ok = all(np.allclose(g, r, rtol=1e-4, atol=1e-5) for g, r in zip(got, ref))
+            bytes_moved = sum(v.nbytes for v in a) + sum(g.nbytes for g in got)
+        else:
+            ok = np.allclose(got, ref, rtol=1e-4, atol=1e-5)
+            bytes_moved = sum(v.nbytes for v in a) + got.nbytes
         results: Dict[str, Tuple[float, float, float]] = {}
         results["pypto"] = summary(measure(fn, a, reps))
         if timpl is not None:
