@@ -220,6 +220,32 @@ def texpands(shape, value, dtype_=_np.float32, *, valid_shape=None, out=None):
     return out
 
 
+def trowtopk(a, k, cmp="gt", *, valid_shape=None, out=None):
+    """The k largest (cmp='gt') or smallest ('lt') values of each row, in order."""
+    a = _arr(a)
+    v = _valid(a, valid_shape)
+    out = _out(out, (a.shape[0], k), a.dtype)
+    _call("TROWTOPK", [_t(out, (v[0], k)), _t(a, v)], cmp=cmp)
+    return out
+
+
+def trowtopkidx(a, k, cmp="gt", *, valid_shape=None, out=None, index_dtype=_np.int32):
+    """Their column indices."""
+    a = _arr(a)
+    v = _valid(a, valid_shape)
+    out = _out(out, (a.shape[0], k), dtype(index_dtype))
+    _call("TROWTOPKIDX", [_t(out, (v[0], k)), _t(a, v)], cmp=cmp)
+    return out
+
+
+def tcolgather(a, index, *, out=None):
+    """dst[i, c] = a[index[i, c], c]; an index outside a's rows raises."""
+    a, index = _arr(a), _arr(index)
+    out = _out(out, index.shape, a.dtype)
+    _call("TCOLGATHER", [_t(out, index.shape), _t(a, a.shape), _t(index, index.shape)])
+    return out
+
+
 def tcmp(a, b, cmp="eq", *, valid_shape=None, out=None):
     """Mask (bool) of a `cmp` b, cmp in eq ne lt le gt ge (NaN compares false except ne)."""
     a, b = _arr(a), _arr(b)
