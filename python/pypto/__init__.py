@@ -21,6 +21,7 @@ from .config import (CompStage, RunMode, get_codegen_options, get_debug_options,
                      reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
                      set_pass_options, set_runtime_options, set_verify_options)
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat, tensor
+from .control import cond, is_loop_begin, is_loop_end
 
 __version__ = "0.1.0"
 
@@ -31,5 +32,6 @@ __all__ = [
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
-    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", *_OPS,
+    "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
+    "is_loop_end", *_OPS,
 ]

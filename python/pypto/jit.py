@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _core, config, ops
+from . import _core, config, control, ops
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ._dtypes import DT_BF16, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
@@ -86,6 +86,7 @@ class JitFunction:
                  verify_options: Optional[Dict[str, Any]] = None) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self._traced_fn: Optional[Callable[..., Any]] = None  # fn with runtime branches, made at the first trace
         self._def_locals = _defining_scope()
         # The caller's dicts, read at each call: PyPTO's examples fill runtime_options after the
         # decorator ran (the run mode chosen in main()).
@@ -263,7 +264,9 @@ class JitFunction:
         args = [traced.get(p.name, v) for p, v in zip(self.params, call)]
         with Tracing(rec):
             ops._apply_default_tiles()
-            result = self.fn(*args)
+            if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
+                self._traced_fn = control.with_runtime_branches(self.fn)
+            result = self._traced_fn(*args)
             self._record_return(rec, result)
         if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
             raise _core.UserError(self._no_output_message())

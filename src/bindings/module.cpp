@@ -134,10 +134,20 @@ Attrs ToAttrs(const nb::dict& d) {
   return a;
 }
 
-UserError SymbolicCompare(const Expr& e, const char* op) {
-  return UserError(std::string("comparing the symbolic value '") + e.str() + "' with " + op +
-                       ": its value is only known when the kernel runs",
-                   {}, "compare at run time with pypto.cond(...), or use Python ints for trace-time decisions");
+// A comparison of symbolic integers as a 0/1 expression (a predicate for pypto's runtime
+// branches), or a Python bool when both sides are known.
+nb::object Compare(const Expr& a, const Expr& b, CmpMode m) {
+  Expr d = b - a;  // a < b  <=>  d >= 1
+  Expr lt = Min(Max(d, Expr(0)), Expr(1)), le = Min(Max(d + Expr(1), Expr(0)), Expr(1));
+  Expr ne = Min(Max(d, -d), Expr(1));
+  Expr r = m == CmpMode::LT   ? lt
+           : m == CmpMode::LE ? le
+           : m == CmpMode::GT ? Min(Max(-d, Expr(0)), Expr(1))
+           : m == CmpMode::GE ? Min(Max(Expr(1) - d, Expr(0)), Expr(1))
+           : m == CmpMode::NE ? ne
+                              : Expr(1) - ne;
+  if (auto c = r.as_const()) return nb::bool_(*c != 0);
+  return nb::cast(r);
 }
 
 struct Program {
@@ -204,12 +214,25 @@ NB_MODULE(_core, m) {
            [](const Expr& e) -> bool {
              if (auto c = e.as_const()) return *c != 0;
              throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs",
-                             {}, "use pypto.cond(...) for a runtime branch, or compare Python ints at trace time");
+                             {}, "an `if` on it (or on pypto.cond(...)) in the body of a @pypto.jit function is a "
+                                 "runtime branch; elsewhere compare Python ints at trace time");
            })
-      .def("__lt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<"); })
-      .def("__le__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, "<="); })
-      .def("__gt__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, ">"); })
-      .def("__ge__", [](const Expr& e, nb::handle) -> bool { throw SymbolicCompare(e, ">="); })
+      // Comparisons give 0/1 predicates: `if i == 0:` in a jit function is a runtime branch.
+      .def("__lt__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::LT); })
+      .def("__le__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::LE); })
+      .def("__gt__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::GT); })
+      .def("__ge__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::GE); })
+      .def("__eq__",
+           [](const Expr& e, nb::handle o) -> nb::object {
+             if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(false);
+             return Compare(e, ToExpr(o), CmpMode::EQ);
+           })
+      .def("__ne__",
+           [](const Expr& e, nb::handle o) -> nb::object {
+             if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(true);
+             return Compare(e, ToExpr(o), CmpMode::NE);
+           })
+      .def("__hash__", [](const Expr& e) { return std::hash<std::string>()(e.str()); })
       .def("__str__", [](const Expr& e) { return e.str(); })
       .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
       .def("same_as", &Expr::same_as)
@@ -255,6 +278,8 @@ NB_MODULE(_core, m) {
           nb::arg("loc"))
       .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape,
                       nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
+      .def("reshape", [](Recorder& r, int x, nb::handle shape,
+                         nb::handle loc) { return r.Reshape(x, ToExprs(shape), MakeLoc(loc)); })
       .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
                           nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
       .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,
@@ -264,6 +289,8 @@ NB_MODULE(_core, m) {
               nb::handle step, nb::handle loc) {
              return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
            })
+      .def("begin_branch", [](Recorder& r, nb::handle cond, bool negate,
+                               nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
       .def("end_loop", &Recorder::EndLoop)
       .def("set_vec_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })

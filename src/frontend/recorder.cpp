@@ -99,7 +99,10 @@ int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const
 
 int Recorder::Record(OpCall call, const std::string& result_name) {
   if (finished_) throw UserError("the function '" + f_.name + "' has finished recording", call.loc);
-  for (int in : call.inputs) CheckLive(in, call.op, call.loc);
+  for (int in : call.inputs) {
+    CheckLive(in, call.op, call.loc);
+    CheckBranchScope(in, "pypto." + call.op, call.loc);
+  }
   call.id = next_op_++;
   call.tile_shape = tile_shape_;
   const OpDef& def = GetOpDef(call.op);
@@ -107,7 +110,7 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   size_t n_read = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
   for (size_t i = 0; i < n_read; ++i) {
     const Value& v = f_.value(call.inputs[i]);
-    int root = v.kind == ValueKind::View ? v.base : v.id;
+    int root = f_.Root(v.id);
     if (f_.value(root).kind == ValueKind::Created && !written_.count(root))
       throw UserError("pypto." + call.op + " reads %" + f_.value(root).name + " " + DataTypeName(v.dtype) +
                           ShapeStr(f_.value(root).shape) + ", which is never written before this line",
@@ -115,7 +118,7 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   }
   if (def.kind == OpKind::Assemble) {
     const Value& d = f_.value(call.inputs[1]);
-    written_.insert(d.kind == ValueKind::View ? d.base : d.id);
+    written_.insert(f_.Root(d.id));
   }
   if (def.kind != OpKind::Assemble) {
     Value out;
@@ -126,8 +129,23 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
     call.output = f_.AddValue(out);
   }
   int result = call.output;
+  if (result >= 0 && !branches_.empty()) value_branches_[result] = branches_;
   stack_.back()->Add(std::move(call));
   return result;
+}
+
+void Recorder::CheckBranchScope(int id, const std::string& what, const SourceLoc& loc) const {
+  auto it = value_branches_.find(id);
+  if (it == value_branches_.end()) return;
+  const std::vector<int>& made = it->second;
+  bool inside = made.size() <= branches_.size() && std::equal(made.begin(), made.end(), branches_.begin());
+  if (inside) return;
+  const Value& v = f_.value(id);
+  const SourceLoc& where = branch_loc_.at(made.back());
+  throw UserError(what + " reads %" + v.name + " " + DataTypeName(v.dtype) + ShapeStr(v.shape) +
+                      ", computed in the runtime branch at line " + std::to_string(where.line) +
+                      ": it exists only when that branch runs",
+                  loc, "write the result into a tensor in each branch (out[...] = value) and read that tensor after");
 }
 
 int Recorder::Unary(const std::string& op, int x, const SourceLoc& loc) {
@@ -285,6 +303,36 @@ int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Ex
   return f_.AddValue(v);
 }
 
+int Recorder::Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc) {
+  CheckLive(x, "reshape", loc);
+  CheckBranchScope(x, "pypto.reshape", loc);
+  const Value& src = f_.value(x);
+  if (src.kind == ValueKind::View || src.kind == ValueKind::Reshape)
+    throw UserError("pypto.reshape of " + DescribeValue(src) + ", a slice or a reshape of another tensor, that "
+                        "merges or splits dims is not supported",
+                    loc, "reshape the whole tensor first, then slice it");
+  Expr a(1), b(1);
+  for (auto& d : src.shape) a = a * d;
+  for (auto& d : shape) {
+    if (auto c = d.as_const(); c && *c <= 0)
+      throw UserError("pypto.reshape: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
+    b = b * d;
+  }
+  auto ca = a.as_const(), cb = b.as_const();
+  if ((ca && cb && *ca != *cb) || (!(ca && cb) && !a.same_as(b)))
+    throw UserError("pypto.reshape: " + DescribeValue(src) + " has " + a.str() + " elements, the shape " +
+                        ShapeStr(shape) + " " + b.str(),
+                    loc, "the new shape must hold the same number of elements");
+  Value v;
+  v.kind = ValueKind::Reshape;
+  v.dtype = src.dtype;
+  v.shape = shape;
+  v.loc = loc;
+  v.base = x;
+  v.name = FreshName(src.name + "_reshape");
+  return f_.AddValue(v);
+}
+
 void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc) {
   if (a.same_as(b)) return;
   auto ca = a.as_const(), cb = b.as_const();
@@ -326,8 +374,11 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
                           " does not fit in " + DescribeValue(d) + " (dim " + std::to_string(i) + ")",
                       loc);
   }
+  if (d.kind == ValueKind::Reshape)
+    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of another tensor, is not supported",
+                    loc, "assemble into the tensor itself, or reshape the value you assemble");
   // Writing into a parameter makes it an in-place output.
-  int root = d.kind == ValueKind::View ? d.base : dst;
+  int root = f_.Root(dst);
   Value& rv = f_.value(root);
   if (rv.kind == ValueKind::Input) {
     rv.kind = ValueKind::Output;
@@ -357,12 +408,34 @@ Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_na
   info.loc = loc;
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
+  is_branch_.push_back(false);
+  return Expr::Var(info.var);
+}
+
+Expr Recorder::BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc) {
+  if (finished_) throw UserError("the function '" + f_.name + "' has finished recording", loc);
+  Expr truth = Min(Max(cond, -cond), Expr(1));  // 1 when cond != 0 (integers)
+  LoopInfo info;
+  info.var = FreshSymbol(negate ? "else" : "if", loc);
+  if (!negate) last_if_ = next_branch_;
+  info.name = (negate ? "ELSE_" : "IF_") + std::to_string(negate ? last_if_ : next_branch_);
+  info.start = Expr(0);
+  info.stop = negate ? Expr(1) - truth : truth;
+  info.step = Expr(1);
+  info.loc = loc;
+  LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
+  stack_.push_back(l.body.get());
+  is_branch_.push_back(true);
+  branch_loc_[next_branch_] = loc;
+  branches_.push_back(next_branch_++);
   return Expr::Var(info.var);
 }
 
 void Recorder::EndLoop() {
-  PYPTO_CHECK(stack_.size() > 1, "EndLoop without BeginLoop");
+  PYPTO_CHECK(stack_.size() > 1 && !is_branch_.empty(), "EndLoop without BeginLoop");
   stack_.pop_back();
+  if (is_branch_.back()) branches_.pop_back();
+  is_branch_.pop_back();
 }
 
 void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc) {
@@ -376,6 +449,7 @@ void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLo
 void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
   for (int id : values) {
     CheckLive(id, "return", loc);
+    CheckBranchScope(id, "return", loc);
     Value& v = f_.value(id);
     if (v.kind == ValueKind::Created) {
       if (!written_.count(id))

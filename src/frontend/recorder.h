@@ -3,6 +3,7 @@
 // the user's line, and it tracks the loop nesting and the current vec tile shape.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ class Recorder {
   int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});
   /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
+  /// `x` with another shape of as many elements (dense row-major order), no copy: a Reshape value
+  /// over x's memory (a computed x is kept in global memory for it).
+  int Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
   void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
   /// Records that `a` == `b` for every call (expressions over dynamic dims only), checked when a
@@ -46,6 +50,11 @@ class Recorder {
   /// Opens a runtime loop; returns the index variable.
   Expr BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start, const Expr& stop,
                  const Expr& step, const SourceLoc& loc = {});
+  /// Opens a runtime branch: the ops recorded until EndLoop run when `cond` is nonzero (or zero,
+  /// with `negate`). It is a loop of 0 or 1 iterations over [0, truth(cond)), so every level
+  /// handles it as a loop; its index symbol is `if` / `else` (unique). Values computed inside
+  /// may not be read outside it (they exist only when it runs).
+  Expr BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc = {});
   void EndLoop();
   int loop_depth() const { return static_cast<int>(stack_.size()) - 1; }
 
@@ -73,6 +82,8 @@ class Recorder {
   /// runtime's bindings, the generated kernels' slots), so the name is the symbol's identity.
   std::string FreshSymbol(const std::string& hint, const SourceLoc& loc);
   void CheckLive(int id, const std::string& op, const SourceLoc& loc) const;
+  /// UserError when value `id` was made in a runtime branch that is not open here.
+  void CheckBranchScope(int id, const std::string& what, const SourceLoc& loc) const;
   /// UserError when a static shape's byte count overflows (no such tensor can exist).
   void CheckCanExist(const std::string& what, const std::vector<Expr>& shape, DataType dtype,
                      const SourceLoc& loc) const;
@@ -85,6 +96,12 @@ class Recorder {
   int next_op_ = 0;
   int next_tmp_ = 0;
   std::set<std::string> symbols_;  // every symbol minted for this function
+  std::vector<bool> is_branch_;                // per open region of stack_ past the body: a branch?
+  std::vector<int> branches_;                  // the open branches, outermost first
+  std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made
+  std::map<int, SourceLoc> branch_loc_;        // branch -> its `if`
+  int next_branch_ = 0;
+  int last_if_ = -1;  // the `if` an `else` belongs to (its number names both)
   int next_loop_ = 0;
   bool finished_ = false;
 };

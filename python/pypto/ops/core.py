@@ -57,6 +57,9 @@ Scalar = Union[int, float]
 def _t(x: Any, op: str) -> Tensor:
     if isinstance(x, Tensor) and x.is_traced:
         return x
+    from ..control import _Unavailable
+    if isinstance(x, _Unavailable):
+        x.fail()
     raise _core.UserError(f"pypto.{op}: expected a traced pypto.Tensor, got {type(x).__name__}"
                           + _suffix())
 
@@ -396,6 +399,8 @@ def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.Symbo
                               + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
                               "loop over range() for a loop unrolled at trace time")
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
+    from ..control import register_loop
+    register_loop(idx, start, stop, step)
     try:
         yield idx
     finally:

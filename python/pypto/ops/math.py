@@ -273,7 +273,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     x, w = _t(input, "prelu"), _t(weight, "prelu")
     if w.ndim != 1:
         raise _core.UserError(f"pypto.prelu: weight must be 1-D, got {w!r}" + _suffix())
-    if x.ndim >= 2 and w.shape[0] != 1:
+    if x.ndim >= 2 and not (isinstance(w.shape[0], int) and w.shape[0] == 1):
         from .shape import reshape
         w = reshape(w, [1, w.shape[0]] + [1] * (x.ndim - 2))
     return _binary("lrelu", x, w)

@@ -68,9 +68,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """``input`` without its dims of size 1 (all of them, or ``dim``: an int or a list)."""
     x = _t(input, "squeeze")
-    dims = [d for d in range(x.ndim) if x.shape[d] == 1] if dim is None else \
+    dims = [d for d in range(x.ndim) if _static(x.shape[d]) and int(x.shape[d]) == 1] if dim is None else \
         [_norm(x, d, "squeeze") for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
-    dims = [d for d in dims if x.shape[d] == 1]  # torch: a dim that is not 1 stays
+    dims = [d for d in dims if _static(x.shape[d]) and int(x.shape[d]) == 1]  # torch: a dim that is not 1 stays
     keep = [d for d in range(x.ndim) if d not in dims]
     if not keep:
         raise _core.UserError(f"pypto.squeeze would make a 0-d tensor of {x!r}; keep at least one dim" + _suffix())
@@ -87,17 +87,19 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     reshapes that add or drop dims of size 1 (a view, no copy); others raise a UserError."""
     x = _t(input, "reshape")
     shape = list(valid_shape if valid_shape is not None else shape)
-    if -1 in shape:
-        if shape.count(-1) > 1 or not all(_static(d) for d in list(x.shape) + [d for d in shape if d != -1]):
+    minus = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
+    if minus:
+        if len(minus) > 1 or not all(_static(d) for i, d in enumerate(list(x.shape) + shape)
+                                     if i - x.ndim not in minus):
             raise _core.UserError(f"pypto.reshape: -1 in {shape} needs static dims and appears at most once"
                                   + _suffix())
         total = 1
         for d in x.shape:
             total *= int(d)
         known = 1
-        for d in shape:
-            known *= int(d) if d != -1 else 1
-        shape[shape.index(-1)] = total // known
+        for i, d in enumerate(shape):
+            known *= 1 if i in minus else int(d)
+        shape[minus[0]] = total // known
     src = [(i, d) for i, d in enumerate(x.shape) if not (_static(d) and int(d) == 1)]
     dst = [(i, d) for i, d in enumerate(shape) if not (_static(d) and int(d) == 1)]
     same = len(src) == len(dst) and all(_core.to_sym(a).same_as(_core.to_sym(b)) for (_, a), (_, b) in zip(src, dst))

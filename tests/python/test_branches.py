@@ -1,0 +1,123 @@
+"""Runtime branches: an `if` on a symbolic value (a loop index, a dynamic dim, pypto.cond,
+pypto.is_loop_begin / is_loop_end) in a @pypto.jit function runs at run time on both backends;
+an `if` on a Python value still decides at trace time; misuse is a clear error."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import MODES, rng, run_in
+
+F32 = pypto.DT_FP32
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_if_else_on_a_loop_index(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((6, 16), F32), out: pypto.Tensor((6, 16), F32)):
+        pypto.set_vec_tile_shapes(1, 16)
+        for i in pypto.loop(0, 6, 1, name="rows", idx_name="i"):
+            if i == 0:
+                out[i:i + 1, :] = x[i:i + 1, :] + 100.0
+            elif i < 3:
+                out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+            else:
+                out[i:i + 1, :] = pypto.exp(x[i:i + 1, :])
+
+    x = rng(0).standard_normal((6, 16)).astype(np.float32)
+    out = np.zeros_like(x)
+    run_in(mode, f, x, out)
+    want = np.concatenate([x[:1] + np.float32(100), x[1:3] * np.float32(2), np.exp(x[3:])])
+    np.testing.assert_allclose(out, want, rtol=3e-7)
+    # both paths are in the program, as loops of 0 or 1 iterations named IF_n / ELSE_n
+    tg = f.last.program.tensor_graph()
+    assert all(name in tg for name in ("IF_0", "ELSE_0", "IF_2", "ELSE_2")), tg
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cond_and_is_loop_begin_end_with_a_dynamic_size(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        n = x.shape[0]
+        for i in pypto.loop(0, n, 1):
+            if pypto.is_loop_begin(i):
+                out[i:i + 1, :] = x[i:i + 1, :] - 1.0
+            elif pypto.is_loop_end(i) and not n < 3:
+                out[i:i + 1, :] = x[i:i + 1, :] + 1.0
+            elif pypto.cond(i + 1 >= n):
+                out[i:i + 1, :] = x[i:i + 1, :] * 0.0
+            else:
+                out[i:i + 1, :] = x[i:i + 1, :]
+
+    for rows in (1, 2, 5):
+        x = rng(rows).standard_normal((rows, 8)).astype(np.float32)
+        out = np.full_like(x, np.nan)
+        run_in(mode, f, x, out)
+        want = x.copy()
+        if rows >= 3:
+            want[-1] += np.float32(1)
+        elif rows == 2:
+            want[-1] = 0
+        want[0] = x[0] - np.float32(1)
+        np.testing.assert_array_equal(out, want, err_msg=f"rows={rows}")
+
+
+def test_if_on_python_values_stays_a_trace_time_choice():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), add_one: bool):
+        if add_one and x.shape[0] == 4:
+            return x + 1.0
+        else:
+            return x - 1.0
+
+    x = np.zeros((4, 8), np.float32)
+    np.testing.assert_array_equal(f(x, True), x + 1)
+    np.testing.assert_array_equal(f(x, False), x - 1)
+    assert "IF_" not in f.last.program.tensor_graph()
+
+
+def test_branch_misuse_is_a_clear_error():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        for i in pypto.loop(0, 4):
+            if i == 0:
+                y = x * 2.0
+            else:
+                y = x * 3.0
+            out[i:i + 1, :] = y[i:i + 1, :]
+
+    with pytest.raises(pypto.UserError, match=r"`y` is assigned in the runtime branch at line \d+"):
+        f(np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        for i in pypto.loop(0, 4):
+            if i == 0:
+                out[...] = x * 2.0
+        return x + 1.0
+
+    out = np.zeros((4, 8), np.float32)
+    np.testing.assert_array_equal(g(np.ones((4, 8), np.float32), out), np.full((4, 8), 2, np.float32))
+    np.testing.assert_array_equal(out, np.full((4, 8), 2, np.float32))
+
+    @pypto.jit
+    def h(x: pypto.Tensor((4, 8), F32)):
+        return pypto.is_loop_begin(x.shape[0])
+
+    with pytest.raises(pypto.UserError, match=r"is not the index of a pypto.loop"):
+        h(np.zeros((4, 8), np.float32))
+
+
+def test_symbolic_comparisons_are_predicates():
+    i = pypto.SymbolicScalar.var("i")
+    p = i < 3
+    assert isinstance(p, pypto.SymbolicScalar)
+    assert [p.eval({"i": v}) for v in (1, 2, 3, 4)] == [1, 1, 0, 0]
+    assert [(i == 2).eval({"i": v}) for v in (1, 2, 3)] == [0, 1, 0]
+    assert [(i != 2).eval({"i": v}) for v in (1, 2, 3)] == [1, 0, 1]
+    assert [(i >= 2).eval({"i": v}) for v in (1, 2, 3)] == [0, 1, 1]
+    assert (pypto.SymbolicScalar(3) < 4) is True
+    with pytest.raises(pypto.UserError, match="only known when the kernel runs"):
+        bool(i < 3)
+    assert len({i, pypto.SymbolicScalar.var("j")}) == 2  # still hashable
