@@ -286,10 +286,7 @@ class KernelWriter {
     return true;
   }
   // The tensor a value is, or is a view of.
-  int Root(int value) const {
-    const Value& x = fn_.value(value);
-    return x.kind == ValueKind::View ? x.base : x.id;
-  }
+  int Root(int value) const { return fn_.Root(value); }
   // An accumulator whose only use is the store of it to a tensor of its dtype accumulates in
   // that tensor directly (when its rows are contiguous there): the store, a pass over the
   // whole tile, goes away. Its zeroing must fold into the first TMATMUL_ACC (see Body).
@@ -393,7 +390,7 @@ class KernelWriter {
       // Stores to tensors no kernel reads back (outputs written once) stream past the cache;
       // workspaces and state such as a running max or accumulator are stored normally.
       const Value& v = fn_.value(k_.params[in.param].value);
-      int root = v.kind == ValueKind::View ? v.base : v.id;
+      int root = fn_.Root(v.id);
       bool stream = op == Opcode::TSTORE && v.kind != ValueKind::Temp && !read_roots_.count(root);
       if (op == Opcode::TLOAD && views_.count(buf))
         return "v" + std::to_string(buf) + " = LoadView<" + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " +
@@ -503,7 +500,7 @@ GeneratedModule GenerateCpp(const Function& fn, const std::vector<Kernel>& kerne
   for (auto& k : kernels)
     for (auto& p : k.params) {
       const Value& v = fn.value(p.value);
-      if (p.read) read_roots.insert(v.kind == ValueKind::View ? v.base : v.id);
+      if (p.read) read_roots.insert(fn.Root(v.id));
     }
   std::ostringstream body;
   std::string arena = "0";

@@ -15,10 +15,7 @@ std::vector<int64_t> LeadingDims(const TileBuf& b) { return {b.shape.begin(), b.
 bool IsCompute(Opcode op) { return FusableOps().count(op) || RowReduction(op); }
 
 // The root tensor a parameter addresses, and the window an instruction touches there.
-int RootOf(const Function& fn, int value) {
-  const Value& v = fn.value(value);
-  return v.kind == ValueKind::View ? v.base : v.id;
-}
+int RootOf(const Function& fn, int value) { return fn.Root(value); }
 std::string RootWindow(const Function& fn, const Kernel& k, const Instr& in) {
   const KernelParam& p = k.params[in.param];
   const Value& v = fn.value(p.value);

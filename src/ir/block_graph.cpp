@@ -64,6 +64,7 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
     os << "  param" << i << " " << (p.read ? "r" : "") << (p.write ? "w" : "") << " %" << v.name << ": "
        << DataTypeName(v.dtype) << ShapeStr(v.shape);
     if (v.kind == ValueKind::View) os << " = %" << fn.value(v.base).name << ShapeStr(v.offsets);
+    if (v.kind == ValueKind::Reshape) os << " = reshape %" << fn.value(v.base).name;
     if (v.kind == ValueKind::Temp) os << " (workspace)";
     os << "\n";
   }

@@ -165,6 +165,7 @@ void FunctionHeader(JsonWriter& w, const char* level, const Function& f) {
     w.BeginObject().Key("id").Int(v.id).Key("name").Str(v.name).Key("dtype").Str(DataTypeName(v.dtype));
     w.Key("shape").Exprs(v.shape).Key("kind").Str(ValueKindName(v.kind));
     if (v.kind == ValueKind::View) w.Key("base").Int(v.base).Key("offsets").Exprs(v.offsets);
+    if (v.kind == ValueKind::Reshape) w.Key("base").Int(v.base);
     w.Key("materialized").Bool(v.materialized).Key("loc").Loc(v.loc).EndObject();
   }
   w.EndArray();

@@ -12,6 +12,7 @@ const char* ValueKindName(ValueKind k) {
     case ValueKind::Created: return "tensor";
     case ValueKind::Temp: return "temp";
     case ValueKind::View: return "view";
+    case ValueKind::Reshape: return "reshape";
   }
   return "?";
 }
@@ -57,6 +58,7 @@ std::string Attrs::str() const {
 std::string ValueDecl(const Function& f, const Value& v) {
   std::string s = "%" + v.name + ": " + DataTypeName(v.dtype) + ShapeStr(v.shape);
   if (v.kind == ValueKind::View) s += " = view %" + f.value(v.base).name + ShapeStr(v.offsets);
+  if (v.kind == ValueKind::Reshape) s += " = reshape %" + f.value(v.base).name;
   return s;
 }
 
@@ -95,7 +97,7 @@ std::string PrintTensorGraph(const Function& f) {
   }
   for (auto& a : f.assumptions) os << "  # assume " << a.lhs.str() << " == " << a.rhs.str() << " (" << a.what << ")\n";
   for (auto& v : f.values)
-    if (v.kind == ValueKind::Created || v.kind == ValueKind::View ||
+    if (v.kind == ValueKind::Created || v.kind == ValueKind::View || v.kind == ValueKind::Reshape ||
         (v.kind == ValueKind::Output && std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))
       os << "  " << ValueKindName(v.kind) << " " << ValueDecl(f, v) << "\n";
   PrintRegionText(f.body, 1, os, [&](const OpCall& op, int indent, std::ostream& o) { PrintOp(f, op, indent, o); });

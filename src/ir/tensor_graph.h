@@ -21,6 +21,7 @@ enum class ValueKind : uint8_t {
   Created,  // pypto.tensor(...) inside the function: global memory owned by the call
   Temp,     // the result of an op; lives on chip unless a pass materializes it
   View,     // a window of another tensor (slicing, assemble target)
+  Reshape,  // the same dense memory as `base` (a tensor or a workspace) with another shape
 };
 
 const char* ValueKindName(ValueKind k);
@@ -32,6 +33,7 @@ struct Value {
   std::vector<Expr> shape;
   ValueKind kind = ValueKind::Temp;
   // View: the root tensor (never itself a View) and the offsets of the window in it.
+  // Reshape: the value whose memory it reads with its own shape (never a View or a Reshape).
   int base = -1;
   std::vector<Expr> offsets;
   // Temp: set by Partition when the value must live in global memory (a workspace),
@@ -97,6 +99,11 @@ struct Function {
 
   Value& value(int id) { return values.at(id); }
   const Value& value(int id) const { return values.at(id); }
+  /// The value whose memory `id` denotes: itself, or the base of a view or a reshape.
+  int Root(int id) const {
+    const Value& v = values.at(id);
+    return v.kind == ValueKind::View || v.kind == ValueKind::Reshape ? v.base : id;
+  }
   int AddValue(Value v) {
     v.id = static_cast<int>(values.size());
     values.push_back(std::move(v));

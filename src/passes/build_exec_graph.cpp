@@ -54,10 +54,7 @@ class ExecBuilder {
   }
 
  private:
-  int Root(int v) const {
-    const Value& val = g_.fn.value(v);
-    return val.kind == ValueKind::View ? val.base : v;
-  }
+  int Root(int v) const { return g_.fn.Root(v); }
 
   static PointAccess& Of(std::vector<PointAccess>& acc, int root) {
     for (auto& a : acc)
@@ -86,7 +83,9 @@ class ExecBuilder {
       PointAccess& a = Of(acc, Root(p.value));
       const TileBuf& b = k.bufs[in.opcode == Opcode::TLOAD ? in.dst : in.srcs[0]];
       a.write = a.write || in.opcode == Opcode::TSTORE;
-      if (in_loop) {  // several tiles per grid point (a K loop, a split reduction)
+      // Several tiles per grid point (a K loop, a split reduction), or memory read in another
+      // shape (a reshape): not a window of the root per point.
+      if (in_loop || v.kind == ValueKind::Reshape) {
         a.regular = false;
         continue;
       }

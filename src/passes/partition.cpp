@@ -49,11 +49,10 @@ class Partitioner {
   }
 
  private:
+  // The tensor a value's memory belongs to, or -1 for a workspace (a computed value).
   int Root(int value) const {
-    const Value& v = g_.fn.value(value);
-    if (v.kind == ValueKind::View) return v.base;
-    if (v.is_storage()) return v.id;
-    return -1;
+    int r = g_.fn.Root(value);
+    return g_.fn.value(r).is_storage() ? r : -1;
   }
 
   int64_t OpBytes(const TileOp& t, const Group* g) const {
@@ -85,6 +84,9 @@ class Partitioner {
       return "its tile grid " + ShapeStr(t.counts()) + " differs from the kernel's " + ShapeStr(first.counts());
     for (size_t i = 0; i < t.inputs.size(); ++i) {
       int v = t.inputs[i].value;
+      const Value& val = g_.fn.value(v);
+      if (val.kind == ValueKind::Reshape && g.produced.count(val.base))
+        return "it reads %" + val.name + ", a reshape of %" + g_.fn.value(val.base).name + " made in the kernel";
       int root = Root(v);
       if (root >= 0 && g.written_roots.count(root)) return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
       if (!g.produced.count(v)) continue;
@@ -113,6 +115,7 @@ class Partitioner {
   std::string Window(int value) const {
     const Value& v = g_.fn.value(value);
     if (v.kind == ValueKind::View) return std::to_string(v.base) + "|" + ShapeStr(v.offsets) + "|" + ShapeStr(v.shape);
+    if (v.kind == ValueKind::Reshape) return "reshape " + std::to_string(value);  // equal to no window
     return std::to_string(value) + "|" + ShapeStr(std::vector<Expr>(v.shape.size(), Expr(0))) + "|" + ShapeStr(v.shape);
   }
 
@@ -248,6 +251,9 @@ class Partitioner {
         for (auto& in : t->inputs) {
           Value& v = g_.fn.value(in.value);
           if (v.kind == ValueKind::Temp && kernel_of.at(in.value) != static_cast<int>(k)) v.materialized = true;
+          // A reshape reads its base from global memory (in another kernel: see the fusion rule).
+          if (v.kind == ValueKind::Reshape && g_.fn.value(v.base).kind == ValueKind::Temp)
+            g_.fn.value(v.base).materialized = true;
         }
   }
 

@@ -160,6 +160,28 @@ class CallState {
       view_origin_[value] = off;
       return s;
     }
+    if (v.kind == ValueKind::Reshape) {  // the base's memory, dense in the new shape
+      Storage s = storage_.at(v.base);
+      std::vector<int64_t> shape;
+      int64_t n = 1, m = 1;
+      for (auto& d : v.shape) n *= shape.emplace_back(d.Eval(env));
+      for (auto d : s.shape) m *= d;
+      if (n != m)
+        throw UserError("the reshape %" + v.name + " " + Dims(shape) + " of %" + p_.exec_graph.fn.value(v.base).name +
+                            " " + Dims(s.shape) + " has " + std::to_string(n) + " elements, the tensor " +
+                            std::to_string(m),
+                        v.loc, "the new shape must hold the same number of elements");
+      std::vector<int64_t> dense = DenseStrides(s.shape);
+      bool contiguous = true;  // (the stride of a dim of size 1 does not matter)
+      for (size_t d = 0; d < s.shape.size(); ++d) contiguous = contiguous && (s.shape[d] == 1 || s.strides[d] == dense[d]);
+      if (!contiguous)
+        throw UserError("the reshape %" + v.name + " of %" + p_.exec_graph.fn.value(v.base).name +
+                            ": the array passed for it is not contiguous",
+                        v.loc, "pass a contiguous array (numpy.ascontiguousarray / torch .contiguous())");
+      s.shape = shape;
+      s.strides = DenseStrides(shape);
+      return s;
+    }
     if (v.kind == ValueKind::Temp) {
       // A workspace: each writing launch takes the next of two buffers of the value (double
       // buffering), or always the same one when its readers consume it point-wise. Reusing one adds the dependencies on
@@ -245,10 +267,18 @@ class CallState {
       Access a;
       a.alloc = s.alloc;
       a.write = kp.write;
-      std::vector<int64_t> origin = Origin(kp.value);
-      for (size_t d = 0; d < s.shape.size(); ++d) {
-        a.lo.push_back(origin[d]);
-        a.hi.push_back(origin[d] + s.shape[d]);
+      const Value& kv = p_.exec_graph.fn.value(kp.value);
+      if (kv.kind == ValueKind::Reshape) {  // the base's whole box (accesses compare in its shape)
+        for (int64_t d : storage_.at(kv.base).shape) {
+          a.lo.push_back(0);
+          a.hi.push_back(d);
+        }
+      } else {
+        std::vector<int64_t> origin = Origin(kp.value);
+        for (size_t d = 0; d < s.shape.size(); ++d) {
+          a.lo.push_back(origin[d]);
+          a.hi.push_back(origin[d] + s.shape[d]);
+        }
       }
       if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
       if (kp.write) accesses.push_back(a);

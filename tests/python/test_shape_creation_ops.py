@@ -184,3 +184,51 @@ def test_loop_unroll_covers_the_range(mode):
                 scale[done:done + k] = k
                 done += k
         np.testing.assert_array_equal(out, x * scale[:, None], err_msg=f"rows={rows}")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_merges_and_splits_dims(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 6, 10), F32), w: pypto.Tensor([pypto.DYNAMIC, 12], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        a = pypto.reshape(x, [24, 10]) + 1.0              # merge a parameter's dims: no copy
+        pypto.set_vec_tile_shapes(2, 3, 8)
+        y = pypto.exp(x)
+        b = pypto.reshape(y, [4, 3, 20]) * 2.0            # split / merge a computed value
+        pypto.set_vec_tile_shapes(2, 2, 2, 6)
+        n = w.shape[0]
+        c = pypto.reshape(w, [n, 2, 1, 6]) - 1.0          # a dynamic dim
+        pypto.set_vec_tile_shapes(8, 8)
+        d = pypto.reshape(x, [-1, 20])
+        return a, b, c, d
+
+    x = rng(20).standard_normal((4, 6, 10)).astype(np.float32)
+    w = rng(21).standard_normal((5, 12)).astype(np.float32)
+    a, b, c, d = run_in(mode, f, x, w)
+    np.testing.assert_array_equal(a, x.reshape(24, 10) + np.float32(1))
+    np.testing.assert_allclose(b, np.exp(x).reshape(4, 3, 20) * 2, rtol=5e-7)
+    np.testing.assert_array_equal(c, w.reshape(5, 2, 1, 6) - np.float32(1))
+    np.testing.assert_array_equal(d, x.reshape(12, 20))
+
+
+def test_reshape_errors():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 6), F32)):
+        return pypto.reshape(x, [5, 5])
+
+    with pytest.raises(pypto.UserError, match=r"pypto.reshape: .* has 24 elements, the shape \(5, 5\) 25"):
+        f(np.zeros((4, 6), np.float32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 6), F32)):
+        return pypto.reshape(x[0:2, :], [12])
+
+    with pytest.raises(pypto.UserError, match=r"a slice or a reshape of another tensor"):
+        g(np.zeros((4, 6), np.float32))
+
+    @pypto.jit
+    def h(x: pypto.Tensor((4, 6), F32)):
+        return pypto.reshape(x, [24]) * 1.0
+
+    with pytest.raises(pypto.UserError, match=r"not contiguous"):
+        h(np.zeros((6, 4), np.float32).T)

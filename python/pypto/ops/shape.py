@@ -83,8 +83,10 @@ def _static(d: Any) -> bool:
 
 def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequence[Any]] = None,  # noqa: A002
             inplace: bool = False) -> Tensor:
-    """``input`` with ``shape`` (one entry may be -1 when every dim is static). Supported here:
-    reshapes that add or drop dims of size 1 (a view, no copy); others raise a UserError."""
+    """``input`` with ``shape`` of as many elements, in row-major order (one entry may be -1 when
+    every dim is static). No copy: adding or dropping dims of size 1 is a remapped view; merging
+    or splitting dims reads the same dense memory in the new shape (a computed input is kept in
+    global memory for it). A slice must be reshaped as a whole tensor first."""
     x = _t(input, "reshape")
     shape = list(valid_shape if valid_shape is not None else shape)
     minus = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
@@ -104,9 +106,8 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     dst = [(i, d) for i, d in enumerate(shape) if not (_static(d) and int(d) == 1)]
     same = len(src) == len(dst) and all(_core.to_sym(a).same_as(_core.to_sym(b)) for (_, a), (_, b) in zip(src, dst))
     if not same:
-        raise _core.UserError(f"pypto.reshape: {x!r} to {shape} merges or splits dims, which is not supported yet "
-                              "(only dims of size 1 may be added or dropped)" + _suffix()
-                              + "\nhint: index the dims you need with views and pypto.concat, or keep the shape")
+        rec = current_recorder("reshape")
+        return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
     perm = [-1] * len(shape)
     for (si, _), (di, _) in zip(src, dst):
         perm[di] = si
