@@ -256,10 +256,6 @@ void Recorder::SetCubeTileShapes(const std::vector<int64_t>& m, const std::vecto
     all.push_back(a[0]);
     all.push_back(a[1]);
   }
-  if (m[0] != m[1] || n[0] != n[1])
-    throw UserError("pypto.set_cube_tile_shapes: m=" + IntList(m, "[", "]") + ", n=" + IntList(n, "[", "]") +
-                        ": an L0 tile smaller than the L1 tile is not supported along m or n (only along k)",
-                    loc, "use equal sizes for m and n, e.g. m=[128, 128]; split k with k=[64, 256]");
   cube_tile_ = all;
 }
 

@@ -58,6 +58,9 @@ std::string PrintKernel(const Function& fn, const Kernel& k) {
   std::ostringstream os;
   os << "kernel " << k.name << " [" << k.core << "] grid=" << ShapeStr(k.grid) << " ub=" << k.ub_bytes << "B {\n";
   os << "  # " << k.reason << "\n";
+  if (k.l0_blocks_m * k.l0_blocks_n > 1)
+    os << "  # L0 tiles: " << k.l0_blocks_m << " x " << k.l0_blocks_n
+       << " per L1 block (the NPU runs them in turn; the host at once)\n";
   for (size_t i = 0; i < k.params.size(); ++i) {
     const auto& p = k.params[i];
     const Value& v = fn.value(p.value);

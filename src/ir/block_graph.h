@@ -75,6 +75,10 @@ struct Kernel {
   int64_t ub_bytes = 0;       // after AllocateBuffers
   std::vector<int> tile_ops;  // the tile ops it runs, in order
   std::string reason;         // why partition made this kernel
+  // A cube kernel whose L0 tiles are smaller than its L1 block along m and n: its Left / Right /
+  // Acc buffers hold l0_blocks_m (x l0_blocks_n) L0 tiles, which the NPU runs one after another
+  // and the host computes at once (docs/ARCHITECTURE.md, "Cube tiles").
+  int64_t l0_blocks_m = 1, l0_blocks_n = 1;
 };
 
 struct Launch {

@@ -98,6 +98,14 @@ void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
       {MemSpace::Acc, m.l0c_bytes, "use smaller sizes in pypto.set_cube_tile_shapes"},
   };
   for (auto& k : g.kernels) {
+    // The L0 buffers of a kernel with an m / n split of L0 hold several L0 tiles (one each on the
+    // NPU, in turn): each must fit, so the space counts that many times.
+    auto blocks = [&](MemSpace s) -> int64_t {
+      return s == MemSpace::Left ? k.l0_blocks_m
+             : s == MemSpace::Right ? k.l0_blocks_n
+             : s == MemSpace::Acc   ? k.l0_blocks_m * k.l0_blocks_n
+                                    : 1;
+    };
     std::vector<Interval> live(k.bufs.size());
     for (size_t i = 0; i < live.size(); ++i) live[i].buf = static_cast<int>(i);
     int pos = 0;
@@ -105,10 +113,13 @@ void AllocateBuffers(BlockGraph& g, PassContext& ctx) {
     int64_t base = 0;
     for (const Space& sp : spaces) {
       int64_t high = PlaceSpace(k, live, sp.space, align);
-      if (high > sp.capacity) {
+      if (high > sp.capacity * blocks(sp.space)) {
         SourceLoc loc = k.body.empty() ? SourceLoc{} : k.body.front().loc;
         std::string what = sp.space == MemSpace::Vec ? "UB" : MemSpaceName(sp.space);
-        throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of " + what +
+        std::string per = blocks(sp.space) > 1 ? " (" + std::to_string(high / blocks(sp.space) / 1024) +
+                                                     " KiB per L0 tile)"
+                                               : "";
+        throw UserError("kernel " + k.name + " needs " + std::to_string(high / 1024) + " KiB of " + what + per +
                             ", more than the " + std::to_string(sp.capacity / 1024) + " KiB of " + m.name,
                         loc, sp.hint);
       }

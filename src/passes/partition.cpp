@@ -595,6 +595,8 @@ class Partitioner {
     const Value& bv = g_.fn.value(t.inputs[1].value);
     int R = static_cast<int>(t.extent.size());
     const int64_t k0 = t.cube[2], k1 = t.cube[3];
+    b.k.l0_blocks_m = (t.cube[1] + t.cube[0] - 1) / t.cube[0];
+    b.k.l0_blocks_n = (t.cube[5] + t.cube[4] - 1) / t.cube[4];
     bool at = t.attrs.get<int64_t>("a_trans") != 0, bt = t.attrs.get<int64_t>("b_trans") != 0;
     DataType acc_dt = av.dtype == DataType::INT8 ? DataType::INT32 : DataType::FP32;
     auto instr = [&](Opcode op, int dst, std::vector<int> srcs) {
@@ -651,8 +653,10 @@ class Partitioner {
     auto extract = [&](int src, bool left, bool trans) {
       std::vector<int64_t> shape(R, 1);
       std::vector<Expr> v(R, Expr(1));
-      shape[R - 2] = left ? t.cube[0] : k0;
-      shape[R - 1] = left ? k0 : t.cube[4];
+      // The whole m1 x n1 block per L0 step (with an m / n split of L0 this holds the NPU's
+      // l0_blocks L0 tiles side by side: the same products, computed at once).
+      shape[R - 2] = left ? t.tile[R - 2] : k0;
+      shape[R - 1] = left ? k0 : t.tile[R - 1];
       v[R - 2] = left ? vm : kv0;
       v[R - 1] = left ? kv0 : vn;
       const TileBuf& sb = b.k.bufs[src];

@@ -433,3 +433,43 @@ def test_matmul_dynamic_n(mode):
     for N in (7, 33, 16):
         b = r.standard_normal((K, N)).astype(np.float32)
         assert_close(mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_l0_smaller_than_l1_along_m_and_n(mode):
+    """PyPTO's set_cube_tile_shapes(m=[32, 64], k=[64, 128], n=[32, 64]): accepted, the same
+    product, and the NPU model checks each L0 tile (not the L1 block) against L0A/L0B/L0C."""
+    import pypto
+    from _util import run_in
+
+    @pypto.jit
+    def f(a: pypto.Tensor((100, 200), pypto.DT_FP32), b: pypto.Tensor((200, 150), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes(m=[32, 64], k=[64, 128], n=[32, 64])
+        return pypto.matmul(a, b, pypto.DT_FP32)
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((100, 200)).astype(np.float32)
+    b = rng.standard_normal((200, 150)).astype(np.float32)
+    np.testing.assert_allclose(run_in(mode, f, a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert "L0 tiles: 2 x 2 per L1 block" in f.last.program.block_graph()
+
+    @pypto.jit(pass_options={"machine": "a2a3"})
+    def g(a: pypto.Tensor((256, 256), pypto.DT_FP16), b: pypto.Tensor((256, 256), pypto.DT_FP16)):
+        # the L1 block's fp32 accumulator (256 x 128: 128 KiB) fills L0C; each L0 tile fits
+        pypto.set_cube_tile_shapes(m=[64, 256], k=[64, 128], n=[128, 128])
+        return pypto.matmul(a, b, pypto.DT_FP16)
+
+    torch = pytest.importorskip("torch")
+    x = torch.randn(256, 256).to(torch.float16)
+    y = torch.randn(256, 256).to(torch.float16)
+    want = (x.double() @ y.double()).numpy()
+    np.testing.assert_allclose(g(x, y).double().numpy(), want, rtol=2e-3, atol=5e-2)
+    assert "L0 tiles: 4 x 1 per L1 block" in g.last.program.block_graph()
+
+    @pypto.jit(pass_options={"machine": "a2a3"})
+    def h(a: pypto.Tensor((256, 256), pypto.DT_FP16), b: pypto.Tensor((256, 256), pypto.DT_FP16)):
+        pypto.set_cube_tile_shapes(m=[256, 256], k=[64, 128], n=[256, 256])
+        return pypto.matmul(a, b, pypto.DT_FP32)
+
+    with pytest.raises(pypto.UserError, match=r"L0C accumulator"):
+        h(x, y)

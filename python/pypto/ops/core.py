@@ -301,8 +301,9 @@ def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Seq
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_k_split: bool = True) -> None:
     """Cube tile shapes for the matmuls recorded after this call, as [L0, L1] per axis:
     one cube task computes an m1 x n1 output block, loading K in k1 steps into L1 (Mat) and
-    multiplying k0 steps from L0 (Left/Right). L1 must be a multiple of L0; only k may have
-    L0 < L1, and with enable_k_split=False it may not either."""
+    multiplying k0 steps from L0 (Left/Right). L1 must be a multiple of L0 (with
+    enable_k_split=False, k0 == k1). An L0 tile smaller than L1 along m or n is checked against
+    L0A / L0B / L0C of the machine model; on the host the m1 x n1 block is computed at once."""
     rec = current_recorder("set_cube_tile_shapes")
     axes = []
     for name, v in (("m", m), ("k", k), ("n", n)):
