@@ -13,6 +13,8 @@ from . import frontend  # noqa: E402
 from ._core import DataType, InternalError, SymbolicScalar, UserError, release_memory
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
                       as_dtype, from_bf16, to_bf16, to_numpy_dtype)
+from ._dtypes import (DT_BOTTOM, DT_DOUBLE, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP8,  # noqa: F401
+                      DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_HF4, DT_HF8, DT_INT4, DT_UINT16, DT_UINT32, DT_UINT64)
 from .jit import CompiledFunction, JitFunction, jit
 from .ops import *  # noqa: F401,F403 - every tensor op
 from .ops import __all__ as _OPS
@@ -28,6 +30,8 @@ __version__ = "0.1.0"
 __all__ = [
     "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
     "DT_FP32", "DT_FP16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_BOOL",
+    "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_DOUBLE", "DT_INT4", "DT_FP8", "DT_HF8", "DT_HF4", "DT_FP8E4M3",
+    "DT_FP8E5M2", "DT_FP8E8M0", "DT_FP4_E2M1", "DT_FP4_E2M1X2", "DT_FP4_E1M2", "DT_FP4_E1M2X2", "DT_BOTTOM",
     "jit", "frontend", "JitFunction", "CompiledFunction", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",

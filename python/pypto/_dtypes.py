@@ -18,6 +18,52 @@ DT_INT64 = DataType.INT64
 DT_UINT8 = DataType.UINT8
 DT_BOOL = DataType.BOOL
 
+
+class UnsupportedDType:
+    """One of PyPTO's dtypes that has no CPU implementation here yet (the unsigned 16- to 64-bit
+    integers, fp64, the 4- and 8-bit floats): a program may name it; using it is a UserError."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self.why = name, why
+
+    def __repr__(self) -> str:
+        return f"pypto.{self.name}"
+
+
+_LATER = "not supported on the CPU backend yet"
+_NPU = "an NPU storage format with no CPU arithmetic here"
+DT_UINT16 = UnsupportedDType("DT_UINT16", _LATER)
+DT_UINT32 = UnsupportedDType("DT_UINT32", _LATER)
+DT_UINT64 = UnsupportedDType("DT_UINT64", _LATER)
+DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER)
+DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
+DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
+DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
+DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
+DT_FP8E4M3 = UnsupportedDType("DT_FP8E4M3", _NPU)
+DT_FP8E5M2 = UnsupportedDType("DT_FP8E5M2", _NPU)
+DT_FP8E8M0 = UnsupportedDType("DT_FP8E8M0", _NPU)
+DT_FP4_E2M1 = UnsupportedDType("DT_FP4_E2M1", _NPU)
+DT_FP4_E2M1X2 = UnsupportedDType("DT_FP4_E2M1X2", _NPU)
+DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
+DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
+DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
+UNSUPPORTED_DTYPES = [DT_UINT16, DT_UINT32, DT_UINT64, DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP8E4M3,
+                      DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
+
+
+def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
+    """`x` as a pypto dtype, or a UserError naming `what` (PyPTO's dtypes without a CPU
+    implementation say so)."""
+    from ._core import UserError
+    if isinstance(x, DataType):
+        return x
+    if isinstance(x, UnsupportedDType):
+        raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
+                        + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
+                          "DT_INT64, DT_UINT8 and DT_BOOL")
+    raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
+
 _TO_NUMPY = {
     DT_FP32: np.float32,
     DT_FP16: np.float16,

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType, SymbolicScalar
-from ._dtypes import DT_FP32
+from ._dtypes import DT_FP32, UnsupportedDType, check_dtype
 from ._tracing import current_recorder, user_loc
 
 Dim = Union[int, SymbolicScalar]
@@ -66,6 +66,7 @@ class Tensor:
             # An empty shape list means "from the argument" (PyPTO skips the rank check).
             self._spec: Optional[Tuple[Any, ...]] = tuple(shape) if shape else None
             if dtype is not None and not isinstance(dtype, DataType):
+                check_dtype(dtype, "pypto.Tensor", _loc_suffix())
                 raise _core.UserError(f"pypto.Tensor: dtype must be a pypto dtype such as pypto.DT_FP32, got "
                                       f"{dtype!r}" + _loc_suffix())
             self._dtype = dtype
@@ -86,6 +87,8 @@ class Tensor:
                 shape = list(x)
             elif isinstance(x, DataType):
                 kw["dtype"] = x
+            elif isinstance(x, UnsupportedDType):
+                check_dtype(x, "pypto.Tensor", _loc_suffix())
             elif isinstance(x, TileOpFormat):
                 kw["format"] = x
             elif isinstance(x, str):

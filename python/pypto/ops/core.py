@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._core import DataType
-from .._dtypes import DT_BF16, DT_FP16, DT_FP32
+from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
 from .._tracing import _format_loc, current_recorder, loop_body_exits, user_loc
 from ..tensor import Tensor
 
@@ -200,8 +200,7 @@ def cast(x: Tensor, dtype: DataType) -> Tensor:
     """Convert to `dtype` (round to nearest even; float -> int saturates)."""
     rec = current_recorder("cast")
     x = _t(x, "cast")
-    if not isinstance(dtype, DataType):
-        raise _core.UserError(f"pypto.cast: expected a pypto dtype such as pypto.DT_FP16, got {dtype!r}" + _suffix())
+    dtype = check_dtype(dtype, "pypto.cast", _suffix())
     return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
 
 
@@ -237,9 +236,8 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
     rec = current_recorder("matmul")
     a = _t(a, "matmul")
     b = _t(b, "matmul")
-    if out_dtype is not None and not isinstance(out_dtype, DataType):
-        raise _core.UserError(f"pypto.matmul: out_dtype must be a pypto dtype such as pypto.DT_FP32, got {out_dtype!r}"
-                              + _suffix())
+    if out_dtype is not None:
+        out_dtype = check_dtype(out_dtype, "pypto.matmul: out_dtype", _suffix())
     if c_matrix_nz:
         raise _core.UserError("pypto.matmul: c_matrix_nz=True (an NZ-format result) is not supported: results are "
                               "row-major" + _suffix())

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _core
 from .._core import DataType, SymbolicScalar
-from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, is_int_dtype, to_numpy_dtype
+from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_dtype, to_numpy_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, add, cast, mul
@@ -39,9 +39,7 @@ def full(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
          valid_shape: Optional[Sequence[Any]] = None) -> Tensor:
     """A tensor of ``size`` (dims may be symbolic) holding ``fill_value`` in ``dtype``; with
     ``valid_shape``, the tensor has that shape (on the CPU there is no padding to fill)."""
-    if not isinstance(dtype, DataType):
-        raise _core.UserError(f"pypto.full: dtype must be a pypto dtype such as pypto.DT_FP32, got {dtype!r}"
-                              + _suffix())
+    dtype = check_dtype(dtype, "pypto.full", _suffix())
     shape = _shape(valid_shape if valid_shape is not None else size, "full")
     if isinstance(fill_value, (bool, np.bool_)):
         v = float(bool(fill_value))
