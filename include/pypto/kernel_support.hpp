@@ -16,6 +16,7 @@
 
 #include "pypto/cube_support.hpp"
 #include "pypto/kernel_abi.h"
+#include "pypto/scatter.hpp"
 
 namespace pypto_kernel {
 
@@ -362,7 +363,7 @@ template <class D, class S, class Op>
 inline void ColSlabs(char* dst, char* src, int64_t A, int K, int B, int64_t valid_k, int dst_rows, Op op) {
   for (int64_t a = 0; a < A; ++a) {
     pto::TileRef<S> s{reinterpret_cast<S*>(src) + a * K * B, K, B, B, static_cast<int>(valid_k), B};
-    pto::TileRef<D> d{reinterpret_cast<D*>(dst) + a * dst_rows * B, dst_rows, B, B,
+    pto::TileRef<D> d{reinterpret_cast<D*>(dst) + a * dst_rows * B,  dst_rows, B, B,
                       dst_rows == 1 ? 1 : static_cast<int>(valid_k), B};
     op(d, s);
   }

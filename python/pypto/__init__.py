@@ -24,6 +24,12 @@ from .config import (CompStage, RunMode, get_codegen_options, get_debug_options,
                      set_pass_options, set_runtime_options, set_verify_options)
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat, tensor
 from .control import cond, is_loop_begin, is_loop_end
+from .control import sym_max as max  # noqa: A004 - PyPTO's pypto.max of symbolic scalars
+from .control import sym_min as min  # noqa: A004
+from .tensor import SymbolicPrintWarning
+from . import tile  # noqa: E402 - the tile level
+from .tile import *  # noqa: F401,F403 - Tile and the tile ops
+from .tile import __all__ as _TILE
 
 __version__ = "0.1.0"
 
@@ -37,5 +43,5 @@ __all__ = [
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
-    "is_loop_end", *_OPS,
+    "is_loop_end", "min", "max", "SymbolicPrintWarning", "tile", *_OPS, *_TILE,
 ]

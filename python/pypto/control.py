@@ -22,6 +22,7 @@ holds a `break` or `continue` of an enclosing Python loop is left alone.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 from typing import Any, Callable, Dict, Iterator, List, Tuple
@@ -30,7 +31,7 @@ from . import _core
 from ._core import SymbolicScalar
 from ._tracing import _format_loc, current_recorder, user_loc
 
-__all__ = ["cond", "is_loop_begin", "is_loop_end"]
+__all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
 
 def _symbolic(x: Any) -> bool:
@@ -283,7 +284,44 @@ class _IfRewriter(ast.NodeTransformer):
         return out
 
 
-_HELPERS = {"_pypto_branch": _Branch, "_pypto_and": _and, "_pypto_or": _or, "_pypto_not": _not}
+def sym_min(a: Any, b: Any) -> Any:
+    """``pypto.min(a, b)``: the smaller of two ints or symbolic scalars (symbolic if either is)."""
+    if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
+        return _core.sym_min(a, b)
+    return builtins.min(a, b)
+
+
+def sym_max(a: Any, b: Any) -> Any:
+    """``pypto.max(a, b)``: the larger of two ints or symbolic scalars (symbolic if either is)."""
+    if isinstance(a, SymbolicScalar) or isinstance(b, SymbolicScalar):
+        return _core.sym_max(a, b)
+    return builtins.max(a, b)
+
+
+def _min(*args: Any, **kwargs: Any) -> Any:
+    if len(args) == 2 and not kwargs and any(_symbolic(a) for a in args):
+        return _core.sym_min(*args)
+    return builtins.min(*args, **kwargs)
+
+
+def _max(*args: Any, **kwargs: Any) -> Any:
+    if len(args) == 2 and not kwargs and any(_symbolic(a) for a in args):
+        return _core.sym_max(*args)
+    return builtins.max(*args, **kwargs)
+
+
+_HELPERS = {"_pypto_branch": _Branch, "_pypto_and": _and, "_pypto_or": _or, "_pypto_not": _not, "_pypto_min": _min,
+            "_pypto_max": _max}
+
+
+def _builtin_minmax(fn: Callable[..., Any], fdef: ast.FunctionDef) -> List[ast.Name]:
+    """The loads of Python's own min / max in `fdef` (not a global, local or parameter of that name)."""
+    shadowed = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    a = fdef.args
+    shadowed |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    return [n for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and n.id in ("min", "max") and n.id not in shadowed and n.id not in fn.__globals__
+            and n.id not in fn.__code__.co_freevars]
 
 
 def with_runtime_branches(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -295,8 +333,13 @@ def with_runtime_branches(fn: Callable[..., Any]) -> Callable[..., Any]:
     except (OSError, TypeError, SyntaxError, IndentationError):
         return fn
     fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, ast.FunctionDef) or not any(isinstance(n, ast.If) for n in ast.walk(fdef)):
+    if not isinstance(fdef, ast.FunctionDef):
         return fn
+    minmax = _builtin_minmax(fn, fdef)
+    if not minmax and not any(isinstance(n, ast.If) for n in ast.walk(fdef)):
+        return fn
+    for n in minmax:
+        n.id = "_pypto_" + n.id
     # Annotations and defaults stay those of `fn` (evaluated where it was defined).
     fdef.decorator_list = []
     fdef.returns = None

@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import inspect
 import os
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -225,7 +225,7 @@ class JitFunction:
                 ann = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
                 raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is annotated {ann}, so it takes a "
                                       f"compile-time value, but an array was passed" + _format_loc(user_loc())
-                                      + f"\nhint: annotate it pypto.Tensor(...) (or pypto.Tensor() to take shape and "
+                                      + "\nhint: annotate it pypto.Tensor(...) (or pypto.Tensor() to take shape and "
                                       "dtype from the argument)")
             key.append((p.name, _value_key(p.name, v)))
         key.append(ops._default_tiles())
@@ -481,12 +481,23 @@ def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict
         pass_options: Optional[Dict[str, Any]] = None, runtime_options: Optional[Dict[str, Any]] = None,
         host_options: Optional[Dict[str, Any]] = None, codegen_options: Optional[Dict[str, Any]] = None,
         verify_options: Optional[Dict[str, Any]] = None, new_ir: bool = True,
-        create_new_logical_tensor: bool = False) -> Any:
-    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(runtime_options=...)``.
+        create_new_logical_tensor: bool = False, tile_shape: Optional[Sequence[int]] = None) -> Any:
+    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(runtime_options=...)``;
+    a function with ``pypto.Tile`` parameters is a tile function (pypto.tile), mapped over row
+    tiles of ``tile_shape`` (rows, or rows and cols) or of a size chosen from the buffer.
 
     Takes PyPTO's option groups (see pypto.config); ``new_ir`` and ``create_new_logical_tensor``
     are accepted for compatibility (there is one IR here)."""
-    def wrap(f: Callable[..., Any]) -> JitFunction:
+    def wrap(f: Callable[..., Any]) -> Any:
+        from .tile import TileFunction, is_tile_function
+        if is_tile_function(f):
+            return TileFunction(f, tile_shape, {
+                "debug_options": debug_options, "pass_options": pass_options, "runtime_options": runtime_options,
+                "host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options})
+        if tile_shape is not None:
+            raise _core.UserError(f"@pypto.jit(tile_shape=...) on {f.__name__}: tile_shape is for tile functions "
+                                  "(a parameter annotated pypto.Tile); use pypto.set_vec_tile_shapes in a "
+                                  "tensor-level function")
         return JitFunction(f, debug_options, pass_options, runtime_options, host_options, codegen_options,
                            verify_options)
     return wrap(fn) if fn is not None else wrap

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import enum
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType, SymbolicScalar
 from ._dtypes import DT_FP32, UnsupportedDType, check_dtype
 from ._tracing import current_recorder, user_loc
+
+
+class SymbolicPrintWarning(UserWarning):
+    """print() or an f-string of a symbolic value while a @pypto.jit function is traced: it
+    shows the expression (e.g. ``x_dim0``), not a run-time value."""
+
 
 Dim = Union[int, SymbolicScalar]
 
@@ -374,6 +381,10 @@ class Tensor:
                 f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
                 + _loc_suffix(), )
         vs = value.shape
+        padded = getattr(value, "_padded_shape", None)
+        if padded is not None and len(padded) == len(extents) and all(
+                _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(padded, extents)):
+            extents = list(vs)  # a view with a valid shape writes its valid part (PyPTO)
         mismatch = len(vs) != len(extents) or any(
             isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(vs, extents))
         if mismatch:
@@ -444,16 +455,19 @@ def _add_location_to_symbolic_errors() -> None:
     for name in ("__int__", "__index__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__"):
         wrap(name)
 
-    # print() or an f-string of a symbolic value while tracing is almost always a mistake: the
-    # program would print the expression once, at trace time, not the value at run time.
+    # print() or an f-string of a symbolic value while tracing shows its expression, as in PyPTO
+    # ("compile phase print"); a warning says so once per line, since the run-time value is
+    # what a user usually wants.
     def to_text(self: SymbolicScalar, *args: Any) -> str:
         from ._tracing import maybe_recorder
-        if maybe_recorder() is not None:
-            raise _core.UserError(
-                f"printing the symbolic value '{_sym_text(self)}' while tracing: print() runs once, when the "
-                "function is traced, and its value is only known when the kernel runs" + _format_loc(user_loc())
-                + "\nhint: print results after the call; repr(x) shows the expression if that is what you want")
-        return _sym_text(self)
+        text = _sym_text(self)
+        if maybe_recorder() is not None and not self.is_const():
+            loc = user_loc()
+            warnings.warn_explicit(
+                f"printing the symbolic value '{text}' while tracing shows its expression: print() runs once, "
+                "when the function is traced, and the value is only known when the kernel runs",
+                SymbolicPrintWarning, loc[0] or "<pypto>", loc[1] or 0)
+        return text
 
     # PyPTO's SymbolicScalar methods: a.min(b) / a.max(b) (Python's min/max would compare).
     SymbolicScalar.min = lambda self, o: _core.sym_min(self, o)  # type: ignore[attr-defined]

@@ -10,7 +10,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "frontend/recorder.h"
+#include "frontend/row_locality.h"
 #include "ir/json_printer.h"
+#include "passes/pipeline.h"
 #include "runtime/host_memory.h"
 #include "runtime/runtime.h"
 
@@ -214,8 +216,9 @@ NB_MODULE(_core, m) {
            [](const Expr& e) -> bool {
              if (auto c = e.as_const()) return *c != 0;
              throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs",
-                             {}, "an `if` on it (or on pypto.cond(...)) in the body of a @pypto.jit function is a "
-                                 "runtime branch; elsewhere compare Python ints at trace time");
+                             {},
+                             "an `if` on it (or on pypto.cond(...)) in the body of a @pypto.jit function is a "
+                             "runtime branch; elsewhere compare Python ints at trace time");
            })
       // Comparisons give 0/1 predicates: `if i == 0:` in a jit function is a runtime branch.
       .def("__lt__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::LT); })
@@ -237,6 +240,7 @@ NB_MODULE(_core, m) {
       .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
       .def("same_as", &Expr::same_as)
       .def("is_const", &Expr::is_const)
+      .def("upper_bound", &Expr::UpperBound)
       .def("eval",
            [](const Expr& e, const std::map<std::string, int64_t>& env) {
              SymEnv s(env.begin(), env.end());
@@ -290,7 +294,7 @@ NB_MODULE(_core, m) {
              return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
            })
       .def("begin_branch", [](Recorder& r, nb::handle cond, bool negate,
-                               nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
+                              nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
       .def("end_loop", &Recorder::EndLoop)
       .def("set_vec_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
@@ -304,6 +308,8 @@ NB_MODULE(_core, m) {
       .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })
       .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
+      .def("first_row_mixing_op",
+           [](const Recorder& r, const std::vector<int>& rows) { return FirstRowMixingOp(r.function(), rows); })
       .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
       .def(
           "compile",
@@ -346,8 +352,8 @@ NB_MODULE(_core, m) {
           "level"_a)
       .def(
           "run",
-          [](const Program& p, const std::vector<ArgArray>& params, int workers, const std::string& sched_mode, bool trace,
-             const std::string& run_mode, double timeout_s) {
+          [](const Program& p, const std::vector<ArgArray>& params, int workers, const std::string& sched_mode,
+             bool trace, const std::string& run_mode, double timeout_s) {
             std::vector<HostTensor> hp;
             const Function& fn = p.compiled->tensor_graph;
             for (size_t i = 0; i < params.size(); ++i) {
@@ -478,6 +484,7 @@ NB_MODULE(_core, m) {
     return n;
   });
   m.def("machine_names", &MachineNames);
+  m.def("machine_ub_bytes", [](const std::string& name) { return GetMachine(name).ub_bytes; });
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
 }

@@ -38,9 +38,12 @@ namespace {
 
 // Column instructions over a tile axis that the kernel runs slab by slab on raw UB pointers.
 bool IsColSlabOp(Opcode op) {
-  return op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN || op == Opcode::TCOLCUMSUM || op == Opcode::TCOLCUMPROD ||
-         op == Opcode::TCOLGATHER;
+  return op == Opcode::TCOLARGMAX || op == Opcode::TCOLARGMIN || op == Opcode::TCOLCUMSUM ||
+         op == Opcode::TCOLCUMPROD || op == Opcode::TCOLGATHER;
 }
+
+// "<prefix><n>" (built by appending: GCC 12 warns, wrongly, on "v" + std::to_string(n) with -Wrestrict).
+std::string Named(const char* prefix, int n) { return std::string(prefix).append(std::to_string(n)); }
 
 // A C++ string literal of `s`.
 std::string Quoted(const std::string& s) {
@@ -80,7 +83,7 @@ class KernelWriter {
       os_ << "    const int64_t c" << d << " = rest % call->grid[" << d << "]; rest /= call->grid[" << d << "];\n";
     for (int d = 0; d < G; ++d) os_ << "    (void)c" << d << ";\n";
     FindViews(k_.body);
-    CountReads(k_.body);
+    CountReads(k_.body, reads_);
     for (int b : views_)
       os_ << "    char* v" << b << " = ub + " << k_.bufs[b].offset << "; int64_t vs" << b << " = " << k_.bufs[b].cols()
           << ";\n";
@@ -159,8 +162,8 @@ class KernelWriter {
     std::function<void(const std::vector<Instr>&)> scan = [&](const std::vector<Instr>& b) {
       for (auto& in : b) {
         if (in.opcode == Opcode::TLOAD) loaded.insert(in.dst);
-        bool raw_use = in.opcode == Opcode::TSTORE || in.opcode == Opcode::TBROADCAST ||
-                       IsColReduction(in.opcode) || IsColSlabOp(in.opcode);
+        bool raw_use = in.opcode == Opcode::TSTORE || in.opcode == Opcode::TBROADCAST || IsColReduction(in.opcode) ||
+                       IsColSlabOp(in.opcode) || in.opcode == Opcode::TSCATTERND;
         if (raw_use)
           for (int s : in.srcs) raw.insert(s);
         if (in.dst >= 0 && in.opcode != Opcode::TLOAD) raw.insert(in.dst);  // written: must be UB
@@ -172,17 +175,10 @@ class KernelWriter {
       if (!raw.count(b) && k_.bufs[b].space == MemSpace::Vec) views_.insert(b);
   }
 
-  void CountReads(const std::vector<Instr>& body) {
-    for (auto& in : body) {
-      for (int s : in.srcs) ++reads_[s];
-      CountReads(in.body);
-    }
-  }
-
   std::string Ptr(int buf) { return "(ub + " + std::to_string(k_.bufs[buf].offset) + ")"; }
   std::string Ref(int buf) {
     const TileBuf& b = k_.bufs[buf];
-    std::string ptr = views_.count(buf) ? "v" + std::to_string(buf) : Ptr(buf);
+    std::string ptr = views_.count(buf) ? Named("v", buf) : Ptr(buf);
     std::string stride = views_.count(buf) ? "vs" + std::to_string(buf) : std::to_string(b.cols());
     return std::string("Ref<") + CppType(b.dtype) + ">(" + ptr + ", " + std::to_string(b.rows()) + ", " +
            std::to_string(b.cols()) + ", " + stride + ", " + E(b.valid.back()) + ")";
@@ -190,19 +186,18 @@ class KernelWriter {
 
   void Body(const std::vector<Instr>& body, int indent) {
     std::string pad(indent * 2, ' ');
-    FusionEnv env{
-        k_,
-        [this](const Expr& e) { return E(e); },
-        [this](int b) { return views_.count(b) ? "v" + std::to_string(b) : Ptr(b); },
-        [this](int b) { return views_.count(b) ? "vs" + std::to_string(b) : std::to_string(k_.bufs[b].cols()); },
-        reads_,
-        views_};
-    RowFusionEnv rows{fn_, k_, env.expr, env.ptr, env.stride, reads_};
+    FusionEnv env{fn_,
+                  k_,
+                  [this](const Expr& e) { return E(e); },
+                  [this](int b) { return views_.count(b) ? Named("v", b) : Ptr(b); },
+                  [this](int b) { return views_.count(b) ? Named("vs", b) : std::to_string(k_.bufs[b].cols()); },
+                  reads_,
+                  views_};
     for (size_t i = 0; i < body.size(); ++i) {
-      if (size_t rn = RowFusedRegion(rows, body, i)) {
+      if (size_t rn = RowFusedRegion(env, body, i)) {
         std::string fallback;
         for (size_t j = i; j < i + rn; ++j) fallback += pad + Instruction(body[j]) + ";\n";
-        os_ << EmitRowFusedRegion(rows, body, i, rn, fallback, pad);
+        os_ << EmitRowFusedRegion(env, body, i, rn, fallback, pad);
         i += rn - 1;
         continue;
       }
@@ -321,8 +316,8 @@ class KernelWriter {
   // (every step covers the whole valid block), which saves a pass over the accumulator.
   static bool FoldsZero(const std::vector<Instr>& body, size_t i) {
     const Instr& in = body[i];
-    return in.opcode == Opcode::TEXPANDS && in.scalar == 0 && i + 1 < body.size() && body[i + 1].opcode == Opcode::LOOP &&
-           body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1;
+    return in.opcode == Opcode::TEXPANDS && in.scalar == 0 && i + 1 < body.size() &&
+           body[i + 1].opcode == Opcode::LOOP && body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1;
   }
   std::string AccPtr(int b) {
     if (direct_acc_.count(b)) return "a" + std::to_string(b) + ", a" + std::to_string(b) + "ld";
@@ -381,7 +376,8 @@ class KernelWriter {
 
   std::string Instruction(const Instr& in) {
     const Opcode op = in.opcode;
-    if ((op == Opcode::TLOAD && k_.bufs[in.dst].space == MemSpace::Mat) || op == Opcode::TEXTRACT || op == Opcode::TMATMUL_ACC)
+    if ((op == Opcode::TLOAD && k_.bufs[in.dst].space == MemSpace::Mat) || op == Opcode::TEXTRACT ||
+        op == Opcode::TMATMUL_ACC)
       return CubeInstruction(in);
     if (op == Opcode::TLOAD || op == Opcode::TSTORE) {
       int buf = op == Opcode::TLOAD ? in.dst : in.srcs[0];
@@ -416,6 +412,18 @@ class KernelWriter {
              std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
              ", [](auto dd, auto ss) { pto::" + OpcodeName(op) + "(dd, ss); })";
     }
+    if (op == Opcode::TSCATTERND) {
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      const int R = static_cast<int>(s.shape.size());
+      std::ostringstream c;
+      c << "{ const int64_t tile[] = " << Array(s.shape) << ", valid[] = " << Array(s.valid)
+        << ", start[] = " << Array(in.coord) << "; ScatterND<" << CppType(s.dtype) << ", "
+        << CppType(k_.bufs[in.srcs[1]].dtype) << ">(P[" << in.param << "].data, P[" << in.param << "].shape, P["
+        << in.param << "].stride, " << R << ", " << Ptr(in.srcs[0]) << ", " << Ptr(in.srcs[1])
+        << ", tile, valid, start, " << in.axis << ", " << static_cast<int>(in.scalar) << ", \"pypto.scatter\", "
+        << Quoted(FormatLocation(in.loc)) << "); }";
+      return c.str();
+    }
     if (op == Opcode::TCOLGATHER) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       int64_t A = 1, B = 1;
@@ -438,7 +446,8 @@ class KernelWriter {
       std::ostringstream c;
       c << "ColSlabs<" << T << ", " << CppType(s.dtype) << ">(" << Ptr(in.dst) << ", " << Ptr(in.srcs[0]) << ", " << A
         << ", " << s.shape[in.axis] << ", " << B << ", " << E(s.valid[in.axis]) << ", "
-        << (arg ? int64_t{1} : s.shape[in.axis]) << ", [](auto dd, auto ss) { pto::" << OpcodeName(op) << "(dd, ss); })";
+        << (arg ? int64_t{1} : s.shape[in.axis]) << ", [](auto dd, auto ss) { pto::" << OpcodeName(op)
+        << "(dd, ss); })";
       return c.str();
     }
     if (op == Opcode::TCI) return "pto::TCI(" + Ref(in.dst) + ", static_cast<" + T + ">(" + E(in.coord[0]) + "))";

@@ -67,7 +67,9 @@ constexpr int kUnroll = 4;
 /// above must be in scope.
 std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad);
 
+/// What the fused-loop and row-fusion emitters know of the kernel being written.
 struct FusionEnv {
+  const Function& fn;
   const Kernel& kernel;
   std::function<std::string(const Expr&)> expr;  // C++ for a symbolic expression
   std::function<std::string(int)> ptr;           // C++ for a buffer's address

@@ -39,7 +39,7 @@ void MemoryInstrs(const std::vector<Instr>& body, std::vector<const Instr*>& out
 
 class RowRegion {
  public:
-  RowRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n)
+  RowRegion(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n)
       : env_(env), k_(env.kernel), body_(body), i_(i), n_(n) {
     for (size_t j = i; j < i + n; ++j) {
       const Instr& in = body[j];
@@ -58,7 +58,8 @@ class RowRegion {
       if (body[j].opcode == Opcode::TSTORE) ++stores[body[j].srcs[0]];
     for (size_t j = i; j < i + n; ++j) {
       const Instr& st = body[j];
-      if (st.opcode != Opcode::TSTORE || !defined_.count(st.srcs[0]) || stores[st.srcs[0]] != 1 || ReadsAfter(st.srcs[0]))
+      if (st.opcode != Opcode::TSTORE || !defined_.count(st.srcs[0]) || stores[st.srcs[0]] != 1 ||
+          ReadsAfter(st.srcs[0]))
         continue;
       int root = RootOf(env.fn, k_.params[st.param].value);
       bool loaded = false;
@@ -97,15 +98,16 @@ class RowRegion {
       for (size_t s = 0; s < in.srcs.size(); ++s)
         if (row_consts_.count(in.srcs[s]) && !(col_expand && s == 1)) return "a 1 x C tile is read as a row";
       if (in.opcode == Opcode::TLOAD && k_.bufs[in.dst].rows() == 1 && !row_consts_.count(in.dst) &&
-          k_.bufs[in.dst].rows() != k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst].rows())
+          k_.bufs[in.dst].rows() !=
+              k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst].rows())
         return "a 1 x C load that no TCOLEXPAND reads";
     }
     for (size_t j = i_; j < i_ + n_; ++j) {  // 16-bit tiles only as converted loads and stores
       const Instr& in = body_[j];
-      bool ok = in.opcode == Opcode::TCVT ? widen_.count(in.dst) || narrow_.count(in.dst)
-                : in.opcode == Opcode::TLOAD ? Fp32(in.dst) || widened_from_.count(in.dst)
+      bool ok = in.opcode == Opcode::TCVT     ? widen_.count(in.dst) || narrow_.count(in.dst)
+                : in.opcode == Opcode::TLOAD  ? Fp32(in.dst) || widened_from_.count(in.dst)
                 : in.opcode == Opcode::TSTORE ? Fp32(in.srcs[0]) || narrow_.count(in.srcs[0])
-                                        : true;
+                                              : true;
       if (!ok) return "a 16-bit tile is used other than as a converted load or store";
     }
     for (int b : loaded_)
@@ -172,8 +174,8 @@ class RowRegion {
                                                     env_.stride(in.dst) + ")"
                                               : "rb" + std::to_string(in.dst);
           os << p3 << "const float* r" << in.dst << " = LoadRowWiden<" << CppType(b.dtype) << ", " << b.shape.size()
-             << ">(" << to << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(ld) << ", P["
-             << ld.param << "], fr);\n";
+             << ">(" << to << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(ld) << ", P[" << ld.param
+             << "], fr);\n";
         }
         ++j;
         continue;
@@ -309,7 +311,7 @@ class RowRegion {
     };
     std::string w = width(body_[j]);
     size_t g = j;
-    bool reduced = false;  // a reduction's result is whole only after the loop: reductions close a group
+    bool reduced = false;      // a reduction's result is whole only after the loop: reductions close a group
     std::set<int> reductions;  // results of the group's reductions: no instruction of it may read one
     while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w && !column_.count(&body_[g])) {
       bool red = RowReduction(body_[g].opcode) != nullptr;
@@ -389,9 +391,7 @@ class RowRegion {
   // no load of its tensor follows it.
   void FindColumnWork() {
     const int64_t rows = k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst].rows();
-    auto column = [&](int b) {
-      return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096 && Fp32(b);
-    };
+    auto column = [&](int b) { return k_.bufs[b].cols() == 1 && k_.bufs[b].rows() == rows && rows <= 4096 && Fp32(b); };
     auto root = [&](const Instr& in) { return RootOf(env_.fn, k_.params[in.param].value); };
     bool computes = false;
     for (size_t j = i_; j < i_ + n_; ++j) {
@@ -459,7 +459,7 @@ class RowRegion {
     return os.str();
   }
 
-  const RowFusionEnv& env_;
+  const FusionEnv& env_;
   const Kernel& k_;
   const std::vector<Instr>& body_;
   size_t i_, n_;
@@ -520,7 +520,7 @@ bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
 
 }  // namespace
 
-size_t RowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i) {
+size_t RowFusedRegion(const FusionEnv& env, const std::vector<Instr>& body, size_t i) {
   std::vector<int64_t> lead;
   size_t n = 0;
   while (i + n < body.size() && RowLocal(env.kernel, body[i + n], lead)) ++n;
@@ -532,7 +532,7 @@ size_t RowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, s
   return 0;
 }
 
-std::string EmitRowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
+std::string EmitRowFusedRegion(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
                                const std::string& fallback, const std::string& pad) {
   return RowRegion(env, body, i, n).Emit(fallback, pad);
 }

@@ -16,24 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "codegen/fused_loops.h"
 #include "ir/block_graph.h"
 
 namespace pypto {
 
-struct RowFusionEnv {
-  const Function& fn;
-  const Kernel& kernel;
-  std::function<std::string(const Expr&)> expr;  // C++ for a symbolic expression
-  std::function<std::string(int)> ptr;           // C++ for a buffer's address (UB or view)
-  std::function<std::string(int)> stride;        // C++ for a buffer's row stride (elements)
-  std::map<int, int> reads;                      // reads of each buffer in the whole kernel
-};
-
 /// Length of the row-fusable stretch starting at body[i], or 0.
-size_t RowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i);
+size_t RowFusedRegion(const FusionEnv& env, const std::vector<Instr>& body, size_t i);
 
 /// C++ for body[i, i + n): the row loop under AVX2, else `fallback`.
-std::string EmitRowFusedRegion(const RowFusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
+std::string EmitRowFusedRegion(const FusionEnv& env, const std::vector<Instr>& body, size_t i, size_t n,
                                const std::string& fallback, const std::string& pad);
 
 }  // namespace pypto

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 namespace pypto {
 
@@ -77,8 +77,10 @@ void Recorder::CheckCanExist(const std::string& what, const std::vector<Expr>& s
     dims.push_back(*c);
   }
   if (!TensorBytes(dims, dtype))
-    throw UserError(what + ": a " + DataTypeName(dtype) + ShapeStr(shape) + " tensor cannot exist: its size overflows or "
-                        "exceeds " + std::to_string(kMaxTensorBytes >> 40) + " TiB",
+    throw UserError(what + ": a " + DataTypeName(dtype) + ShapeStr(shape) +
+                        " tensor cannot exist: its size overflows or "
+                        "exceeds " +
+                        std::to_string(kMaxTensorBytes >> 40) + " TiB",
                     loc, "check the shape");
 }
 
@@ -107,7 +109,7 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   call.tile_shape = tile_shape_;
   const OpDef& def = GetOpDef(call.op);
   // A tensor made with pypto.tensor holds nothing until something is assembled into it.
-  size_t n_read = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
+  size_t n_read = WritesInPlace(def.kind) ? call.inputs.size() - 1 : call.inputs.size();
   for (size_t i = 0; i < n_read; ++i) {
     const Value& v = f_.value(call.inputs[i]);
     int root = f_.Root(v.id);
@@ -116,11 +118,20 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
                           ShapeStr(f_.value(root).shape) + ", which is never written before this line",
                       call.loc, "assemble a result into it first (pypto.assemble or t[...] = expr), or read the input");
   }
-  if (def.kind == OpKind::Assemble) {
-    const Value& d = f_.value(call.inputs[1]);
-    written_.insert(f_.Root(d.id));
+  if (WritesInPlace(def.kind)) {
+    written_.insert(f_.Root(call.inputs.back()));
+    if (def.kind == OpKind::Scatter) {
+      const Value& d = f_.value(call.inputs.back());
+      if (!f_.value(f_.Root(d.id)).is_storage())
+        throw UserError("pypto." + call.op + ": the destination " + DescribeValue(d) +
+                            " is an intermediate result, not a tensor in memory",
+                        call.loc, "scatter into a parameter or a tensor made with pypto.tensor(...)");
+      Value unused;
+      InferOpType(f_, call, unused);  // checks only: a scatter has no result
+      MakeOutput(call.inputs.back());
+    }
   }
-  if (def.kind != OpKind::Assemble) {
+  if (!WritesInPlace(def.kind)) {
     Value out;
     out.kind = ValueKind::Temp;
     out.loc = call.loc;
@@ -132,6 +143,17 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   if (result >= 0 && !branches_.empty()) value_branches_[result] = branches_;
   stack_.back()->Add(std::move(call));
   return result;
+}
+
+void Recorder::MakeOutput(int dst) {
+  // Writing into a parameter makes it an in-place output.
+  int root = f_.Root(dst);
+  Value& rv = f_.value(root);
+  if (rv.kind == ValueKind::Input) {
+    rv.kind = ValueKind::Output;
+    f_.inputs.erase(std::find(f_.inputs.begin(), f_.inputs.end(), root));
+    f_.outputs.push_back(root);
+  }
 }
 
 void Recorder::CheckBranchScope(int id, const std::string& what, const SourceLoc& loc) const {
@@ -208,7 +230,19 @@ int Recorder::Reduce(const std::string& op, int x, int64_t dim, bool keepdim, co
   if (op == "sum" && Is16BitFloat(dt)) {
     // A 16-bit sum accumulates in fp32 and rounds once (as torch does), so its result does not
     // depend on how many tiles the reduction spans. max/min are exact in any precision.
-    return Cast(Reduce(op, Cast(x, DataType::FP32, loc), dim, keepdim, loc), dt, loc);
+    int64_t rank = f_.value(x).rank();
+    int sum32 = Reduce(op, Cast(x, DataType::FP32, loc), dim, keepdim, loc);
+    if (keepdim || static_cast<int64_t>(tile_shape_.size()) != rank) return Cast(sum32, dt, loc);
+    // The rounding cast is ours, on the reduced rank: it tiles with the user's shape minus the
+    // reduced dim (the user could not set one for it).
+    struct RestoreTile {
+      std::vector<int64_t>& tile;
+      std::vector<int64_t> saved;
+      ~RestoreTile() { tile = std::move(saved); }
+    } restore{tile_shape_, tile_shape_};
+    tile_shape_.erase(tile_shape_.begin() + NormalizeAxis(dim, rank, op, loc));
+    if (tile_shape_.empty()) tile_shape_ = {1};
+    return Cast(sum32, dt, loc);
   }
   OpCall c;
   c.op = op;
@@ -263,8 +297,8 @@ int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Ex
   CheckLive(x, "view", loc);
   const Value& src = f_.value(x);
   if (offsets.size() != shape.size() || static_cast<int>(shape.size()) != src.rank())
-    throw UserError("slicing " + DescribeValue(src) + ": expected " + std::to_string(src.rank()) +
-                        " indices, got " + std::to_string(shape.size()),
+    throw UserError("slicing " + DescribeValue(src) + ": expected " + std::to_string(src.rank()) + " indices, got " +
+                        std::to_string(shape.size()),
                     loc, "give one slice per dim, e.g. x[i:i + 1, :, :]");
   if (src.kind == ValueKind::Temp)
     throw UserError("slicing the intermediate result " + DescribeValue(src) + " is not supported yet", loc,
@@ -304,7 +338,8 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& lo
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
   if (src.kind == ValueKind::View || src.kind == ValueKind::Reshape)
-    throw UserError("pypto.reshape of " + DescribeValue(src) + ", a slice or a reshape of another tensor, that "
+    throw UserError("pypto.reshape of " + DescribeValue(src) +
+                        ", a slice or a reshape of another tensor, that "
                         "merges or splits dims is not supported",
                     loc, "reshape the whole tensor first, then slice it");
   Expr a(1), b(1);
@@ -332,8 +367,7 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& lo
 void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc) {
   if (a.same_as(b)) return;
   auto ca = a.as_const(), cb = b.as_const();
-  if (ca && cb)
-    throw UserError(what + ": " + std::to_string(*ca) + " != " + std::to_string(*cb), loc);
+  if (ca && cb) throw UserError(what + ": " + std::to_string(*ca) + " != " + std::to_string(*cb), loc);
   std::set<std::string> dims(f_.dynamic_vars.begin(), f_.dynamic_vars.end());
   for (const Expr* e : {&a, &b})
     for (const std::string& v : e->FreeVars())
@@ -354,9 +388,9 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
                         (d.kind == ValueKind::Temp ? "an intermediate result" : "an input") + ", not an output tensor",
                     loc, "write into a tensor made with pypto.tensor(...) or into an output parameter");
   if (s.dtype != d.dtype)
-    throw UserError("pypto.assemble: dtype of the source " + DescribeValue(s) + " differs from the destination " +
-                        DescribeValue(d),
-                    loc, "cast the source with pypto.cast(x, dtype)");
+    throw UserError(
+        "pypto.assemble: dtype of the source " + DescribeValue(s) + " differs from the destination " + DescribeValue(d),
+        loc, "cast the source with pypto.cast(x, dtype)");
   if (static_cast<int>(offsets.size()) != d.rank() || s.rank() != d.rank())
     throw UserError("pypto.assemble: source " + DescribeValue(s) + ", destination " + DescribeValue(d) + " and " +
                         std::to_string(offsets.size()) + " offsets must have the same rank",
@@ -371,16 +405,9 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
                       loc);
   }
   if (d.kind == ValueKind::Reshape)
-    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of another tensor, is not supported",
-                    loc, "assemble into the tensor itself, or reshape the value you assemble");
-  // Writing into a parameter makes it an in-place output.
-  int root = f_.Root(dst);
-  Value& rv = f_.value(root);
-  if (rv.kind == ValueKind::Input) {
-    rv.kind = ValueKind::Output;
-    f_.inputs.erase(std::find(f_.inputs.begin(), f_.inputs.end(), root));
-    f_.outputs.push_back(root);
-  }
+    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of another tensor, is not supported", loc,
+                    "assemble into the tensor itself, or reshape the value you assemble");
+  MakeOutput(dst);
   OpCall c;
   c.op = "assemble";
   c.inputs = {src, dst};
@@ -389,8 +416,8 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   Record(std::move(c));
 }
 
-Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start,
-                         const Expr& stop, const Expr& step, const SourceLoc& loc) {
+Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_name, const Expr& start, const Expr& stop,
+                         const Expr& step, const SourceLoc& loc) {
   if (auto s = step.as_const(); s && *s <= 0)
     throw UserError("pypto.loop: step must be positive, got " + step.str(), loc);
   LoopInfo info;
@@ -437,8 +464,7 @@ void Recorder::EndLoop() {
 void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc) {
   if (dims.empty()) throw UserError("pypto.set_vec_tile_shapes needs at least one dim", loc);
   for (auto d : dims)
-    if (d <= 0)
-      throw UserError("pypto.set_vec_tile_shapes: every dim must be positive, got " + std::to_string(d), loc);
+    if (d <= 0) throw UserError("pypto.set_vec_tile_shapes: every dim must be positive, got " + std::to_string(d), loc);
   tile_shape_ = dims;
 }
 
@@ -449,9 +475,9 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
     Value& v = f_.value(id);
     if (v.kind == ValueKind::Created) {
       if (!written_.count(id))
-        throw UserError("returning %" + v.name + " " + DataTypeName(v.dtype) + ShapeStr(v.shape) +
-                            ", which is never written",
-                        loc, "assemble results into it (pypto.assemble or t[...] = expr) before returning it");
+        throw UserError(
+            "returning %" + v.name + " " + DataTypeName(v.dtype) + ShapeStr(v.shape) + ", which is never written", loc,
+            "assemble results into it (pypto.assemble or t[...] = expr) before returning it");
       v.kind = ValueKind::Output;
       f_.outputs.push_back(id);
       f_.returns.push_back(id);

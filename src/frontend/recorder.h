@@ -82,6 +82,8 @@ class Recorder {
   /// runtime's bindings, the generated kernels' slots), so the name is the symbol's identity.
   std::string FreshSymbol(const std::string& hint, const SourceLoc& loc);
   void CheckLive(int id, const std::string& op, const SourceLoc& loc) const;
+  /// The parameter `dst` writes into becomes an in-place output.
+  void MakeOutput(int dst);
   /// UserError when value `id` was made in a runtime branch that is not open here.
   void CheckBranchScope(int id, const std::string& what, const SourceLoc& loc) const;
   /// UserError when a static shape's byte count overflows (no such tensor can exist).
@@ -95,11 +97,11 @@ class Recorder {
   std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;
-  std::set<std::string> symbols_;  // every symbol minted for this function
-  std::vector<bool> is_branch_;                // per open region of stack_ past the body: a branch?
-  std::vector<int> branches_;                  // the open branches, outermost first
+  std::set<std::string> symbols_;                   // every symbol minted for this function
+  std::vector<bool> is_branch_;                     // per open region of stack_ past the body: a branch?
+  std::vector<int> branches_;                       // the open branches, outermost first
   std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made
-  std::map<int, SourceLoc> branch_loc_;        // branch -> its `if`
+  std::map<int, SourceLoc> branch_loc_;             // branch -> its `if`
   int next_branch_ = 0;
   int last_if_ = -1;  // the `if` an `else` belongs to (its number names both)
   int next_loop_ = 0;

@@ -22,6 +22,13 @@ int64_t TileBuf::rows() const {
   return r;
 }
 
+void CountReads(const std::vector<Instr>& body, std::map<int, int>& reads) {
+  for (auto& in : body) {
+    for (int s : in.srcs) ++reads[s];
+    CountReads(in.body, reads);
+  }
+}
+
 static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int indent, std::ostringstream& os) {
   std::string pad(indent * 2, ' ');
   auto buf = [&](int id) { return "%" + k.bufs[id].name + "#" + std::to_string(id); };
@@ -46,10 +53,16 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
     if (in.opcode == Opcode::TEXTRACT) os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
+    if (in.opcode == Opcode::TSCATTERND) {
+      const char* how[] = {"assign", "add", "multiply"};
+      os << ", axis=" << in.axis << ", " << how[static_cast<int>(in.scalar)] << ")\n";
+      continue;
+    }
     if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
     if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);
-    if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary)) os << ", axis=" << in.axis;
+    if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary))
+      os << ", axis=" << in.axis;
     os << ")\n";
   }
 }

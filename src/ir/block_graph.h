@@ -3,6 +3,7 @@
 // run once per grid coordinate. Values that cross kernels become global-memory workspaces.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,7 +53,7 @@ struct Instr {
   std::vector<Expr> coord;  // TLOAD/TSTORE: element offset of the tile in the param, per dim
   bool has_scalar = false;  // tile-scalar instructions (TADDS, ...) take `scalar`
   double scalar = 0;
-  bool scalar_first = false;  // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
+  bool scalar_first = false;        // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
   DataType dtype = DataType::FP32;  // TCVT destination
   int axis = -1;                    // column reductions and broadcasts: the tile axis
   bool transpose = false;           // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
@@ -68,7 +69,7 @@ struct Kernel {
   int id = -1;
   std::string name;
   CoreKind core = CoreKind::AIV;  // the core that runs it: AIV (vector) or AIC (cube)
-  std::vector<Expr> grid;    // number of tiles along each grid dim
+  std::vector<Expr> grid;         // number of tiles along each grid dim
   std::vector<KernelParam> params;
   std::vector<TileBuf> bufs;
   std::vector<Instr> body;
@@ -91,6 +92,9 @@ struct BlockGraph {
   std::vector<Kernel> kernels;
   Region<Launch> body;
 };
+
+/// Adds the readers of each buffer in `body` (loops included) to `reads`.
+void CountReads(const std::vector<Instr>& body, std::map<int, int>& reads);
 
 std::string PrintKernel(const Function& fn, const Kernel& k);
 std::string PrintBlockGraph(const BlockGraph& g);

@@ -19,8 +19,17 @@ std::vector<OpDef> MakeOpDefs() {
   auto binary = [&](const char* name, O pto, O scalar, std::optional<O> row, std::optional<O> col, const char* doc,
                     bool commutative = false) {
     d.push_back({name, OpKind::Binary, false, pto, scalar, row, col, {}, {}, doc, commutative});
-    d.push_back({std::string(name) + "_scalar", OpKind::BinaryScalar, false, pto, scalar, {}, {}, {}, {},
-                 std::string(doc) + " (with a scalar)", commutative});
+    d.push_back({std::string(name) + "_scalar",
+                 OpKind::BinaryScalar,
+                 false,
+                 pto,
+                 scalar,
+                 {},
+                 {},
+                 {},
+                 {},
+                 std::string(doc) + " (with a scalar)",
+                 commutative});
   };
   auto reduce = [&](const char* name, O row, O col, O combine, const char* doc) {
     d.push_back({name, OpKind::Reduce, false, row, {}, {}, {}, col, combine, doc});
@@ -65,31 +74,105 @@ std::vector<OpDef> MakeOpDefs() {
   compare("ge", CmpMode::GE, "x >= y");
   d.push_back({"where", OpKind::Select, false, O::TSEL, {}, {}, {}, {}, {}, "cond ? a : b"});
   reduce("prod", O::TROWPROD, O::TCOLPROD, O::TMUL, "product along an axis");
-  d.push_back({"argmax", OpKind::ArgReduce, false, O::TROWARGMAX, {}, {}, {}, O::TCOLARGMAX, {},
+  d.push_back({"argmax",
+               OpKind::ArgReduce,
+               false,
+               O::TROWARGMAX,
+               {},
+               {},
+               {},
+               O::TCOLARGMAX,
+               {},
                "index of the first maximum along an axis (int32)"});
-  d.push_back({"argmin", OpKind::ArgReduce, false, O::TROWARGMIN, {}, {}, {}, O::TCOLARGMIN, {},
+  d.push_back({"argmin",
+               OpKind::ArgReduce,
+               false,
+               O::TROWARGMIN,
+               {},
+               {},
+               {},
+               O::TCOLARGMIN,
+               {},
                "index of the first minimum along an axis (int32)"});
-  d.push_back({"cumsum", OpKind::Scan, false, O::TROWCUMSUM, {}, {}, {}, O::TCOLCUMSUM, {},
+  d.push_back({"cumsum",
+               OpKind::Scan,
+               false,
+               O::TROWCUMSUM,
+               {},
+               {},
+               {},
+               O::TCOLCUMSUM,
+               {},
                "inclusive prefix sum along an axis"});
-  d.push_back({"cumprod", OpKind::Scan, false, O::TROWCUMPROD, {}, {}, {}, O::TCOLCUMPROD, {},
+  d.push_back({"cumprod",
+               OpKind::Scan,
+               false,
+               O::TROWCUMPROD,
+               {},
+               {},
+               {},
+               O::TCOLCUMPROD,
+               {},
                "inclusive prefix product along an axis"});
   reduce("sum", O::TROWSUM, O::TCOLSUM, O::TADD, "sum along an axis");
   reduce("amax", O::TROWMAX, O::TCOLMAX, O::TMAX, "maximum along an axis");
   reduce("amin", O::TROWMIN, O::TCOLMIN, O::TMIN, "minimum along an axis");
-  d.push_back({"permute", OpKind::Permute, false, O::TLOAD, {}, {}, {}, {}, {},
+  d.push_back({"permute",
+               OpKind::Permute,
+               false,
+               O::TLOAD,
+               {},
+               {},
+               {},
+               {},
+               {},
                "the dims in another order (a strided load, no copy in UB)"});
-  d.push_back({"expand", OpKind::Expand, false, O::TLOAD, {}, {}, {}, {}, {},
+  d.push_back({"expand",
+               OpKind::Expand,
+               false,
+               O::TLOAD,
+               {},
+               {},
+               {},
+               {},
+               {},
                "x broadcast to a shape, materialized (a copy when the shapes are equal)"});
-  d.push_back({"topk", OpKind::TopK, false, O::TROWTOPK, {}, {}, {}, {}, {},
+  d.push_back({"topk",
+               OpKind::TopK,
+               false,
+               O::TROWTOPK,
+               {},
+               {},
+               {},
+               {},
+               {},
                "the k largest or smallest values along the last dim, or their indices"});
-  d.push_back({"gather", OpKind::Gather, false, O::TCOLGATHER, {}, {}, {}, {}, {},
+  d.push_back({"gather",
+               OpKind::Gather,
+               false,
+               O::TCOLGATHER,
+               {},
+               {},
+               {},
+               {},
+               {},
                "x indexed along a dim by an index tensor (torch.gather)"});
+  d.push_back({"scatter",
+               OpKind::Scatter,
+               false,
+               O::TSCATTERND,
+               {},
+               {},
+               {},
+               {},
+               {},
+               "write (or add, multiply) src into dst along a dim at the positions of an index tensor"});
   d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
   d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1 along one dim"});
   d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
   d.push_back({"matmul", OpKind::Matmul, false, O::TMATMUL, {}, {}, {}, {}, {}, "matrix product on the cube unit"});
-  d.push_back({"assemble", OpKind::Assemble, false, O::TSTORE, {}, {}, {}, {}, {},
-               "write a tensor into a window of another"});
+  d.push_back(
+      {"assemble", OpKind::Assemble, false, O::TSTORE, {}, {}, {}, {}, {}, "write a tensor into a window of another"});
   return d;
 }
 
@@ -105,8 +188,7 @@ const std::unordered_map<std::string, size_t>& Index() {
 
 std::string DTypeShape(const Value& v) { return std::string(DataTypeName(v.dtype)) + ShapeStr(v.shape); }
 
-// a [..., M, K] @ b [..., K, N] (either stored transposed): batch dims of the operand with more
-// dims are kept; the other operand must have the same batch dims or none.
+// a [..., M, K] @ b [..., K, N] (either stored transposed), the batch dims broadcast.
 void InferMatmul(const Function& f, const OpCall& call, Value& out) {
   const Value& a = f.value(call.inputs[0]);
   const Value& b = f.value(call.inputs[1]);
@@ -127,20 +209,23 @@ void InferMatmul(const Function& f, const OpCall& call, Value& out) {
   const Expr& Kb = bt ? b.shape[b.rank() - 1] : b.shape[b.rank() - 2];
   const Expr& N = bt ? b.shape[b.rank() - 2] : b.shape[b.rank() - 1];
   if (!Ka.same_as(Kb))
-    throw UserError("pypto.matmul: inner dims differ: " + shapes + " contracts K=" + Ka.str() + " with K=" + Kb.str(),
-                    call.loc, "the last dim of a (or its first with a_trans) must equal the first dim of b (or its last with b_trans)");
+    throw UserError(
+        "pypto.matmul: inner dims differ: " + shapes + " contracts K=" + Ka.str() + " with K=" + Kb.str(), call.loc,
+        "the last dim of a (or its first with a_trans) must equal the first dim of b (or its last with b_trans)");
   for (const Expr* d : {&M, &Ka, &N})
     if (auto c = d->as_const(); c && *c <= 0)
       throw UserError("pypto.matmul: " + shapes + " has an empty dim (M, K and N must be positive)", call.loc,
                       "numpy gives zeros for K = 0: create them with pypto.tensor and skip the matmul");
   std::vector<Expr> batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
-  std::vector<Expr> batch = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
-  const auto& other = batch_a.size() >= batch_b.size() ? batch_b : batch_a;
-  bool ok = other.empty() || other.size() == batch.size();
-  for (size_t i = 0; ok && i < other.size(); ++i) ok = other[i].same_as(batch[i]);
-  if (!ok)
-    throw UserError("pypto.matmul: batch dims differ: " + shapes, call.loc,
-                    "give both operands the same leading dims, or make one of them 2-D (shared by every batch)");
+  // Batch dims broadcast as numpy's matmul does (right-aligned; a dim of 1 or a missing one is
+  // shared by every batch).
+  std::vector<Expr> batch;
+  try {
+    batch = BroadcastShapes(batch_a, batch_b, "matmul", call.loc);
+  } catch (const UserError&) {
+    throw UserError("pypto.matmul: batch dims do not broadcast: " + shapes, call.loc,
+                    "give both operands the same leading dims, or 1 (or none) where one is shared by every batch");
+  }
   DataType acc = in == DataType::INT8 ? DataType::INT32 : DataType::FP32;
   DataType od = call.attrs.has("out_dtype") ? call.attrs.get<DataType>("out_dtype") : (in == DataType::INT8 ? acc : in);
   if (in == DataType::INT8 ? od != DataType::INT32 : !IsFloat(od))
@@ -170,8 +255,8 @@ const OpDef& GetOpDef(const std::string& name) {
   return AllOpDefs()[it->second];
 }
 
-std::vector<Expr> BroadcastShapes(const std::vector<Expr>& a, const std::vector<Expr>& b,
-                                  const std::string& op, const SourceLoc& loc) {
+std::vector<Expr> BroadcastShapes(const std::vector<Expr>& a, const std::vector<Expr>& b, const std::string& op,
+                                  const SourceLoc& loc) {
   size_t r = std::max(a.size(), b.size());
   std::vector<Expr> out(r);
   for (size_t i = 0; i < r; ++i) {
@@ -276,9 +361,9 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), x.rank(), name, call.loc);
       int64_t k = call.attrs.get<int64_t>("k");
       if (axis != x.rank() - 1)
-        throw UserError("pypto." + name + " works along the last dim, got dim " + std::to_string(axis) + " of " +
-                            DTypeShape(x),
-                        call.loc, "transpose the dim to the end first (pypto.transpose)");
+        throw UserError(
+            "pypto." + name + " works along the last dim, got dim " + std::to_string(axis) + " of " + DTypeShape(x),
+            call.loc, "transpose the dim to the end first (pypto.transpose)");
       auto n = x.shape[axis].as_const();
       if (k < 1 || (n && k > *n))
         throw UserError("pypto." + name + ": k=" + std::to_string(k) + " is outside [1, " +
@@ -301,8 +386,10 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       for (int d = 0; d < x.rank(); ++d) {
         auto a = idx.shape[d].as_const(), b = x.shape[d].as_const();
         if (d != axis && a && b && *a > *b)
-          throw UserError("pypto." + name + ": dim " + std::to_string(d) + " of the index is larger than the "
-                              "input's: " + shapes,
+          throw UserError("pypto." + name + ": dim " + std::to_string(d) +
+                              " of the index is larger than the "
+                              "input's: " +
+                              shapes,
                           call.loc, "along every dim but `dim` the index may not exceed the input");
       }
       out.dtype = x.dtype;
@@ -332,8 +419,10 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       out.dtype = def.kind == OpKind::ArgReduce ? DataType::INT32 : x.dtype;
       out.shape.clear();
       for (int i = 0; i < x.rank(); ++i) {
-        if (i != axis) out.shape.push_back(x.shape[i]);
-        else if (keepdim) out.shape.push_back(Expr(1));
+        if (i != axis)
+          out.shape.push_back(x.shape[i]);
+        else if (keepdim)
+          out.shape.push_back(Expr(1));
       }
       return;
     }
@@ -343,6 +432,35 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       return;
     case OpKind::Assemble:
       throw InternalError("assemble has no output");
+    case OpKind::Scatter: {  // checks only: it writes its destination
+      const Value& idx = in(1);
+      const Value& dst = in(2);
+      std::string shapes = DTypeShape(x) + " by index " + DTypeShape(idx) + " into " + DTypeShape(dst);
+      int axis = NormalizeAxis(call.attrs.get<int64_t>("dim"), dst.rank(), name, call.loc);
+      if (x.dtype != dst.dtype)
+        throw UserError("pypto." + name + ": the values and the destination have different dtypes: " + shapes, call.loc,
+                        "cast the values with pypto.cast(src, dtype)");
+      if (!IsInteger(idx.dtype))
+        throw UserError("pypto." + name + ": the index must be an integer tensor: " + shapes, call.loc,
+                        "cast it with pypto.cast(index, pypto.DT_INT32)");
+      if (idx.rank() != x.rank() || x.rank() != dst.rank())
+        throw UserError("pypto." + name + ": the values, the index and the destination need one rank: " + shapes,
+                        call.loc);
+      for (int d = 0; d < x.rank(); ++d) {
+        auto a = x.shape[d].as_const(), b = dst.shape[d].as_const();
+        if (!idx.shape[d].same_as(x.shape[d]))
+          throw UserError(
+              "pypto." + name + ": the index and the values differ in dim " + std::to_string(d) + ": " + shapes,
+              call.loc);
+        if (d != axis && a && b && *a > *b)
+          throw UserError("pypto." + name + ": dim " + std::to_string(d) +
+                              " of the values is larger than the "
+                              "destination's: " +
+                              shapes,
+                          call.loc, "along every dim but `dim` the values may not exceed the destination");
+      }
+      return;
+    }
     case OpKind::Fill:
     case OpKind::Iota:
       throw InternalError("made from nothing: handled above");

@@ -32,7 +32,12 @@ enum class OpKind : uint8_t {
   Gather,        // y = x[..., index[...], ...] along attr "dim" (torch.gather); y has index's shape
   Fill,          // no inputs: attr "shape" filled with attr "value" (attr "dtype")
   Iota,          // no inputs: 0, 1, ..., n - 1 along attr "dim" of attr "shape" (other dims 1), integer
+  Scatter,       // dst[..., index[p], ...] (=|+=|*=) src[p] along attr "dim" (attr "reduce" 0|1|2); inputs
+                 // src, index (src's shape), dst; writes dst in place
 };
+
+/// Ops that write their last input in place and have no result (assemble, scatter).
+inline bool WritesInPlace(OpKind k) { return k == OpKind::Assemble || k == OpKind::Scatter; }
 
 /// Ops whose tile spans the whole of their axis (attr "dim"): an index or a running value
 /// depends on every element before it along the axis.
@@ -49,7 +54,7 @@ struct OpDef {
   std::optional<Opcode> pto_col_reduce;  // reduction over a leading axis (TCOLMAX)
   std::optional<Opcode> combine;         // binary instruction that merges two partial reductions
   std::string doc;
-  bool commutative = false;  // f(x, y) == f(y, x): a broadcast operand may come first
+  bool commutative = false;   // f(x, y) == f(y, x): a broadcast operand may come first
   CmpMode cmp = CmpMode::EQ;  // Compare: the comparison
 };
 
@@ -59,8 +64,8 @@ bool HasOpDef(const std::string& name);
 const std::vector<OpDef>& AllOpDefs();
 
 /// Broadcast two shapes, numpy style (aligned right; equal dims or 1). Throws UserError.
-std::vector<Expr> BroadcastShapes(const std::vector<Expr>& a, const std::vector<Expr>& b,
-                                  const std::string& op, const SourceLoc& loc);
+std::vector<Expr> BroadcastShapes(const std::vector<Expr>& a, const std::vector<Expr>& b, const std::string& op,
+                                  const SourceLoc& loc);
 
 /// Normalizes a possibly negative axis; throws UserError when out of range.
 int NormalizeAxis(int64_t dim, int rank, const std::string& op, const SourceLoc& loc);

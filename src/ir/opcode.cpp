@@ -8,6 +8,8 @@ const char* OpcodeName(Opcode op) {
   switch (op) {
     case Opcode::TBROADCAST:
       return "TBROADCAST";
+    case Opcode::TSCATTERND:
+      return "TSCATTERND";
     case Opcode::LOOP:
       return "LOOP";
     default:
@@ -18,7 +20,8 @@ const char* OpcodeName(Opcode op) {
 std::optional<Opcode> ParseOpcode(std::string_view name) {
   static const std::unordered_map<std::string_view, Opcode> by_name = [] {
     std::unordered_map<std::string_view, Opcode> m;
-    for (int i = 0; i <= static_cast<int>(Opcode::LOOP); ++i) m[OpcodeName(static_cast<Opcode>(i))] = static_cast<Opcode>(i);
+    for (int i = 0; i <= static_cast<int>(Opcode::LOOP); ++i)
+      m[OpcodeName(static_cast<Opcode>(i))] = static_cast<Opcode>(i);
     return m;
   }();
   auto it = by_name.find(name);
@@ -39,22 +42,32 @@ InstrDtypes DtypesOf(Opcode op) {
 bool Admits(InstrDtypes d, DataType t) {
   const bool is_bool = t == DataType::BOOL, is_float = IsFloat(t);
   switch (d) {
-    case InstrDtypes::F: return is_float;
-    case InstrDtypes::I: return !is_float && !is_bool;
-    case InstrDtypes::N: return !is_bool;
-    case InstrDtypes::B: return !is_float;
-    case InstrDtypes::A: return true;
+    case InstrDtypes::F:
+      return is_float;
+    case InstrDtypes::I:
+      return !is_float && !is_bool;
+    case InstrDtypes::N:
+      return !is_bool;
+    case InstrDtypes::B:
+      return !is_float;
+    case InstrDtypes::A:
+      return true;
   }
   return false;
 }
 
 const char* DtypesDescription(InstrDtypes d) {
   switch (d) {
-    case InstrDtypes::F: return "a floating-point tensor (fp32, fp16, bf16)";
-    case InstrDtypes::I: return "an integer tensor";
-    case InstrDtypes::N: return "a numeric (not bool) tensor";
-    case InstrDtypes::B: return "an integer or bool tensor";
-    case InstrDtypes::A: return "a tensor";
+    case InstrDtypes::F:
+      return "a floating-point tensor (fp32, fp16, bf16)";
+    case InstrDtypes::I:
+      return "an integer tensor";
+    case InstrDtypes::N:
+      return "a numeric (not bool) tensor";
+    case InstrDtypes::B:
+      return "an integer or bool tensor";
+    case InstrDtypes::A:
+      return "a tensor";
   }
   return "a tensor";
 }
@@ -79,11 +92,16 @@ const char* CmpModeName(CmpMode m) {
 
 const char* MemSpaceName(MemSpace s) {
   switch (s) {
-    case MemSpace::Vec: return "Vec";
-    case MemSpace::Mat: return "Mat";
-    case MemSpace::Left: return "Left";
-    case MemSpace::Right: return "Right";
-    case MemSpace::Acc: return "Acc";
+    case MemSpace::Vec:
+      return "Vec";
+    case MemSpace::Mat:
+      return "Mat";
+    case MemSpace::Left:
+      return "Left";
+    case MemSpace::Right:
+      return "Right";
+    case MemSpace::Acc:
+      return "Acc";
   }
   return "?";
 }

@@ -19,8 +19,9 @@ enum class Opcode : uint16_t {
 #define PYPTO_OPCODE(NAME, FORM, DTYPES) NAME,
   PTO_INSTRUCTIONS(PYPTO_OPCODE)
 #undef PYPTO_OPCODE
-  TBROADCAST,  // N-D broadcast of a tile into a larger one (its size-1 dims repeat)
-  LOOP,        // Instr::body runs for Instr::var in [0, Instr::trip)
+      TBROADCAST,  // N-D broadcast of a tile into a larger one (its size-1 dims repeat)
+  TSCATTERND,      // a tile into global memory along `axis` at the rows an index tile names (pypto/scatter.hpp)
+  LOOP,            // Instr::body runs for Instr::var in [0, Instr::trip)
 };
 
 using InstrForm = pto::isa::Form;

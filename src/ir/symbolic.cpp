@@ -1,6 +1,7 @@
 #include "ir/symbolic.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -64,8 +65,10 @@ struct ExprBuilder {
       n.coefs.push_back(tc.second);
       int64_t c = tc.second;
       if (first) {
-        if (c == -1) key += "-";
-        else if (c != 1) key += std::to_string(c) + "*";
+        if (c == -1)
+          key += "-";
+        else if (c != 1)
+          key += std::to_string(c) + "*";
       } else {
         key += c < 0 ? " - " : " + ";
         int64_t ac = c < 0 ? -c : c;
@@ -85,10 +88,18 @@ struct ExprBuilder {
     n.kind = k;
     n.operands = {a, b};
     switch (k) {
-      case ExprKind::Mul: n.key = a.str() + "*" + b.str(); break;
-      case ExprKind::FloorDiv: n.key = "(" + a.str() + " // " + b.str() + ")"; break;
-      case ExprKind::Mod: n.key = "(" + a.str() + " % " + b.str() + ")"; break;
-      default: n.key = std::string(fmt_name) + "(" + a.str() + ", " + b.str() + ")"; break;
+      case ExprKind::Mul:
+        n.key = a.str() + "*" + b.str();
+        break;
+      case ExprKind::FloorDiv:
+        n.key = "(" + a.str() + " // " + b.str() + ")";
+        break;
+      case ExprKind::Mod:
+        n.key = "(" + a.str() + " % " + b.str() + ")";
+        break;
+      default:
+        n.key = std::string(fmt_name) + "(" + a.str() + ", " + b.str() + ")";
+        break;
     }
     return Make(std::move(n));
   }
@@ -119,6 +130,47 @@ ExprKind Expr::kind() const {
 std::optional<int64_t> Expr::as_const() const {
   if (node_ && node_->kind == ExprKind::Const) return node_->value;
   return std::nullopt;
+}
+
+std::optional<int64_t> Expr::UpperBound() const {
+  if (!node_) return std::nullopt;
+  const auto& ops = node_->operands;
+  switch (node_->kind) {
+    case ExprKind::Const:
+      return node_->value;
+    case ExprKind::Min: {  // bounded by any bounded operand
+      std::optional<int64_t> best;
+      for (const Expr& o : ops)
+        if (auto b = o.UpperBound()) best = best ? std::min(*best, *b) : *b;
+      return best;
+    }
+    case ExprKind::Max: {  // bounded when every operand is
+      int64_t acc = std::numeric_limits<int64_t>::min();
+      for (const Expr& o : ops) {
+        auto b = o.UpperBound();
+        if (!b) return std::nullopt;
+        acc = std::max(acc, *b);
+      }
+      return acc;
+    }
+    case ExprKind::Sum: {  // bounded when every atom is and enters with a positive coefficient
+      int64_t acc = node_->value;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        auto b = ops[k].UpperBound();
+        if (!b || node_->coefs[k] < 0) return std::nullopt;
+        acc += node_->coefs[k] * *b;
+      }
+      return acc;
+    }
+    case ExprKind::FloorDiv: {
+      auto a = ops[0].UpperBound();
+      auto d = ops[1].as_const();
+      if (!a || !d || *d <= 0) return std::nullopt;
+      return *a >= 0 ? *a / *d : -((-*a + *d - 1) / *d);
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 const std::string& Expr::var_name() const {
@@ -212,7 +264,8 @@ int64_t Expr::Eval(const SymEnv& env) const {
   const ExprNode* n = node();
   PYPTO_CHECK(n, "eval of undefined expression");
   switch (n->kind) {
-    case ExprKind::Const: return n->value;
+    case ExprKind::Const:
+      return n->value;
     case ExprKind::Var: {
       auto it = env.find(n->name);
       if (it == env.end()) throw UserError("symbolic value '" + n->name + "' has no value here");
@@ -223,7 +276,8 @@ int64_t Expr::Eval(const SymEnv& env) const {
       for (size_t i = 0; i < n->operands.size(); ++i) s += n->coefs[i] * n->operands[i].Eval(env);
       return s;
     }
-    case ExprKind::Mul: return n->operands[0].Eval(env) * n->operands[1].Eval(env);
+    case ExprKind::Mul:
+      return n->operands[0].Eval(env) * n->operands[1].Eval(env);
     case ExprKind::FloorDiv: {
       int64_t d = n->operands[1].Eval(env);
       if (d == 0) throw UserError("division by zero evaluating " + str());
@@ -234,8 +288,10 @@ int64_t Expr::Eval(const SymEnv& env) const {
       if (d == 0) throw UserError("modulo by zero evaluating " + str());
       return FloorModInt(n->operands[0].Eval(env), d);
     }
-    case ExprKind::Min: return std::min(n->operands[0].Eval(env), n->operands[1].Eval(env));
-    case ExprKind::Max: return std::max(n->operands[0].Eval(env), n->operands[1].Eval(env));
+    case ExprKind::Min:
+      return std::min(n->operands[0].Eval(env), n->operands[1].Eval(env));
+    case ExprKind::Max:
+      return std::max(n->operands[0].Eval(env), n->operands[1].Eval(env));
   }
   throw InternalError("bad expression kind");
 }
@@ -243,27 +299,34 @@ int64_t Expr::Eval(const SymEnv& env) const {
 Expr Expr::Substitute(const SymEnv& env) const {
   const ExprNode* n = node();
   switch (n->kind) {
-    case ExprKind::Const: return *this;
+    case ExprKind::Const:
+      return *this;
     case ExprKind::Var: {
       auto it = env.find(n->name);
       return it == env.end() ? *this : Expr(it->second);
     }
     case ExprKind::Sum: {
       Expr s(n->value);
-      for (size_t i = 0; i < n->operands.size(); ++i)
-        s = s + Expr(n->coefs[i]) * n->operands[i].Substitute(env);
+      for (size_t i = 0; i < n->operands.size(); ++i) s = s + Expr(n->coefs[i]) * n->operands[i].Substitute(env);
       return s;
     }
-    default: break;
+    default:
+      break;
   }
   Expr a = n->operands[0].Substitute(env), b = n->operands[1].Substitute(env);
   switch (n->kind) {
-    case ExprKind::Mul: return a * b;
-    case ExprKind::FloorDiv: return FloorDiv(a, b);
-    case ExprKind::Mod: return Mod(a, b);
-    case ExprKind::Min: return Min(a, b);
-    case ExprKind::Max: return Max(a, b);
-    default: throw InternalError("bad expression kind");
+    case ExprKind::Mul:
+      return a * b;
+    case ExprKind::FloorDiv:
+      return FloorDiv(a, b);
+    case ExprKind::Mod:
+      return Mod(a, b);
+    case ExprKind::Min:
+      return Min(a, b);
+    case ExprKind::Max:
+      return Max(a, b);
+    default:
+      throw InternalError("bad expression kind");
   }
 }
 

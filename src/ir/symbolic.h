@@ -41,6 +41,9 @@ class Expr {
   int64_t Eval(const SymEnv& env) const;
   /// Replaces variables found in `env` by constants and re-simplifies.
   Expr Substitute(const SymEnv& env) const;
+  /// A constant the expression never exceeds, when its form shows one (min(n - 16 * i, 16) <= 16);
+  /// nullopt otherwise. Variables are unbounded.
+  std::optional<int64_t> UpperBound() const;
   /// Names of all free variables, sorted.
   std::vector<std::string> FreeVars() const;
 
@@ -65,11 +68,11 @@ Expr Max(const Expr& a, const Expr& b);
 
 struct ExprNode {
   ExprKind kind;
-  int64_t value = 0;          // Const; for Sum: the constant term
-  std::string name;           // Var
-  std::vector<Expr> operands; // Sum: atoms; others: (a, b)
-  std::vector<int64_t> coefs; // Sum: coefficient of each atom
-  std::string key;            // canonical text
+  int64_t value = 0;           // Const; for Sum: the constant term
+  std::string name;            // Var
+  std::vector<Expr> operands;  // Sum: atoms; others: (a, b)
+  std::vector<int64_t> coefs;  // Sum: coefficient of each atom
+  std::string key;             // canonical text
 };
 
 /// Joins expressions as "(a, b, c)".

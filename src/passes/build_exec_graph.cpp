@@ -77,7 +77,14 @@ class ExecBuilder {
         Collect(k, in.body, inner, in_loop || !single, acc);
         continue;
       }
-      if (in.param < 0 || (in.opcode != Opcode::TLOAD && in.opcode != Opcode::TSTORE)) continue;
+      if (in.param < 0) continue;
+      if (in.opcode != Opcode::TLOAD && in.opcode != Opcode::TSTORE) {  // addressed by data (a scatter)
+        const KernelParam& p = k.params[in.param];
+        PointAccess& a = Of(acc, Root(p.value));
+        a.write = a.write || p.write;
+        a.regular = false;
+        continue;
+      }
       const KernelParam& p = k.params[in.param];
       const Value& v = g_.fn.value(p.value);
       PointAccess& a = Of(acc, Root(p.value));

@@ -88,8 +88,8 @@ class TileExpander {
     int64_t bytes = DataTypeBytes(elem.dtype);
     // A tensor made from nothing (pypto.full, arange) of another rank than the tile shape in
     // force takes the automatic tile: it has no input whose tiles it must match.
-    bool user_tile = !call.tile_shape.empty() &&
-                     !(call.inputs.empty() && static_cast<int>(call.tile_shape.size()) != rank);
+    bool user_tile =
+        !call.tile_shape.empty() && !(call.inputs.empty() && static_cast<int>(call.tile_shape.size()) != rank);
     if (!user_tile) {
       // No user tile: the whole last dim if static and at most 4096 elements, then rows up to
       // 16 KiB per tile, which fits UB with room for a fused chain.
@@ -101,17 +101,24 @@ class TileExpander {
         if (auto r = t.extent[rank - 2].as_const()) rows = std::min(rows, *r);
         t.tile[rank - 2] = rows;
       }
-      t.tile_reason = "automatic " + IntList(t.tile) + ": no set_vec_tile_shapes in force; whole last dim up to 4096, rows up to 16 KiB";
+      t.tile_reason = "automatic " + IntList(t.tile) +
+                      ": no set_vec_tile_shapes in force; whole last dim up to 4096, rows up to 16 KiB";
     } else {
-      if (static_cast<int>(call.tile_shape.size()) != rank)
-        throw UserError("pypto." + call.op + " on a rank-" + std::to_string(rank) + " tensor " +
-                            ShapeStr(t.extent) + ", but the vec tile shape " + IntList(call.tile_shape) + " has rank " +
+      // As in PyPTO, a tile shape of higher rank than the tensor tiles dim d by its entry d (the
+      // leading entries); one of lower rank cannot say how to cut the remaining dims.
+      if (static_cast<int>(call.tile_shape.size()) < rank)
+        throw UserError("pypto." + call.op + " on a rank-" + std::to_string(rank) + " tensor " + ShapeStr(t.extent) +
+                            ", but the vec tile shape " + IntList(call.tile_shape) + " has rank " +
                             std::to_string(call.tile_shape.size()),
-                        call.loc, "call pypto.set_vec_tile_shapes with one entry per tensor dim before this op");
-      t.tile = call.tile_shape;
+                        call.loc,
+                        "call pypto.set_vec_tile_shapes with (at least) one entry per tensor dim before this op");
+      t.tile.assign(call.tile_shape.begin(), call.tile_shape.begin() + rank);
       t.tile_reason = "set_vec_tile_shapes" + IntList(call.tile_shape);
+      if (static_cast<int>(call.tile_shape.size()) > rank)
+        t.tile_reason += " (its leading " + std::to_string(rank) + ")";
       // The vector unit moves 32-byte blocks: a tile row must be a whole number of them.
-      int64_t row_bytes = call.tile_shape.back() * DataTypeBytes(g_.fn.value(call.output >= 0 ? call.output : call.inputs[0]).dtype);
+      int64_t row_bytes =
+          call.tile_shape.back() * DataTypeBytes(g_.fn.value(call.output >= 0 ? call.output : call.inputs[0]).dtype);
       int64_t align = 32;
       if (ctx_.machine().npu && row_bytes % align != 0)
         throw UserError("pypto." + call.op + ": the innermost tile dim " + std::to_string(call.tile_shape.back()) +
@@ -119,8 +126,7 @@ class TileExpander {
                             " bytes, not a multiple of the " + std::to_string(align) + "-byte block of " +
                             ctx_.machine().name,
                         call.loc,
-                        "make the last tile dim a multiple of " +
-                            std::to_string(align / DataTypeBytes(elem.dtype)) +
+                        "make the last tile dim a multiple of " + std::to_string(align / DataTypeBytes(elem.dtype)) +
                             " elements (the tile may be larger than the tensor)");
     }
     // A tile larger than a static extent only wastes buffer: clip it.
@@ -158,8 +164,8 @@ class TileExpander {
                           std::to_string(*ext) + " elements) in one tile: tile " + IntList(t.tile) + " of " +
                           DataTypeName(g_.fn.value(call.inputs[0]).dtype) + " does not fit twice in the " +
                           std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB UB of " + ctx_.machine().name,
-                      call.loc, "set a smaller tile along the other dims, e.g. pypto.set_vec_tile_shapes" +
-                                    IntList(hint));
+                      call.loc,
+                      "set a smaller tile along the other dims, e.g. pypto.set_vec_tile_shapes" + IntList(hint));
     }
   }
 
@@ -239,6 +245,10 @@ class TileExpander {
         t.output = g_.fn.AddValue(w);
         break;
       }
+      case OpKind::Scatter:  // over the values; it writes the destination (the last input)
+        t.extent = x.shape;
+        t.output = call.inputs.back();
+        break;
       case OpKind::Matmul: {
         t.extent = g_.fn.value(call.output).shape;
         t.output = call.output;
@@ -254,8 +264,8 @@ class TileExpander {
     }
     if (t.extent.empty())
       throw UserError("pypto." + call.op + " on a 0-d tensor is not supported", call.loc, "keep at least one dim");
-    auto producer = matmul_tile_.find(call.inputs[0]);
-    if (def.kind == OpKind::Assemble && producer != matmul_tile_.end()) {
+    auto producer = def.kind == OpKind::Assemble ? matmul_tile_.find(call.inputs[0]) : matmul_tile_.end();
+    if (producer != matmul_tile_.end()) {
       // Storing a matmul result: take the matmul's output block, so the store joins the cube
       // kernel instead of copying the result through a workspace.
       t.tile = producer->second;
@@ -263,10 +273,13 @@ class TileExpander {
     } else if (def.kind != OpKind::Matmul) {
       ChooseTile(call, t);
     }
-    if (WholeAxis(def.kind)) WholeAxisTile(call, t);
+    // A scatter that adds or multiplies: positions along `dim` can repeat, so one task takes the
+    // whole dim (tasks then write disjoint parts of the destination).
+    if (WholeAxis(def.kind) || (def.kind == OpKind::Scatter && call.attrs.get<int64_t>("reduce") != 0))
+      WholeAxisTile(call, t);
     if (def.kind == OpKind::Matmul) matmul_tile_[t.output] = t.tile;
-    // Assemble reads its source only; every other op reads all its inputs.
-    size_t n_in = def.kind == OpKind::Assemble ? 1 : call.inputs.size();
+    // Assemble and scatter write their last input; every other op reads all its inputs.
+    size_t n_in = WritesInPlace(def.kind) ? call.inputs.size() - 1 : call.inputs.size();
     for (size_t i = 0; i < n_in; ++i) t.inputs.push_back(Access(call.inputs[i], t.extent));
     if (def.kind == OpKind::Gather) GatherWhole(call, t);
     if (def.kind == OpKind::Permute) {

@@ -7,14 +7,6 @@ namespace pypto {
 
 namespace {
 
-// Readers of each buffer in a body (loops included).
-void CountReads(const std::vector<Instr>& body, std::map<int, int>& reads) {
-  for (auto& in : body) {
-    for (int s : in.srcs) ++reads[s];
-    CountReads(in.body, reads);
-  }
-}
-
 void FuseExpDif(std::vector<Instr>& body, const std::map<int, int>& reads) {
   for (size_t i = 0; i + 1 < body.size(); ++i) {
     Instr& sub = body[i];
@@ -37,7 +29,8 @@ void SinkStores(std::vector<Instr>& body) {
   for (auto& in : body) SinkStores(in.body);
   for (size_t i = 0; i + 1 < body.size(); ++i) {
     const Instr& next = body[i + 1];
-    bool row_reduction = next.opcode == Opcode::TROWSUM || next.opcode == Opcode::TROWMAX || next.opcode == Opcode::TROWMIN;
+    bool row_reduction =
+        next.opcode == Opcode::TROWSUM || next.opcode == Opcode::TROWMAX || next.opcode == Opcode::TROWMIN;
     if (body[i].opcode == Opcode::TSTORE && row_reduction && next.srcs.size() == 1 && next.srcs[0] == body[i].srcs[0]) {
       std::swap(body[i], body[i + 1]);
       ++i;

@@ -23,17 +23,15 @@ int64_t TileBytes(const std::vector<int64_t>& tile, DataType dt) {
   return n;
 }
 
-bool IsSplitReduction(const TileOp& t) {
-  return t.reduce_axis >= 0 && t.counts()[t.reduce_axis].as_const() != 1;
-}
+bool IsSplitReduction(const TileOp& t) { return t.reduce_axis >= 0 && t.counts()[t.reduce_axis].as_const() != 1; }
 
 // A kernel under construction: the tile ops it will run.
 struct Group {
   std::vector<const TileOp*> ops;
-  std::set<int> produced;      // Temp values computed inside
-  std::set<int> written_roots; // global tensors it writes
-  std::set<int> read_roots;    // global tensors it reads
-  int64_t bytes = 0;           // sum of tile buffer sizes (upper bound before allocation)
+  std::set<int> produced;       // Temp values computed inside
+  std::set<int> written_roots;  // global tensors it writes
+  std::set<int> read_roots;     // global tensors it reads
+  int64_t bytes = 0;            // sum of tile buffer sizes (upper bound before allocation)
   std::string reason;
 };
 
@@ -70,10 +68,11 @@ class Partitioner {
     // the store of its result (the NPU's fixpipe writes L0C to global memory directly).
     if (t.is_matmul()) return "matmul runs on the cube core (AIC), in its own kernel";
     if (first.is_matmul()) {
-      bool stores_result = t.op == "assemble" && g.ops.size() == 1 && t.inputs[0].value == first.output &&
-                           t.tile == first.tile;
-      if (!stores_result) return "the cube kernel holds only the matmul and the store of its result; " + t.op +
-                                 " runs on a vector core (AIV)";
+      bool stores_result =
+          t.op == "assemble" && g.ops.size() == 1 && t.inputs[0].value == first.output && t.tile == first.tile;
+      if (!stores_result)
+        return "the cube kernel holds only the matmul and the store of its result; " + t.op +
+               " runs on a vector core (AIV)";
       int root_out = Root(t.output);
       if (root_out >= 0 && g.read_roots.count(root_out)) return "it writes a tensor the kernel reads";
       return "";
@@ -88,18 +87,20 @@ class Partitioner {
       if (val.kind == ValueKind::Reshape && g.produced.count(val.base))
         return "it reads %" + val.name + ", a reshape of %" + g_.fn.value(val.base).name + " made in the kernel";
       int root = Root(v);
-      if (root >= 0 && g.written_roots.count(root)) return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
+      if (root >= 0 && g.written_roots.count(root))
+        return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
       if (!g.produced.count(v)) continue;
       if (!t.inputs[i].perm.empty()) return "it reads %" + g_.fn.value(v).name + " with its dims permuted";
       const TileOp* p = producer_.at(v);
       if (p->reduce_axis >= 0 && !p->keepdim) return "it reads a reduction without keepdim";
       if (p->output_tile().size() != t.input_tile(i).size() || p->output_tile() != t.input_tile(i))
-        return "it reads %" + g_.fn.value(v).name + " with tile " + IntList(t.input_tile(i)) + " but it was computed with tile " +
-               IntList(p->output_tile());
+        return "it reads %" + g_.fn.value(v).name + " with tile " + IntList(t.input_tile(i)) +
+               " but it was computed with tile " + IntList(p->output_tile());
       auto counts = t.counts();
       for (size_t d = 0; d < counts.size(); ++d)
         if (t.inputs[i].broadcast[d] && counts[d].as_const() != 1)
-          return "it broadcasts %" + g_.fn.value(v).name + " along dim " + std::to_string(d) + ", which spans several tiles";
+          return "it broadcasts %" + g_.fn.value(v).name + " along dim " + std::to_string(d) +
+                 ", which spans several tiles";
     }
     int root_out = Root(t.output);
     if (root_out >= 0 && g.read_roots.count(root_out) && !InPlaceUpdate(g, t, root_out))
@@ -199,7 +200,8 @@ class Partitioner {
     int64_t cap = ctx_.machine().ub_bytes;
     if (need > cap)
       throw UserError("pypto." + t.op + ": tile " + IntList(t.tile) + " " + DataTypeName(g_.fn.value(t.output).dtype) +
-                          " needs " + std::to_string(need / 1024) + " KiB of on-chip buffer for its operand and result tiles, more than UB " +
+                          " needs " + std::to_string(need / 1024) +
+                          " KiB of on-chip buffer for its operand and result tiles, more than UB " +
                           std::to_string(cap / 1024) + " KiB on " + ctx_.machine().name,
                       t.loc, "reduce the tile with pypto.set_vec_tile_shapes");
   }
@@ -312,8 +314,10 @@ class Partitioner {
       }
       Expr ext = v.shape[dim_map[d]];
       auto c = ext.as_const();
-      if (c && *c % tile[d] == 0) valid.push_back(Expr(tile[d]));  // no tail along this dim
-      else valid.push_back(Min(Expr(tile[d]), ext - start[d]));
+      if (c && *c % tile[d] == 0)
+        valid.push_back(Expr(tile[d]));  // no tail along this dim
+      else
+        valid.push_back(Min(Expr(tile[d]), ext - start[d]));
     }
     return valid;
   }
@@ -444,7 +448,8 @@ class Partitioner {
             ins.has_scalar = true;
             ins.scalar = t.attrs.get<double>("scalar");
           }
-          for (size_t i = 0; i < t.inputs.size(); ++i) ins.srcs.push_back(Full(b, Input(b, t, i, coord, out), S, valid, t.loc, out));
+          for (size_t i = 0; i < t.inputs.size(); ++i)
+            ins.srcs.push_back(Full(b, Input(b, t, i, coord, out), S, valid, t.loc, out));
         } else {  // where(cond, a, b): a scalar operand becomes a tile of it
           ins.opcode = *def.pto;
           size_t next = 0;
@@ -523,12 +528,14 @@ class Partitioner {
       case OpKind::Permute:  // the load through the permuted view is the result
         return Input(b, t, 0, coord, out);
       case OpKind::Expand: {
-        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        std::vector<Expr> valid =
+            Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
         return Full(b, Input(b, t, 0, coord, out), t.tile, valid, t.loc, out);
       }
       case OpKind::Fill:
       case OpKind::Iota: {
-        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        std::vector<Expr> valid =
+            Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
         ins.opcode = *def.pto;
         if (def.kind == OpKind::Fill) {
           ins.has_scalar = true;
@@ -555,7 +562,8 @@ class Partitioner {
         return ins.dst;
       }
       case OpKind::Gather: {
-        std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+        std::vector<Expr> valid =
+            Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
         int x = Input(b, t, 0, coord, out);
         int idx = Input(b, t, 1, coord, out);
         ins.opcode = *def.pto;
@@ -564,6 +572,22 @@ class Partitioner {
         ins.dst = result_buf(t.tile, valid);
         out.push_back(ins);
         return ins.dst;
+      }
+      case OpKind::Scatter: {  // into global memory: the destination is a parameter of the kernel
+        int x = Input(b, t, 0, coord, out);
+        int idx = Input(b, t, 1, coord, out);
+        const Value& dst = g_.fn.value(t.output);
+        ins.opcode = Opcode::TSCATTERND;
+        ins.srcs = {x, idx};
+        ins.param = Param(b, t.output, AlignedMap(R, dst.rank()), true);
+        int64_t reduce = t.attrs.get<int64_t>("reduce");
+        if (reduce != 0) b.k.params[ins.param].read = true;  // read-modify-write
+        ins.coord = Starts(coord, t.tile, std::vector<bool>(R, false));
+        ins.axis = static_cast<int>(t.attrs.get<int64_t>("dim"));
+        ins.has_scalar = true;
+        ins.scalar = static_cast<double>(reduce);
+        out.push_back(ins);
+        return x;
       }
       case OpKind::Scan: {
         int x = Input(b, t, 0, coord, out);
@@ -611,7 +635,8 @@ class Partitioner {
       b.k.bufs[buf].space = space;
       return buf;
     };
-    std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
+    std::vector<Expr> valid =
+        Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
     const Expr& vm = valid[R - 2];
     const Expr& vn = valid[R - 1];
     int acc = in_space(NewBuf(b, -1, acc_dt, t.tile, valid, ov.name + "_acc"), MemSpace::Acc);
@@ -631,7 +656,10 @@ class Partitioner {
       std::vector<int> map = AlignedMap(R, v.rank());
       std::vector<int64_t> tile = t.input_tile(i);
       std::vector<Expr> starts;
-      for (int d = 0; d < R - 2; ++d) starts.push_back(map[d] < 0 ? Expr(0) : coord[d]);  // 2-D: shared
+      for (int d = 0; d < R - 2; ++d) {  // a missing batch dim or one of 1 is shared by every batch
+        bool shared = map[d] < 0 || (v.shape[map[d]].as_const() == 1 && t.extent[d].as_const() != 1);
+        starts.push_back(shared ? Expr(0) : coord[d]);
+      }
       // Stored as [rows, k] (A) or [k, cols] (B), or transposed.
       bool k_first = (i == 0) == trans;
       starts.push_back(k_first ? r * Expr(k1) : outer);
@@ -719,8 +747,8 @@ class Partitioner {
       const OpDef& def = GetOpDef(t.op);
       int axis = t.reduce_axis;
       b.k.grid[axis] = Expr(1);
-      b.k.reason += "; reduces across " + t.counts()[axis].str() + " tiles along axis " + std::to_string(axis) +
-                     " in a loop";
+      b.k.reason +=
+          "; reduces across " + t.counts()[axis].str() + " tiles along axis " + std::to_string(axis) + " in a loop";
       auto c0 = coord;
       c0[axis] = Expr(0);
       int acc = Compute(b, t, c0, b.k.body);

@@ -3,9 +3,10 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <pto/pto.hpp>
 #include <unordered_map>
 
-#include <pto/pto.hpp>
+#include "pypto/scatter.hpp"
 
 namespace pypto {
 
@@ -29,7 +30,6 @@ pto::TileRef<T> Ref2D(const BufState& b) {
   return pto::TileRef<T>{reinterpret_cast<T*>(b.data), rows, cols, cols, rows, static_cast<int>(b.valid.back())};
 }
 
-
 struct Ctx {
   const Kernel& k;
   const std::vector<BoundParam>& params;
@@ -47,8 +47,8 @@ struct Ctx {
 // Visits the tile's leading-dim slabs (dims 0..R-3) that lie in the valid region; calls
 // f(tile_row_offset, elem_offset_in_param) for each 2-D slab.
 template <class F>
-void ForEachSlab(const std::vector<int64_t>& shape, const std::vector<int64_t>& valid, const std::vector<int64_t>& start,
-                 const std::vector<int64_t>& strides, F&& f) {
+void ForEachSlab(const std::vector<int64_t>& shape, const std::vector<int64_t>& valid,
+                 const std::vector<int64_t>& start, const std::vector<int64_t>& strides, F&& f) {
   int R = static_cast<int>(shape.size());
   int lead = R - 2;
   int64_t base = 0;
@@ -91,12 +91,18 @@ void LoadStore(Ctx& c, const Instr& in, bool load) {
     using T = typename decltype(tag)::type;
     int cols = static_cast<int>(b.buf->cols());
     ForEachSlab(b.buf->shape, b.valid, start, p.strides, [&](int64_t row, int64_t off) {
-      pto::TileRef<T> t{reinterpret_cast<T*>(b.data) + row * cols, static_cast<int>(R >= 2 ? b.buf->shape[R - 2] : 1),
-                        cols, cols, static_cast<int>(rows2), static_cast<int>(b.valid[R - 1])};
-      pto::GlobalRef<T> g{reinterpret_cast<T*>(p.data) + off, {1, 1, 1, rows2, b.valid[R - 1]},
-                          {0, 0, 0, stride_r, p.strides[R - 1]}};
-      if (load) pto::ref::TLOAD(t, g);
-      else pto::ref::TSTORE(g, t);
+      pto::TileRef<T> t{reinterpret_cast<T*>(b.data) + row * cols,
+                        static_cast<int>(R >= 2 ? b.buf->shape[R - 2] : 1),
+                        cols,
+                        cols,
+                        static_cast<int>(rows2),
+                        static_cast<int>(b.valid[R - 1])};
+      pto::GlobalRef<T> g{
+          reinterpret_cast<T*>(p.data) + off, {1, 1, 1, rows2, b.valid[R - 1]}, {0, 0, 0, stride_r, p.strides[R - 1]}};
+      if (load)
+        pto::ref::TLOAD(t, g);
+      else
+        pto::ref::TSTORE(g, t);
     });
   });
 }
@@ -136,10 +142,14 @@ void ColReduce(Ctx& c, const Instr& in, F&& op) {
   for (size_t k = in.axis + 1; k < shape.size(); ++k) B *= shape[k];
   int K = static_cast<int>(shape[in.axis]);
   for (int64_t a = 0; a < A; ++a) {
-    pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * K * B, K, static_cast<int>(B), static_cast<int>(B),
-                        static_cast<int>(s.valid[in.axis]), static_cast<int>(B)};
-    pto::TileRef<T> dst{reinterpret_cast<T*>(d.data) + a * B, 1, static_cast<int>(B), static_cast<int>(B), 1,
+    pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * K * B,
+                        K,
+                        static_cast<int>(B),
+                        static_cast<int>(B),
+                        static_cast<int>(s.valid[in.axis]),
                         static_cast<int>(B)};
+    pto::TileRef<T> dst{
+        reinterpret_cast<T*>(d.data) + a * B, 1, static_cast<int>(B), static_cast<int>(B), 1, static_cast<int>(B)};
     op(dst, src);
   }
 }
@@ -221,8 +231,10 @@ using Handler = std::function<void(Ctx&, const Instr&)>;
 // in float), the exact integer for integer tiles (the recorder checked it fits).
 template <class T>
 pto::scalar_t<T> ScalarArg(double s) {
-  if constexpr (pto::is_float_v<T>) return static_cast<float>(s);
-  else return static_cast<T>(static_cast<int64_t>(s));
+  if constexpr (pto::is_float_v<T>)
+    return static_cast<float>(s);
+  else
+    return static_cast<T>(static_cast<int64_t>(s));
 }
 
 // Whether the dtype class of an instruction (include/pto/isa_list.hpp) admits T.
@@ -230,11 +242,16 @@ template <InstrDtypes P, class T>
 constexpr bool Admits() {
   constexpr bool is_bool = std::is_same_v<T, bool>, is_float = pto::is_float_v<T>;
   switch (P) {
-    case InstrDtypes::F: return is_float;
-    case InstrDtypes::I: return !is_float && !is_bool;
-    case InstrDtypes::N: return !is_bool;
-    case InstrDtypes::B: return !is_float;
-    case InstrDtypes::A: return true;
+    case InstrDtypes::F:
+      return is_float;
+    case InstrDtypes::I:
+      return !is_float && !is_bool;
+    case InstrDtypes::N:
+      return !is_bool;
+    case InstrDtypes::B:
+      return !is_float;
+    case InstrDtypes::A:
+      return true;
   }
   return false;
 }
@@ -245,8 +262,10 @@ template <InstrDtypes P, class Run>
 void OnDtype(Opcode op, DataType dt, Run&& run) {
   pto::visit_dtype(ToPto(dt), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (Admits<P, T>()) run(tag);
-    else throw InternalError(std::string(OpcodeName(op)) + " does not take " + DataTypeName(dt) + " tiles");
+    if constexpr (Admits<P, T>())
+      run(tag);
+    else
+      throw InternalError(std::string(OpcodeName(op)) + " does not take " + DataTypeName(dt) + " tiles");
   });
 }
 
@@ -289,8 +308,8 @@ const HandlerTable& Handlers() {
   static const HandlerTable h = [] {
     HandlerTable t{};
     // Every instruction of a regular form, from the one list: its reference implementation.
-#define PYPTO_REGULAR(NAME, FORM, DTYPES)                                                          \
-  t[static_cast<size_t>(Opcode::NAME)] = FamilyHandler<InstrForm::FORM, InstrDtypes::DTYPES>(     \
+#define PYPTO_REGULAR(NAME, FORM, DTYPES)                                                     \
+  t[static_cast<size_t>(Opcode::NAME)] = FamilyHandler<InstrForm::FORM, InstrDtypes::DTYPES>( \
       [](auto&&... a) -> decltype(pto::ref::NAME(a...)) { return pto::ref::NAME(a...); });
 #define PYPTO_FORM_Binary PYPTO_REGULAR
 #define PYPTO_FORM_Unary PYPTO_REGULAR
@@ -342,12 +361,10 @@ const HandlerTable& Handlers() {
         });
       };
     };
-    t[size_t(O::TROWARGMAX)] = row_op([](Ctx& c, const Instr& in, auto, auto src) {
-      pto::ref::TROWARGMAX(Ref2D<int32_t>(c.bufs[in.dst]), src);
-    });
-    t[size_t(O::TROWARGMIN)] = row_op([](Ctx& c, const Instr& in, auto, auto src) {
-      pto::ref::TROWARGMIN(Ref2D<int32_t>(c.bufs[in.dst]), src);
-    });
+    t[size_t(O::TROWARGMAX)] = row_op(
+        [](Ctx& c, const Instr& in, auto, auto src) { pto::ref::TROWARGMAX(Ref2D<int32_t>(c.bufs[in.dst]), src); });
+    t[size_t(O::TROWARGMIN)] = row_op(
+        [](Ctx& c, const Instr& in, auto, auto src) { pto::ref::TROWARGMIN(Ref2D<int32_t>(c.bufs[in.dst]), src); });
     t[size_t(O::TROWCUMSUM)] = row_op([](Ctx& c, const Instr& in, auto tag, auto src) {
       pto::ref::TROWCUMSUM(Ref2D<typename decltype(tag)::type>(c.bufs[in.dst]), src);
     });
@@ -367,8 +384,12 @@ const HandlerTable& Handlers() {
           const int K = static_cast<int>(shape[in.axis]), vk = static_cast<int>(s.valid[in.axis]);
           const int drows = arg ? 1 : K;
           for (int64_t a = 0; a < A; ++a) {
-            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * K * B, K, static_cast<int>(B), static_cast<int>(B),
-                                vk, static_cast<int>(B)};
+            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * K * B,
+                                K,
+                                static_cast<int>(B),
+                                static_cast<int>(B),
+                                vk,
+                                static_cast<int>(B)};
             ref(d.data + a * drows * B * static_cast<int64_t>(DataTypeBytes(d.buf->dtype)), drows, vk,
                 static_cast<int>(B), src);
           }
@@ -378,16 +399,20 @@ const HandlerTable& Handlers() {
     auto col_arg = [](bool is_max) {
       return [is_max](char* d, int rows, int, int B, auto src) {
         pto::TileRef<int32_t> dst{reinterpret_cast<int32_t*>(d), rows, B, B, 1, B};
-        if (is_max) pto::ref::TCOLARGMAX(dst, src);
-        else pto::ref::TCOLARGMIN(dst, src);
+        if (is_max)
+          pto::ref::TCOLARGMAX(dst, src);
+        else
+          pto::ref::TCOLARGMIN(dst, src);
       };
     };
     auto col_scan = [](bool prod) {
       return [prod](char* d, int rows, int vk, int B, auto src) {
         using T = std::remove_pointer_t<decltype(src.data)>;
         pto::TileRef<T> dst{reinterpret_cast<T*>(d), rows, B, B, vk, B};
-        if (prod) pto::ref::TCOLCUMPROD(dst, src);
-        else pto::ref::TCOLCUMSUM(dst, src);
+        if (prod)
+          pto::ref::TCOLCUMPROD(dst, src);
+        else
+          pto::ref::TCOLCUMSUM(dst, src);
       };
     };
     t[size_t(O::TCOLARGMAX)] = col_op(col_arg(true), true);
@@ -421,14 +446,38 @@ const HandlerTable& Handlers() {
           using I = typename decltype(itag)::type;
           const int b = static_cast<int>(B);
           for (int64_t a = 0; a < A; ++a) {
-            pto::TileRef<T> dst{reinterpret_cast<T*>(d.data) + a * Kd * B, Kd, b, b, static_cast<int>(d.valid[in.axis]), b};
-            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * Ks * B, Ks, b, b, static_cast<int>(s.valid[in.axis]), b};
-            pto::TileRef<I> idx{reinterpret_cast<I*>(ix.data) + a * Kd * B, Kd, b, b, static_cast<int>(d.valid[in.axis]), b};
+            pto::TileRef<T> dst{reinterpret_cast<T*>(d.data) + a * Kd * B, Kd, b, b,
+                                static_cast<int>(d.valid[in.axis]),        b};
+            pto::TileRef<T> src{reinterpret_cast<T*>(s.data) + a * Ks * B, Ks, b, b,
+                                static_cast<int>(s.valid[in.axis]),        b};
+            pto::TileRef<I> idx{reinterpret_cast<I*>(ix.data) + a * Kd * B, Kd, b, b,
+                                static_cast<int>(d.valid[in.axis]),         b};
             try {
               pto::ref::TCOLGATHER(dst, src, idx);
             } catch (const pto::Error& e) {
               throw UserError("pypto.gather along dim " + std::to_string(in.axis) + ": " + e.what(), in.loc);
             }
+          }
+        });
+      });
+    };
+    t[size_t(O::TSCATTERND)] = [](Ctx& c, const Instr& in) {
+      const BufState& s = c.bufs[in.srcs[0]];
+      const BufState& ix = c.bufs[in.srcs[1]];
+      const BoundParam& p = c.params[in.param];
+      const int R = static_cast<int>(s.buf->shape.size());
+      std::vector<int64_t> start(R);
+      for (int d = 0; d < R; ++d) start[d] = in.coord[d].Eval(c.env);
+      pto::visit_dtype(ToPto(s.buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        OnDtype<InstrDtypes::I>(in.opcode, ix.buf->dtype, [&](auto itag) {
+          using I = typename decltype(itag)::type;
+          try {
+            pypto_kernel::ScatterND<T, I>(p.data, p.shape.data(), p.strides.data(), R, s.data, ix.data,
+                                          s.buf->shape.data(), s.valid.data(), start.data(), in.axis,
+                                          static_cast<int>(in.scalar), "pypto.scatter", "");
+          } catch (const std::invalid_argument& e) {
+            throw UserError(e.what(), in.loc);
           }
         });
       });
@@ -449,8 +498,10 @@ const HandlerTable& Handlers() {
       OnDtype<InstrDtypes::N>(in.opcode, c.bufs[in.srcs[0]].buf->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T s;  // the scalar in the tile's dtype, as numpy and torch compare
-        if constexpr (pto::is_float_v<T>) s = pto::elem::from_double<T>(in.scalar);
-        else s = static_cast<T>(static_cast<int64_t>(in.scalar));
+        if constexpr (pto::is_float_v<T>)
+          s = pto::elem::from_double<T>(in.scalar);
+        else
+          s = static_cast<T>(static_cast<int64_t>(in.scalar));
         pto::ref::TCMPS(Ref2D<bool>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), s, in.cmp);
       });
     };

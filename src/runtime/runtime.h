@@ -4,14 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "passes/pipeline.h"
+#include "ir/program.h"
 
 namespace pypto {
 

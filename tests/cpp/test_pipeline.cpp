@@ -8,6 +8,7 @@
 #include <random>
 
 #include "frontend/recorder.h"
+#include "passes/pipeline.h"
 #include "runtime/runtime.h"
 
 using namespace pypto;

@@ -58,3 +58,15 @@ TEST(Symbolic, PrintsCanonically) {
   EXPECT_EQ(FloorDiv(Expr::Var("n"), Expr(4)).str(), "(n // 4)");
   EXPECT_THROW(FloorDiv(i, Expr(0)), UserError);
 }
+
+TEST(Symbolic, UpperBoundFromTheForm) {
+  Expr n = Expr::Var("n"), i = Expr::Var("i");
+  EXPECT_EQ(Expr(7).UpperBound(), 7);
+  EXPECT_EQ(Min(n - i * Expr(16), Expr(16)).UpperBound(), 16);  // a valid extent
+  EXPECT_EQ((Min(n, Expr(16)) + Expr(2)).UpperBound(), 18);
+  EXPECT_EQ(Max(Min(n, Expr(4)), Expr(9)).UpperBound(), 9);
+  EXPECT_EQ(FloorDiv(Min(n, Expr(17)), Expr(4)).UpperBound(), 4);
+  EXPECT_FALSE(n.UpperBound().has_value());
+  EXPECT_FALSE(Max(n, Expr(4)).UpperBound().has_value());
+  EXPECT_FALSE((Min(n, Expr(4)) * Expr(-1)).UpperBound().has_value());
+}

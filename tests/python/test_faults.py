@@ -1,7 +1,6 @@
 """Faults at the runtime's edges, on both backends: Ctrl-C and timeouts cancel a running call
 (and the runtime stays usable), read-only and overlapping arguments, bad runtime options."""
 
-import os
 import subprocess
 import sys
 import textwrap

@@ -392,7 +392,7 @@ def test_error_batch_mismatch():
     def f(a: pypto.Tensor((2, 8, 8), pypto.DT_FP32), b: pypto.Tensor((3, 8, 8), pypto.DT_FP32)):
         return pypto.matmul(a, b)
 
-    _expect_error(f, (np.zeros((2, 8, 8), np.float32), np.zeros((3, 8, 8), np.float32)), "batch dims differ")
+    _expect_error(f, (np.zeros((2, 8, 8), np.float32), np.zeros((3, 8, 8), np.float32)), "batch dims do not broadcast")
 
 
 @pytest.mark.parametrize("mode", BACKENDS)

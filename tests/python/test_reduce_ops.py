@@ -193,3 +193,71 @@ def test_index_errors():
 
     with pytest.raises(pypto.UserError, match=r"pypto.gather: the index must be an integer tensor"):
         g(np.zeros((4, 8), np.float32), np.zeros((4, 3), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scatter_family(mode):
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def f(x: pypto.Tensor((6, 10), F32), i: pypto.Tensor((4, 10), I32), s: pypto.Tensor((4, 10), F32),
+          j: pypto.Tensor((5,), I32), src: pypto.Tensor((6, 5), F32), k: pypto.Tensor((3,), I32),
+          v: pypto.Tensor((3, 10), F32)):
+        pypto.set_vec_tile_shapes(2, 4)
+        a = pypto.scatter(x, 0, i, s)                        # copies: x stays as it was
+        b = pypto.scatter(x, 0, i, s, reduce="add")
+        c = pypto.scatter(x, 1, i[:, :5], 2.5)
+        d = pypto.index_add(x, 1, j, src, alpha=0.5)
+        pypto.index_put_(x, (k,), v)                         # in place
+        return a, b, c, d
+
+    r = rng(30)
+    x = r.standard_normal((6, 10)).astype(np.float32)
+    i = r.integers(0, 6, (4, 10)).astype(np.int32)
+    i[:, 3] = np.arange(4)  # no repeats in one column: "assign" is deterministic there
+    s = r.standard_normal((4, 10)).astype(np.float32)
+    j = np.array([9, 0, 9, 3, 1], np.int32)  # repeats accumulate
+    src = r.standard_normal((6, 5)).astype(np.float32)
+    k = np.array([5, 0, 2], np.int32)
+    v = r.standard_normal((3, 10)).astype(np.float32)
+    x0 = x.copy()
+    a, b, c, d = run_in(mode, f, x, i, s, j, src, k, v)
+    t = torch.from_numpy(x0)
+    ti = torch.from_numpy(i).long()
+    want_b = t.scatter_add(0, ti, torch.from_numpy(s)).numpy()
+    np.testing.assert_allclose(b, want_b, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(a[:, 3], t.scatter(0, ti, torch.from_numpy(s)).numpy()[:, 3])
+    np.testing.assert_array_equal(c, t.scatter(1, ti[:, :5], 2.5).numpy())
+    want_d = t.index_add(1, torch.from_numpy(j).long(), torch.from_numpy(src), alpha=0.5).numpy()
+    np.testing.assert_allclose(d, want_d, rtol=1e-6, atol=1e-6)
+    want_x = x0.copy()
+    want_x[k] = v
+    np.testing.assert_array_equal(x, want_x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scatter_update_paged_kv_cache(mode):
+    @pypto.jit
+    def f(cache: pypto.Tensor((8, 4, 1, 16), F32), idx: pypto.Tensor((2, 3), I32),
+          kv: pypto.Tensor((2, 3, 1, 16), F32), flat: pypto.Tensor((32, 16), F32)):
+        pypto.set_vec_tile_shapes(2, 16)
+        pypto.scatter_update(cache, -2, idx, kv)
+        pypto.scatter_update(flat, -2, idx, pypto.reshape(kv, [6, 16]) * 2.0)
+
+    r = rng(31)
+    cache = r.standard_normal((8, 4, 1, 16)).astype(np.float32)
+    flat = r.standard_normal((32, 16)).astype(np.float32)
+    idx = np.array([[0, 5, 31], [12, 13, 7]], np.int32)
+    kv = r.standard_normal((2, 3, 1, 16)).astype(np.float32)
+    want_c, want_f = cache.copy(), flat.copy()
+    for b in range(2):
+        for s in range(3):
+            n = idx[b, s]
+            want_c[n // 4, n % 4, 0] = kv[b, s, 0]
+            want_f[n] = kv[b, s, 0] * 2
+    run_in(mode, f, cache, idx, kv, flat)
+    np.testing.assert_array_equal(cache, want_c)
+    np.testing.assert_array_equal(flat, want_f)
+    idx[1, 2] = 32
+    with pytest.raises(ValueError, match=r"pypto.scatter: index 32 is out of range \[0, 32\) along dim 0"):
+        run_in(mode, f, cache, idx, kv, flat)

@@ -10,7 +10,8 @@ creation full, zeros, ones, arange
 shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, concat, pad, tril, triu,
          one_hot, fillpad
 quant    quantize, dequantize
-index    topk, sort, argsort, gather, index_select
+index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add_, index_add,
+         index_put_, scatter_update
 """
 
 from . import core, creation, index, logic, math, quant, reduce, shape
@@ -34,6 +35,7 @@ _TENSOR_METHODS = (
     "floor", "trunc", "logical_not", "amax", "amin", "sum", "mean", "matmul", "pow", "clip", "cast", "prod", "argmax",
     "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute", "reshape", "unsqueeze", "squeeze",
     "clone", "expand_clone", "tril", "triu", "lrelu", "prelu", "gcd", "axpy_", "fillpad", "topk", "gather", "sort",
+    "scatter_", "scatter", "index_add_", "index_add", "scatter_update",
 )
 
 

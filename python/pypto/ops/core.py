@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from .. import _core
 from .._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
-from .._tracing import _format_loc, current_recorder, loop_body_exits, user_loc
+from .._tracing import _format_loc, current_recorder, loop_body_exits, maybe_recorder, user_loc
 from ..tensor import Tensor
 
 __all__ = [
@@ -279,7 +279,9 @@ def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Seq
     """A window of x: ``shape`` elements from ``offsets`` (default: zeros) per dim. With
     ``valid_shape`` (symbolic extents, e.g. ``[(n - i * 32).min(32), h]`` for the last block), the
     view is the valid part: on the CPU there is no padding to carry, so the result's shape is
-    ``valid_shape`` (PyPTO keeps ``shape`` and reads the rest as padding)."""
+    ``valid_shape`` (PyPTO keeps ``shape`` and reads the rest as padding). Assigned to a window
+    of ``shape`` (``out[:] = view(...)``), it writes its valid part there, as in PyPTO, and leaves
+    the rest of the window as it was."""
     rec = current_recorder("view")
     x = _t(x, "view")
     rank = len(x.shape)
@@ -293,7 +295,15 @@ def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Seq
         if len(v) != rank:
             raise _core.UserError(f"pypto.view: {what} {v} has {len(v)} entries for a tensor of rank {rank} "
                                   f"{x!r}" + _suffix())
-    return Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
+    out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
+    if valid_shape is not None:
+        out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
+    return out
+
+
+# What the getters return outside a traced function: the shapes set last by any traced function
+# (PyPTO keeps them in a global configuration that outlives the trace).
+_last_set: Dict[str, List[Any]] = {"vec": [], "cube": []}
 
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_k_split: bool = True) -> None:
@@ -314,11 +324,13 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
         raise _core.UserError(f"pypto.set_cube_tile_shapes: k={axes[1]} splits k but enable_k_split=False"
                               + _suffix())
     rec.set_cube_tile_shapes(axes[0], axes[1], axes[2], user_loc())
+    _last_set["cube"] = list(rec.cube_tile_shapes())
 
 
 def get_cube_tile_shapes() -> List[List[int]]:
     """The cube tile shapes in force as [[m0, m1], [k0, k1], [n0, n1]], or [] when not set."""
-    c = list(current_recorder("get_cube_tile_shapes").cube_tile_shapes())
+    rec = maybe_recorder()
+    c = list(rec.cube_tile_shapes()) if rec is not None else list(_last_set["cube"])
     return [c[0:2], c[2:4], c[4:6]] if c else []
 
 
@@ -361,19 +373,34 @@ def _apply_default_tiles() -> None:
 
 
 def set_vec_tile_shapes(*dims: int) -> None:
-    """Tile shape for the vector ops recorded after this call: one entry per tensor dim."""
+    """Tile shape for the vector ops recorded after this call: one entry per tensor dim (more are
+    allowed: dim d takes entry d, as in PyPTO). A symbolic entry with a constant bound (a valid
+    extent ``min(n - i * 16, 16)``) is that bound."""
     rec = current_recorder("set_vec_tile_shapes")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
+    tile: List[int] = []
     for d in dims:
+        if isinstance(d, _core.SymbolicScalar):
+            # A valid extent such as min(n - i * 16, 16) (PyPTO code passes x.shape, which is
+            # the declared, static shape there): the tile is its bound.
+            bound = d.upper_bound()
+            if bound is None:
+                raise _core.UserError(f"pypto.set_vec_tile_shapes: tile dims must be ints, got the symbolic value "
+                                      f"{d!r}, which has no constant bound" + _suffix()
+                                      + "\nhint: tile shapes are fixed when the kernel is compiled")
+            d = bound
         if not isinstance(d, int) or isinstance(d, bool):
             raise _core.UserError(f"pypto.set_vec_tile_shapes: tile dims must be ints, got {d!r}" + _suffix())
-    rec.set_vec_tile_shapes(list(dims), user_loc())
+        tile.append(d)
+    rec.set_vec_tile_shapes(tile, user_loc())
+    _last_set["vec"] = tile
 
 
 def get_vec_tile_shapes() -> List[int]:
-    """The vec tile shape in force."""
-    return list(current_recorder("get_vec_tile_shapes").vec_tile_shapes())
+    """The vec tile shape in force; outside a traced function, the one set last."""
+    rec = maybe_recorder()
+    return list(rec.vec_tile_shapes()) if rec is not None else list(_last_set["vec"])
 
 
 def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.SymbolicScalar]:
@@ -470,7 +497,7 @@ def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
                               + _suffix())
     x, dt = _widen(x)
     total = sum(x, dim, keepdim)
-    return _narrow(_on_reduced(lambda: div(total, n), x.ndim, [] if keepdim else [dim % x.ndim]), dt)
+    return _on_reduced(lambda: _narrow(div(total, n), dt), x.ndim, [] if keepdim else [dim % x.ndim])
 
 
 def _on_reduced(fn: Any, rank: int, removed: Sequence[int]) -> Any:

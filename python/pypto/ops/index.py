@@ -1,6 +1,8 @@
 """Index and sort ops: topk, sort, argsort (the last dim, whole in one tile), gather and
-index_select (the input read whole along the indexed dim). An index outside the input raises
-at run time; memory outside the tensor is never read."""
+index_select (the input read whole along the indexed dim), and the scatters (scatter_, scatter,
+index_add_, index_add, index_put_, scatter_update: a tile written into global memory along a dim
+at the positions an index names). An index outside the tensor raises at run time; memory
+outside it is never read or written."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, _t
 
-__all__ = ["topk", "sort", "argsort", "gather", "index_select"]
+__all__ = ["topk", "sort", "argsort", "gather", "index_select", "scatter_", "scatter", "index_add_", "index_add",
+           "index_put_", "scatter_update"]
 
 
 def _dim(x: Tensor, dim: Any, op: str) -> int:
@@ -92,3 +95,108 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     one[d] = m
     full_index = expand_clone(reshape(idx, one), shape)
     return gather(x, d, full_index)
+
+
+_REDUCE = {None: 0, "add": 1, "multiply": 2}
+
+
+def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: int) -> None:
+    rec = current_recorder(op)
+    rec.op("scatter", [src._id, index._id, dst._id], {"dim": dim, "reduce": reduce}, user_loc())
+
+
+def _values_like(op: str, src: Any, index: Tensor, dtype: Any) -> Tensor:
+    """src as a tensor of the index's shape: a Python scalar filled, a tensor as it is."""
+    from .creation import full
+    if isinstance(src, Tensor):
+        return _t(src, op)
+    if isinstance(src, (int, float)) and not isinstance(src, bool):
+        return full(list(index.shape), src, dtype)
+    raise _core.UserError(f"pypto.{op}: src must be a tensor or a Python scalar, got {type(src).__name__}"
+                          + _suffix())
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: Optional[str] = None) -> Tensor:  # noqa: A002
+    """torch.Tensor.scatter_: input[index[i][j]][j] = src[i][j] for dim 0 (and so on), in place;
+    ``reduce='add'`` / ``'multiply'`` combine instead. src is a tensor of the index's shape or a
+    Python scalar. An index outside input raises. Without ``reduce`` the winner of repeated
+    positions is unspecified (as in PyPTO)."""
+    x, idx = _t(input, "scatter_"), _t(index, "scatter_")
+    if reduce not in _REDUCE:
+        raise _core.UserError(f"pypto.scatter_: reduce must be None, 'add' or 'multiply', got {reduce!r}" + _suffix())
+    _scatter_into("scatter_", x, _dim(x, dim, "scatter_"), idx, _values_like("scatter_", src, idx, x.dtype),
+                  _REDUCE[reduce])
+    return x
+
+
+def _copy(op: str, x: Tensor) -> Tensor:
+    from ..tensor import tensor
+    out = tensor(list(x.shape), x.dtype, op)
+    out[...] = x
+    return out
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: Optional[str] = None) -> Tensor:  # noqa: A002
+    """scatter_ on a copy of ``input`` (input itself is unchanged)."""
+    return scatter_(_copy("scatter", _t(input, "scatter")), dim, index, src, reduce=reduce)
+
+
+def _expanded_index(op: str, index: Tensor, dim: int, shape: list) -> Tensor:
+    """A 1-D index along `dim` broadcast to `shape` (index[i] at every position with dim == i)."""
+    from .shape import expand_clone, reshape
+    idx = _t(index, op)
+    if not is_int_dtype(idx.dtype) or idx.ndim != 1:
+        raise _core.UserError(f"pypto.{op}: the index must be a 1-D integer tensor, got {idx!r}" + _suffix())
+    one = [1] * len(shape)
+    one[dim] = idx.shape[0]
+    return expand_clone(reshape(idx, one), shape)
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """input[..., index[i], ...] += alpha * source[..., i, ...] along ``dim``, in place; repeated
+    indices accumulate (torch.Tensor.index_add_)."""
+    from .core import mul
+    x, src = _t(input, "index_add_"), _t(source, "index_add_")
+    d = _dim(x, dim, "index_add_")
+    if alpha != 1:
+        src = mul(src, alpha)
+    _scatter_into("index_add_", x, d, _expanded_index("index_add_", index, d, list(src.shape)), src, 1)
+    return x
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """index_add_ on a copy of ``input``."""
+    return index_add_(_copy("index_add", _t(input, "index_add")), dim, index, source, alpha=alpha)
+
+
+def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """input[indices[0][i]] = values[i] (or += with ``accumulate``), in place: one 1-D index
+    tensor for dim 0 (PyPTO allows one per leading dim; more than one is not supported yet)."""
+    x, v = _t(input, "index_put_"), _t(values, "index_put_")
+    idx = list(indices) if isinstance(indices, (list, tuple)) else [indices]
+    if len(idx) != 1:
+        raise _core.UserError(f"pypto.index_put_: {len(idx)} index tensors are not supported yet; give one (for dim 0)"
+                              + _suffix())
+    _scatter_into("index_put_", x, 0, _expanded_index("index_put_", idx[0], 0, list(v.shape)), v,
+                  1 if accumulate else 0)
+    return x
+
+
+def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
+    """A paged KV-cache write, in place (PyPTO's scatter_update, ``dim=-2``): 2-D input
+    [blocks * block_size, d], src [b * s, d], index [b, s]: input[index[i][j]] = src[i * s + j];
+    4-D input [blocks, block_size, 1, d], src [b, s, 1, d]: the row index[i][j] of the flattened
+    blocks. An index outside the cache raises."""
+    from .shape import expand_clone, reshape
+    x, idx, s = _t(input, "scatter_update"), _t(index, "scatter_update"), _t(src, "scatter_update")
+    if dim not in (-2, x.ndim - 2):
+        raise _core.UserError(f"pypto.scatter_update: dim must be -2, got {dim!r}" + _suffix())
+    if x.ndim not in (2, 4) or s.ndim != x.ndim or idx.ndim != 2 or not is_int_dtype(idx.dtype):
+        raise _core.UserError(f"pypto.scatter_update: needs a 2-D or 4-D input and src of its rank and a 2-D integer "
+                              f"index, got {x!r}, {s!r}, {idx!r}" + _suffix())
+    d = x.shape[-1]
+    rows = x if x.ndim == 2 else reshape(x, [x.shape[0] * x.shape[1], d])
+    vals = s if s.ndim == 2 else reshape(s, [s.shape[0] * s.shape[1], d])
+    flat = reshape(idx, [idx.shape[0] * idx.shape[1], 1])
+    _scatter_into("scatter_update", rows, 0, expand_clone(flat, [flat.shape[0], d]), vals, 0)
+    return x

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence, Union
 
 from .. import _core
-from .._dtypes import DT_FP32, DT_INT64, is_float_dtype, is_int_dtype
+from .._dtypes import DT_INT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _narrow, _on_reduced, _reduce, _suffix, _t, _widen, cast, div, mean, mul, sub, sum
@@ -29,7 +29,8 @@ def _record(op: str, x: Tensor, attrs: dict) -> Tensor:
 def prod(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # noqa: A002 - PyPTO's name
     """Product along ``dim`` (16-bit inputs multiply in fp32 and round once)."""
     x, dt = _widen(_t(input, "prod"))
-    return _narrow(_reduce("prod", x, dim, keepdim), dt)
+    y = _reduce("prod", x, dim, keepdim)
+    return _on_reduced(lambda: _narrow(y, dt), x.ndim, [] if keepdim else [dim % x.ndim])
 
 
 def argmax(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -87,7 +88,7 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correctio
     for d in reversed(dims):
         sq = sum(sq, d, keepdim=keepdim)
     denom = max(0.0, n - float(correction))  # 0: inf, or NaN for a constant input (numpy)
-    return _narrow(_on_reduced(lambda: div(sq, denom), x.ndim, [] if keepdim else dims), dt)
+    return _on_reduced(lambda: _narrow(div(sq, denom), dt), x.ndim, [] if keepdim else dims)
 
 
 def std(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correction: float = 1,  # noqa: A002
@@ -99,5 +100,5 @@ def std(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correctio
     v = var(xw, dim, correction=correction, keepdim=keepdim)
     removed = [] if keepdim else (list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else
                                   list(dim))
-    return _narrow(_on_reduced(lambda: sqrt(v), x.ndim, sorted({d % x.ndim for d in removed})), dt)
+    return _on_reduced(lambda: _narrow(sqrt(v), dt), x.ndim, sorted({d % x.ndim for d in removed}))
 

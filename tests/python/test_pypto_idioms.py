@@ -1,0 +1,218 @@
+"""Idioms of CANN PyPTO's own examples (examples/ of hicann/pypto) that run unchanged: a vec tile
+shape of higher rank than the tensor, batch-broadcast matmul, Python's min/max of symbolic
+values, print() while tracing, views with a valid shape assigned to a window, symbolic tile dims,
+get_vec_tile_shapes after a call (issue 12, part 0)."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import MODES
+
+F32 = pypto.DT_FP32
+
+
+def arr(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_of_higher_rank_uses_its_leading_entries(mode):
+    """PyPTO tiles dim d by entry d when the tile has more entries than the tensor has dims
+    (elementwise_ops.py: set_vec_tile_shapes(2, 8) on a (3,) tensor)."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([3], F32), y: pypto.Tensor([3, 5], F32), o1: pypto.Tensor([3], F32),
+          o2: pypto.Tensor([3, 5], F32)):
+        pypto.set_vec_tile_shapes(2, 8, 4)
+        o1[:] = pypto.abs(x) + 1.0
+        o2[:] = y * 2.0
+
+    x, y = arr(3), arr(3, 5, seed=1)
+    o1, o2 = np.zeros(3, np.float32), np.zeros((3, 5), np.float32)
+    f(x, y, o1, o2)
+    np.testing.assert_array_equal(o1, np.abs(x) + 1)
+    np.testing.assert_array_equal(o2, y * 2)
+
+
+def test_tile_of_lower_rank_is_an_error():
+    @pypto.jit
+    def f(y: pypto.Tensor([3, 5], F32), o: pypto.Tensor([3, 5], F32)):
+        pypto.set_vec_tile_shapes(8)
+        o[:] = y * 2.0
+
+    with pytest.raises(pypto.UserError, match=r"rank-2 tensor \(3, 5\), but the vec tile shape \(8\) has rank 1"):
+        f(arr(3, 5), np.zeros((3, 5), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shapes", [((1, 6, 16), (3, 16, 8)), ((3, 6, 16), (1, 16, 8)), ((2, 1, 6, 16), (1, 3, 16, 8)),
+                                    ((3, 6, 16), (16, 8)), ((6, 16), (2, 3, 16, 8))])
+def test_matmul_batch_dims_broadcast(mode, shapes):
+    sa, sb = shapes
+    out_shape = np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1])
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(a: pypto.Tensor(), b: pypto.Tensor(), o: pypto.Tensor()):
+        pypto.set_cube_tile_shapes([8, 8], [16, 16], [8, 8])
+        o.move(pypto.matmul(a, b, F32))
+
+    a, b = arr(*sa), arr(*sb, seed=1)
+    o = np.zeros(out_shape, np.float32)
+    f(a, b, o)
+    np.testing.assert_allclose(o, np.matmul(a.astype(np.float64), b), rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_batch_dims_that_do_not_broadcast():
+    @pypto.jit
+    def f(a: pypto.Tensor([2, 4, 8], F32), b: pypto.Tensor([3, 8, 4], F32), o: pypto.Tensor([3, 4, 4], F32)):
+        o.move(pypto.matmul(a, b, F32))
+
+    with pytest.raises(pypto.UserError, match="batch dims do not broadcast"):
+        f(arr(2, 4, 8), arr(3, 8, 4), np.zeros((3, 4, 4), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_python_min_of_symbolic_values_in_a_loop(mode):
+    """others/dynamic.py: b_offset_end = min(b_offset + tile_b, batch) in a pypto.loop over a
+    DYNAMIC batch, then a view with that valid shape."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 16], F32), out: pypto.Tensor([pypto.DYNAMIC, 16], F32), tile_b: int):
+        batch = x.shape[0]
+        for idx in pypto.loop((batch + tile_b - 1) // tile_b):
+            off = idx * tile_b
+            end = min(off + tile_b, batch)
+            lo = max(off, 0)
+            v = pypto.view(x, [tile_b, 16], [lo, 0], valid_shape=[end - off, 16])
+            pypto.set_vec_tile_shapes(1, 16)
+            pypto.assemble(pypto.mul(v, 2.0), [off, 0], out)
+
+    for rows in (8, 13, 3):
+        x = arr(rows, 16, seed=rows)
+        out = np.zeros_like(x)
+        f(x, out, 4)
+        np.testing.assert_array_equal(out, x * 2)
+
+
+def test_pypto_min_max_of_symbolic_and_int():
+    n = pypto.SymbolicScalar.var("n")
+    assert pypto.min(3, 7) == 3 and pypto.max(3, 7) == 7
+    assert "min" in repr(pypto.min(n, 4)) and "max" in repr(pypto.max(n, 4))
+    assert pypto.min(n, 16).upper_bound() == 16
+    assert (pypto.min(n - 3, 16) + 2).upper_bound() == 18
+    assert n.upper_bound() is None and pypto.max(n, 4).upper_bound() is None
+
+
+def test_builtin_min_is_untouched_where_shadowed():
+    """A function that defines its own `min` keeps it."""
+    @pypto.jit
+    def f(x: pypto.Tensor([4, 8], F32), o: pypto.Tensor([4, 8], F32)):
+        min = lambda a, b: a * b  # noqa: E731, A001 - deliberately shadowing
+        o[:] = x * float(min(2, 3))
+
+    x = arr(4, 8)
+    o = np.zeros_like(x)
+    f(x, o)
+    np.testing.assert_array_equal(o, x * 6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_view_with_valid_shape_writes_its_valid_part(mode):
+    """transform_ops.py: out[:] = view(x, [4, 4], [2, 4], valid_shape=[2, 4]) writes the 2 x 4
+    valid part and leaves the rest of out as it was."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([], F32), out: pypto.Tensor([], F32), shape: list, offsets: list, valid_shape: list):
+        pypto.set_vec_tile_shapes(*([8] * len(x.shape)))
+        out[:] = pypto.view(x, shape, offsets, valid_shape=valid_shape)
+
+    x = np.array([[1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 2, 2, 3, 3, 4, 4], [1, 1, 2, 2, 5, 5, 6, 6],
+                  [1, 1, 2, 2, 5, 5, 6, 6]], np.float32)
+    out = np.full((4, 4), -1, np.float32)
+    f(x, out, [4, 4], [2, 4], [2, 4])
+    np.testing.assert_array_equal(out, [[5, 5, 6, 6], [5, 5, 6, 6], [-1] * 4, [-1] * 4])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_symbolic_tile_dim_with_a_bound(mode):
+    """ffn_module.py: set_vec_tile_shapes(*x.shape[:2]) where x is a view whose valid rows are
+    min(batch - off, 16): the tile is the bound, 16."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 32], F32), out: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        batch = x.shape[0]
+        for idx in pypto.loop((batch + 15) // 16):
+            v = pypto.view(x, [16, 32], [idx * 16, 0], valid_shape=[(batch - idx * 16).min(16), 32])
+            pypto.set_vec_tile_shapes(*v.shape[:2])
+            assert pypto.get_vec_tile_shapes() == [16, 32]
+            pypto.assemble(pypto.exp(v), [idx * 16, 0], out)
+
+    x = arr(37, 32)
+    out = np.zeros_like(x)
+    f(x, out)
+    np.testing.assert_allclose(out, np.exp(x), rtol=3e-7)  # exp: within 2 ulp
+
+
+def test_symbolic_tile_dim_without_a_bound():
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 32], F32), out: pypto.Tensor([pypto.DYNAMIC, 32], F32)):
+        pypto.set_vec_tile_shapes(x.shape[0], 32)
+        out[:] = x * 1.0
+
+    with pytest.raises(pypto.UserError, match="no constant bound"):
+        f(arr(4, 32), np.zeros((4, 32), np.float32))
+
+
+def test_get_tile_shapes_after_the_call():
+    """tiling_config.py reads pypto.get_vec_tile_shapes() after calling the kernel."""
+    @pypto.jit
+    def f(a: pypto.Tensor([2, 6, 16], F32), o: pypto.Tensor([2, 6, 16], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+        pypto.set_vec_tile_shapes(1, 2, 8)
+        o.move(pypto.add(a, a))
+
+    a = arr(2, 6, 16)
+    o = np.zeros_like(a)
+    f(a, o)
+    assert pypto.get_vec_tile_shapes() == [1, 2, 8]
+    assert pypto.get_cube_tile_shapes() == [[16, 16], [32, 32], [16, 16]]
+    np.testing.assert_array_equal(o, a + a)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "mean", "amax"])
+def test_16bit_reduction_without_keepdim_under_a_2d_tile(op):
+    """The fp32 accumulation's rounding cast runs on the reduced rank: no tile-rank error for an
+    op the user did not write."""
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def f(x: pypto.Tensor([3, 100], pypto.DT_FP16), o: pypto.Tensor([100], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(1, 64)
+        t = getattr(pypto, op)(x, 0)
+        o[:] = t
+
+    x = torch.randn(3, 100).half()
+    o = torch.zeros(100).half()
+    f(x, o)
+    ref = {"sum": lambda: x.float().sum(0), "prod": lambda: x.float().prod(0), "mean": lambda: x.float().mean(0),
+           "amax": lambda: x.float().amax(0)}[op]().half()
+    torch.testing.assert_close(o, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_full_then_matmul_result(mode):
+    """A tensor made from nothing in a function with a matmul (ffn_module.py's gelu): this
+    crashed the tile expansion (it read the first input of an op that has none)."""
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(h: pypto.Tensor([16, 64], pypto.DT_BF16), w: pypto.Tensor([64, 256], pypto.DT_BF16),
+          out: pypto.Tensor([16, 256], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+        up = pypto.cast(pypto.matmul(h, w, pypto.DT_BF16), F32)
+        pypto.set_vec_tile_shapes(16, 256)
+        ones = pypto.full(up.shape, 1.0, up.dtype, valid_shape=up.shape)
+        pypto.assemble(pypto.div(ones, pypto.add(pypto.exp(up), 1.0)), [0, 0], out)
+
+    h, w = torch.randn(16, 64).bfloat16(), (torch.randn(64, 256) / 8).bfloat16()
+    out = torch.zeros(16, 256)
+    f(h, w, out)
+    up = (h.float() @ w.float()).bfloat16().float()  # the bf16 rounding of `up` may differ by an ulp
+    torch.testing.assert_close(out, 1 / (torch.exp(up) + 1), rtol=2e-2, atol=1e-6)
