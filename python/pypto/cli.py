@@ -4,6 +4,8 @@
   pypto summary swimlane.json       the text summary of a swimlane trace (as in swimlane.txt)
   pypto view DIR [--serve SECONDS]  the debug pages under DIR; with --serve, serves DIR on
                                     127.0.0.1 for that many seconds (Ctrl-C ends it sooner)
+  pypto run SCRIPT [ARGS...]        a script written for CANN PyPTO on an NPU, run here with the
+                                    NPU device mapped to the CPU (pypto.npu_compat)
 """
 
 from __future__ import annotations
@@ -85,7 +87,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_view.add_argument("--serve", type=float, default=0, metavar="SECONDS",
                         help="serve DIR on 127.0.0.1 for this many seconds (0: only list the pages)")
     p_view.add_argument("--port", type=int, default=0, help="port for --serve (0: any free port)")
+    p_run = sub.add_parser("run", help="run a CANN PyPTO script with the NPU device mapped to the CPU")
+    p_run.add_argument("script", help="a Python script written for CANN PyPTO")
+    p_run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     args = parser.parse_args(argv)
+    if args.cmd == "run":
+        if not os.path.isfile(args.script):
+            print(f"pypto run: {args.script} is not a file", file=sys.stderr)
+            return 2
+        from . import npu_compat
+        try:
+            npu_compat.run_script(args.script, args.args)
+        except SystemExit as e:
+            code = e.code
+            if code is None:
+                return 0
+            if isinstance(code, int):
+                return code
+            print(code, file=sys.stderr)
+            return 1
+        return 0
     if args.cmd == "ops":
         from . import _core
         print("\n".join(_core.op_names()))

@@ -293,16 +293,22 @@ void Recorder::SetCubeTileShapes(const std::vector<int64_t>& m, const std::vecto
   cube_tile_ = all;
 }
 
-int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc) {
+std::vector<Expr> Recorder::Simplified(const std::vector<Expr>& shape) const {
+  std::vector<Expr> out;
+  for (const Expr& e : shape) out.push_back(e.Simplify(ranges_));
+  return out;
+}
+
+int Recorder::View(int x, const std::vector<Expr>& offsets_in, const std::vector<Expr>& shape_in,
+                   const SourceLoc& loc) {
   CheckLive(x, "view", loc);
+  const std::vector<Expr> offsets = Simplified(offsets_in), shape = Simplified(shape_in);
   const Value& src = f_.value(x);
   if (offsets.size() != shape.size() || static_cast<int>(shape.size()) != src.rank())
     throw UserError("slicing " + DescribeValue(src) + ": expected " + std::to_string(src.rank()) + " indices, got " +
                         std::to_string(shape.size()),
                     loc, "give one slice per dim, e.g. x[i:i + 1, :, :]");
-  if (src.kind == ValueKind::Temp)
-    throw UserError("slicing the intermediate result " + DescribeValue(src) + " is not supported yet", loc,
-                    "slice the input tensors instead, before computing on them");
+  CheckBranchScope(x, "slicing", loc);
   for (size_t i = 0; i < shape.size(); ++i) {
     auto ext = shape[i].as_const();
     if (ext && *ext <= 0)
@@ -333,8 +339,9 @@ int Recorder::View(int x, const std::vector<Expr>& offsets, const std::vector<Ex
   return f_.AddValue(v);
 }
 
-int Recorder::Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc) {
+int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc& loc) {
   CheckLive(x, "reshape", loc);
+  const std::vector<Expr> shape = Simplified(shape_in);
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
   if (src.kind == ValueKind::View || src.kind == ValueKind::Reshape)
@@ -343,7 +350,7 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& lo
                         "merges or splits dims is not supported",
                     loc, "reshape the whole tensor first, then slice it");
   Expr a(1), b(1);
-  for (auto& d : src.shape) a = a * d;
+  for (auto& d : Simplified(src.shape)) a = a * d;
   for (auto& d : shape) {
     if (auto c = d.as_const(); c && *c <= 0)
       throw UserError("pypto.reshape: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
@@ -429,9 +436,15 @@ Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_na
   info.stop = stop;
   info.step = step;
   info.loc = loc;
+  // Inside the body the index lies in [start, stop - 1]: a slice bound such as
+  // min((i + 1) * t, n) - i * t then simplifies to a constant (see Simplified).
+  auto lo = start.Bounds(ranges_), hi = stop.Bounds(ranges_);
+  std::optional<int64_t> hi_bound = hi ? std::optional<int64_t>(hi->second) : stop.UpperBound();
+  if (lo && hi_bound && lo->first <= *hi_bound - 1) ranges_[info.var] = {lo->first, *hi_bound - 1};
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
   is_branch_.push_back(false);
+  open_vars_.push_back(info.var);
   return Expr::Var(info.var);
 }
 
@@ -449,6 +462,8 @@ Expr Recorder::BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc) 
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
   is_branch_.push_back(true);
+  open_vars_.push_back(info.var);
+  ranges_[info.var] = {0, 0};  // a branch runs once, with index 0
   branch_loc_[next_branch_] = loc;
   branches_.push_back(next_branch_++);
   return Expr::Var(info.var);
@@ -459,6 +474,8 @@ void Recorder::EndLoop() {
   stack_.pop_back();
   if (is_branch_.back()) branches_.pop_back();
   is_branch_.pop_back();
+  ranges_.erase(open_vars_.back());
+  open_vars_.pop_back();
 }
 
 void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc) {

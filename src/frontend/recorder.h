@@ -89,6 +89,8 @@ class Recorder {
   /// UserError when a static shape's byte count overflows (no such tensor can exist).
   void CheckCanExist(const std::string& what, const std::vector<Expr>& shape, DataType dtype,
                      const SourceLoc& loc) const;
+  /// `shape` simplified with the ranges of the open loops' indices.
+  std::vector<Expr> Simplified(const std::vector<Expr>& shape) const;
 
   Function f_;
   std::vector<Region<OpCall>*> stack_;
@@ -99,6 +101,8 @@ class Recorder {
   int next_tmp_ = 0;
   std::set<std::string> symbols_;                   // every symbol minted for this function
   std::vector<bool> is_branch_;                     // per open region of stack_ past the body: a branch?
+  std::vector<std::string> open_vars_;              // per open region of stack_ past the body: its index
+  VarRanges ranges_;                                // the open loops' indices with a known range
   std::vector<int> branches_;                       // the open branches, outermost first
   std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made
   std::map<int, SourceLoc> branch_loc_;             // branch -> its `if`

@@ -330,6 +330,103 @@ Expr Expr::Substitute(const SymEnv& env) const {
   }
 }
 
+namespace {
+using Range = std::pair<int64_t, int64_t>;
+constexpr int64_t kBoundLimit = int64_t{1} << 61;  // beyond it, interval arithmetic gives up
+
+std::optional<Range> Checked(__int128 lo, __int128 hi) {
+  if (lo < -kBoundLimit || hi > kBoundLimit) return std::nullopt;
+  return Range{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> Expr::Bounds(const VarRanges& ranges) const {
+  const ExprNode* n = node();
+  if (!n) return std::nullopt;
+  switch (n->kind) {
+    case ExprKind::Const:
+      return Range{n->value, n->value};
+    case ExprKind::Var: {
+      auto it = ranges.find(n->name);
+      if (it == ranges.end()) return std::nullopt;
+      return it->second;
+    }
+    case ExprKind::Sum: {
+      __int128 lo = n->value, hi = n->value;
+      for (size_t i = 0; i < n->operands.size(); ++i) {
+        auto b = n->operands[i].Bounds(ranges);
+        if (!b) return std::nullopt;
+        __int128 c = n->coefs[i];
+        lo += c >= 0 ? c * b->first : c * b->second;
+        hi += c >= 0 ? c * b->second : c * b->first;
+      }
+      return Checked(lo, hi);
+    }
+    default:
+      break;
+  }
+  auto a = n->operands[0].Bounds(ranges), b = n->operands[1].Bounds(ranges);
+  if (!a || !b) return std::nullopt;
+  switch (n->kind) {
+    case ExprKind::Mul: {
+      __int128 p[] = {static_cast<__int128>(a->first) * b->first, static_cast<__int128>(a->first) * b->second,
+                      static_cast<__int128>(a->second) * b->first, static_cast<__int128>(a->second) * b->second};
+      return Checked(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+    }
+    case ExprKind::FloorDiv:  // monotone in the dividend for a positive divisor
+      if (b->first != b->second || b->first <= 0) return std::nullopt;
+      return Range{FloorDivInt(a->first, b->first), FloorDivInt(a->second, b->first)};
+    case ExprKind::Mod:
+      if (b->first != b->second || b->first <= 0) return std::nullopt;
+      if (FloorDivInt(a->first, b->first) == FloorDivInt(a->second, b->first))
+        return Range{FloorModInt(a->first, b->first), FloorModInt(a->second, b->first)};
+      return Range{0, b->first - 1};
+    case ExprKind::Min:
+      return Range{std::min(a->first, b->first), std::min(a->second, b->second)};
+    case ExprKind::Max:
+      return Range{std::max(a->first, b->first), std::max(a->second, b->second)};
+    default:
+      return std::nullopt;
+  }
+}
+
+Expr Expr::Simplify(const VarRanges& ranges) const {
+  const ExprNode* n = node();
+  if (!n || ranges.empty()) return *this;
+  switch (n->kind) {
+    case ExprKind::Const:
+    case ExprKind::Var:
+      return *this;
+    case ExprKind::Sum: {
+      Expr s(n->value);
+      for (size_t i = 0; i < n->operands.size(); ++i) s = s + Expr(n->coefs[i]) * n->operands[i].Simplify(ranges);
+      return s;
+    }
+    default:
+      break;
+  }
+  Expr a = n->operands[0].Simplify(ranges), b = n->operands[1].Simplify(ranges);
+  switch (n->kind) {
+    case ExprKind::Mul:
+      return a * b;
+    case ExprKind::FloorDiv:
+      return FloorDiv(a, b);
+    case ExprKind::Mod:
+      return Mod(a, b);
+    case ExprKind::Min:
+    case ExprKind::Max: {
+      bool is_min = n->kind == ExprKind::Min;
+      if (auto d = (a - b).Bounds(ranges)) {
+        if (d->second <= 0) return is_min ? a : b;  // a <= b everywhere
+        if (d->first >= 0) return is_min ? b : a;   // a >= b everywhere
+      }
+      return is_min ? Min(a, b) : Max(a, b);
+    }
+    default:
+      throw InternalError("bad expression kind");
+  }
+}
+
 static void CollectVars(const Expr& e, std::set<std::string>& out) {
   const ExprNode* n = e.node();
   if (n->kind == ExprKind::Var) out.insert(n->name);

@@ -19,6 +19,8 @@ struct ExprNode;
 
 /// Values of the variables, by name.
 using SymEnv = std::unordered_map<std::string, int64_t>;
+/// Closed ranges [lo, hi] of variables, by name (a loop index inside its loop).
+using VarRanges = std::unordered_map<std::string, std::pair<int64_t, int64_t>>;
 
 class Expr {
  public:
@@ -44,6 +46,12 @@ class Expr {
   /// A constant the expression never exceeds, when its form shows one (min(n - 16 * i, 16) <= 16);
   /// nullopt otherwise. Variables are unbounded.
   std::optional<int64_t> UpperBound() const;
+  /// The closed range [lo, hi] of the expression when its variables lie in `ranges`; nullopt when
+  /// a variable it depends on has no range or the form is not bounded.
+  std::optional<std::pair<int64_t, int64_t>> Bounds(const VarRanges& ranges) const;
+  /// Re-simplifies with the variables' ranges: a min or max whose operands are ordered on the
+  /// whole range becomes that operand (min(i + 1, 2) - i is 1 for i in [0, 1]).
+  Expr Simplify(const VarRanges& ranges) const;
   /// Names of all free variables, sorted.
   std::vector<std::string> FreeVars() const;
 

@@ -86,6 +86,8 @@ class Partitioner {
       const Value& val = g_.fn.value(v);
       if (val.kind == ValueKind::Reshape && g.produced.count(val.base))
         return "it reads %" + val.name + ", a reshape of %" + g_.fn.value(val.base).name + " made in the kernel";
+      if (val.kind == ValueKind::View && g.produced.count(val.base))
+        return "it reads %" + val.name + ", a slice of %" + g_.fn.value(val.base).name + " made in the kernel";
       int root = Root(v);
       if (root >= 0 && g.written_roots.count(root))
         return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
@@ -253,8 +255,9 @@ class Partitioner {
         for (auto& in : t->inputs) {
           Value& v = g_.fn.value(in.value);
           if (v.kind == ValueKind::Temp && kernel_of.at(in.value) != static_cast<int>(k)) v.materialized = true;
-          // A reshape reads its base from global memory (in another kernel: see the fusion rule).
-          if (v.kind == ValueKind::Reshape && g_.fn.value(v.base).kind == ValueKind::Temp)
+          // A reshape or a slice reads its base from global memory (in another kernel: see the
+          // fusion rule).
+          if ((v.kind == ValueKind::Reshape || v.kind == ValueKind::View) && g_.fn.value(v.base).kind == ValueKind::Temp)
             g_.fn.value(v.base).materialized = true;
         }
   }

@@ -70,3 +70,28 @@ TEST(Symbolic, UpperBoundFromTheForm) {
   EXPECT_FALSE(Max(n, Expr(4)).UpperBound().has_value());
   EXPECT_FALSE((Min(n, Expr(4)) * Expr(-1)).UpperBound().has_value());
 }
+
+TEST(Symbolic, BoundsOverVariableRanges) {
+  Expr i = Expr::Var("i"), n = Expr::Var("n");
+  VarRanges r{{"i", {0, 3}}};
+  EXPECT_EQ((i * Expr(2) + Expr(1)).Bounds(r), (std::pair<int64_t, int64_t>{1, 7}));
+  EXPECT_EQ((Expr(5) - i).Bounds(r), (std::pair<int64_t, int64_t>{2, 5}));
+  EXPECT_EQ(FloorDiv(i + Expr(4), Expr(2)).Bounds(r), (std::pair<int64_t, int64_t>{2, 3}));
+  EXPECT_EQ(Mod(i, Expr(2)).Bounds(r), (std::pair<int64_t, int64_t>{0, 1}));
+  EXPECT_EQ(Min(i, Expr(2)).Bounds(r), (std::pair<int64_t, int64_t>{0, 2}));
+  EXPECT_FALSE((i + n).Bounds(r).has_value());  // n has no range
+  EXPECT_FALSE((i * Expr(int64_t{1} << 62)).Bounds(r).has_value());  // too large to trust
+}
+
+TEST(Symbolic, SimplifyWithRangesResolvesMinAndMax) {
+  Expr i = Expr::Var("i"), n = Expr::Var("n");
+  VarRanges r{{"i", {0, 1}}};
+  // The valid extent of a batch tile of 1 over 2 rows: min(i + 1, 2) - i is 1 for i in [0, 1].
+  EXPECT_EQ((Min(i + Expr(1), Expr(2)) - i).Simplify(r).as_const(), 1);
+  EXPECT_EQ(Max(i * Expr(4), Expr(8)).Simplify(r).as_const(), 8);
+  EXPECT_TRUE(Min(i + Expr(1), Expr(2)).Simplify(r).same_as(i + Expr(1)));
+  // Not ordered over the whole range: kept.
+  EXPECT_EQ(Min(i * Expr(3), Expr(2)).Simplify(r).kind(), ExprKind::Min);
+  EXPECT_EQ(Min(i, n).Simplify(r).kind(), ExprKind::Min);
+  EXPECT_TRUE((Min(i + Expr(1), Expr(2)) - i).Simplify({}).same_as(Min(i + Expr(1), Expr(2)) - i));
+}

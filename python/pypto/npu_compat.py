@@ -1,0 +1,144 @@
+"""Runs programs written for CANN PyPTO on an Ascend NPU here, on the CPU, without editing them.
+
+CANN PyPTO's examples and model tests pick their device with a few lines: ``import torch_npu``,
+``torch.npu.set_device(i)``, ``device=f"npu:{i}"``, ``x.npu()``, ``torch.npu.synchronize()``.
+Those are the only lines a port has to change (docs/porting.md). This module makes even that
+unnecessary: it maps the NPU device to the CPU, so the kernel code and its checks run as written.
+
+    pypto run script.py [args...]              # a script (its __main__ block runs)
+    python -m pytest -p pypto.npu_compat ...   # PyPTO's model tests (pytest files)
+
+What it does, and nothing more:
+
+* ``torch.device("npu")`` / ``"npu:N"`` exist (torch's PrivateUse1 backend renamed ``npu``), and a
+  tensor asked for on an NPU device (``device=`` of a factory, ``.to(...)``, ``.npu()``) is made
+  on the CPU;
+* ``torch.npu`` and a ``torch_npu`` module exist with the device calls (``set_device``,
+  ``synchronize``, ``current_device``, ``device_count``, ``is_available``, ``config``) as no-ops,
+  and ``torch_npu.npu_format_cast`` returns its input (arrays are row-major here; NZ is recorded
+  by the annotations, see docs/porting.md);
+* any other ``torch_npu`` attribute (an NPU-only kernel such as ``torch_npu.npu_rms_norm``) raises
+  an AttributeError that says so, when it is used.
+"""
+
+from __future__ import annotations
+
+import re
+import runpy
+import sys
+import types
+from typing import Any, List, Optional
+
+_NPU_DEVICE = re.compile(r"^npu(:\d+)?$")
+_installed = False
+
+
+def _is_npu(dev: Any) -> bool:
+    if isinstance(dev, str):
+        return bool(_NPU_DEVICE.match(dev))
+    t = getattr(dev, "type", None)
+    return isinstance(t, str) and t in ("npu", "privateuseone")
+
+
+def _cpu(dev: Any) -> Any:
+    return "cpu" if _is_npu(dev) else dev
+
+
+class _NotOnCpu:
+    """A torch_npu attribute with no CPU meaning: an error when it is used, not when imported."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AttributeError(
+            f"torch_npu.{self._name} is an NPU kernel; it has no CPU version here (pypto.npu_compat "
+            "maps only the device calls). hint: compute this reference with torch or numpy")
+
+    def __getattr__(self, attr: str) -> Any:
+        return _NotOnCpu(f"{self._name}.{attr}")
+
+
+class _Module(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _NotOnCpu(name)
+
+
+def _device_module() -> types.ModuleType:
+    npu = types.ModuleType("torch.npu")
+    state = {"device": 0}
+    npu.set_device = lambda d=0: state.__setitem__("device", int(getattr(d, "index", d) or 0))  # type: ignore[attr-defined]
+    npu.current_device = lambda: state["device"]  # type: ignore[attr-defined]
+    npu.device_count = lambda: 1  # type: ignore[attr-defined]
+    npu.is_available = lambda: True  # type: ignore[attr-defined]
+    npu.is_initialized = lambda: True  # type: ignore[attr-defined]
+    npu.synchronize = lambda *a, **k: None  # type: ignore[attr-defined]
+    npu.empty_cache = lambda: None  # type: ignore[attr-defined]
+    npu.manual_seed = lambda seed: None  # type: ignore[attr-defined]
+    npu.manual_seed_all = lambda seed: None  # type: ignore[attr-defined]
+    npu._is_in_bad_fork = lambda: False  # type: ignore[attr-defined]
+    npu.config = types.SimpleNamespace(allow_internal_format=False)  # type: ignore[attr-defined]
+
+    def _set_compile_mode(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    npu.set_compile_mode = _set_compile_mode  # type: ignore[attr-defined]
+    return npu
+
+
+def install() -> None:
+    """Maps the NPU device to the CPU in this process (idempotent). Needs torch."""
+    global _installed
+    if _installed:
+        return
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    try:
+        torch.utils.rename_privateuse1_backend("npu")
+    except RuntimeError:
+        pass  # already renamed (to npu, by us or by the program)
+    npu = _device_module()
+    if not hasattr(torch, "npu"):
+        torch._register_device_module("npu", npu)
+    else:
+        npu = torch.npu
+
+    class NpuToCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types_, args=(), kwargs=None):  # type: ignore[override]
+            kwargs = kwargs or {}
+            if "device" in kwargs:
+                kwargs["device"] = _cpu(kwargs["device"])
+            if args and any(_is_npu(a) for a in args):
+                args = tuple(_cpu(a) for a in args)
+            return func(*args, **kwargs)
+
+    mode = NpuToCpu()
+    mode.__enter__()  # for the whole process, as torch_npu's device would be
+    torch.Tensor.npu = lambda self, *a, **k: self  # type: ignore[attr-defined]
+    torch.Tensor.is_npu = property(lambda self: False)  # type: ignore[attr-defined]
+    torch_npu = _Module("torch_npu")
+    torch_npu.npu = npu  # type: ignore[attr-defined]
+    torch_npu.npu_format_cast = lambda t, fmt=None, *a, **k: t  # type: ignore[attr-defined]
+    torch_npu.get_npu_format = lambda t: 2  # type: ignore[attr-defined]  # ACL_FORMAT_ND
+    torch_npu.__version__ = "cpu (pypto.npu_compat)"  # type: ignore[attr-defined]
+    sys.modules.setdefault("torch_npu", torch_npu)
+    sys.modules.setdefault("torch_npu.npu", npu)
+    _installed = True
+
+
+def run_script(path: str, argv: List[str]) -> None:
+    """Runs path as __main__ with sys.argv = [path, *argv], the NPU device mapped to the CPU."""
+    import os
+
+    install()
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    runpy.run_path(path, run_name="__main__")
+
+
+def pytest_configure(config: Optional[Any] = None) -> None:
+    """As a pytest plugin (``-p pypto.npu_compat``): installs the mapping before tests import."""
+    install()

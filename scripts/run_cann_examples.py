@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Runs CANN PyPTO's own examples and model tests here, unchanged, and counts what passes.
+
+CANN PyPTO (https://github.com/hicann/pypto) is not part of this repository; point this script at
+a checkout of it:
+
+    git clone https://github.com/hicann/pypto /tmp/cann-pypto
+    python scripts/run_cann_examples.py /tmp/cann-pypto [--models] [--timeout 600] [-k NAME]
+
+Each example script runs as ``pypto run SCRIPT`` (the NPU device mapped to the CPU by
+pypto.npu_compat, the kernel code as written, in its NPU run mode, where its checks run); each
+model test file runs as ``python -m pytest -p pypto.npu_compat FILE``. The table gives the outcome
+and, for a failure, the last line of the error. Nothing in the checkout is modified: the files are
+copied to a temporary directory first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import List, Tuple
+
+SKIP = {"validate_examples.py", "__init__.py"}
+
+
+def last_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if any(w in ln for w in ("Error", "error:", "FAILED", "Exception", "assert")) and not ln.startswith("File "):
+            return ln[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def run(cmd: List[str], cwd: Path, timeout: float) -> Tuple[str, float, str]:
+    env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", time.monotonic() - t0, ""
+    dt = time.monotonic() - t0
+    out = p.stdout + p.stderr
+    if p.returncode == 0:
+        if "skipped" in p.stdout.splitlines()[-1:][0] if p.stdout.strip() else False:
+            return "skipped", dt, p.stdout.splitlines()[-1]
+        return "pass", dt, ""
+    if p.returncode == 5:  # pytest: no tests collected
+        return "no tests", dt, last_error(out)
+    return "fail", dt, last_error(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("repo", help="a checkout of hicann/pypto")
+    ap.add_argument("--models", action="store_true", help="also run the model tests (models/*/test_*.py)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per script or test file")
+    ap.add_argument("-k", default="", help="only paths containing this text")
+    args = ap.parse_args()
+    src = Path(args.repo).resolve()
+    if not (src / "examples").is_dir():
+        print(f"{src} has no examples/ folder: is it a checkout of hicann/pypto?", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="cann-pypto-"))
+    shutil.copytree(src / "examples", work / "examples")
+    jobs: List[Tuple[str, List[str], Path]] = []
+    for f in sorted((work / "examples").rglob("*.py")):
+        if f.name in SKIP or args.k not in str(f):
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        if "__main__" not in text:
+            continue  # a helper module of another example
+        cmd = [sys.executable, "-m", "pypto.cli", "run", str(f)]
+        if "--run_mode" in text:
+            cmd += ["--run_mode", "npu"]
+        jobs.append((str(f.relative_to(work)), cmd, f.parent))
+    if args.models and (src / "models").is_dir():
+        shutil.copytree(src / "models", work / "models")
+        for f in sorted((work / "models").rglob("test_*.py")):
+            if args.k not in str(f):
+                continue
+            cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "pypto.npu_compat", "-p", "no:cacheprovider",
+                   str(f)]
+            jobs.append((str(f.relative_to(work)), cmd, f.parent))
+    counts: dict = {}
+    print(f"{'file':64} {'result':8} {'s':>6}  error")
+    for name, cmd, cwd in jobs:
+        outcome, dt, err = run(cmd, cwd, args.timeout)
+        counts[outcome] = counts.get(outcome, 0) + 1
+        print(f"{name:64} {outcome:8} {dt:6.1f}  {err}", flush=True)
+    print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" of {len(jobs)}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if counts.get("pass", 0) == len(jobs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
