@@ -47,8 +47,9 @@ def run(cmd: List[str], cwd: Path, timeout: float) -> Tuple[str, float, str]:
     dt = time.monotonic() - t0
     out = p.stdout + p.stderr
     if p.returncode == 0:
-        if "skipped" in p.stdout.splitlines()[-1:][0] if p.stdout.strip() else False:
-            return "skipped", dt, p.stdout.splitlines()[-1]
+        last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+        if "skipped" in last and "passed" not in last:
+            return "skipped", dt, last
         return "pass", dt, ""
     if p.returncode == 5:  # pytest: no tests collected
         return "no tests", dt, last_error(out)
@@ -81,11 +82,16 @@ def main() -> int:
         jobs.append((str(f.relative_to(work)), cmd, f.parent))
     if args.models and (src / "models").is_dir():
         shutil.copytree(src / "models", work / "models")
-        for f in sorted((work / "models").rglob("test_*.py")):
-            if args.k not in str(f):
+        for f in sorted((work / "models").rglob("*.py")):
+            if args.k not in str(f) or f.name in SKIP:
                 continue
-            cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "pypto.npu_compat", "-p", "no:cacheprovider",
-                   str(f)]
+            if f.name.startswith("test_"):  # a pytest file
+                cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "pypto.npu_compat", "-p", "no:cacheprovider",
+                       str(f)]
+            elif "__main__" in f.read_text(encoding="utf-8", errors="replace"):  # a script
+                cmd = [sys.executable, "-m", "pypto.cli", "run", str(f)]
+            else:
+                continue  # a module the others import
             jobs.append((str(f.relative_to(work)), cmd, f.parent))
     counts: dict = {}
     print(f"{'file':64} {'result':8} {'s':>6}  error")

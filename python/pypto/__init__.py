@@ -30,6 +30,7 @@ from .tensor import SymbolicPrintWarning
 from . import tile  # noqa: E402 - the tile level
 from .tile import *  # noqa: F401,F403 - Tile and the tile ops
 from .tile import __all__ as _TILE
+from . import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
 
 __version__ = "0.1.0"
 
@@ -43,5 +44,5 @@ __all__ = [
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
-    "is_loop_end", "min", "max", "SymbolicPrintWarning", "tile", *_OPS, *_TILE,
+    "is_loop_end", "min", "max", "SymbolicPrintWarning", "tile", "experimental", *_OPS, *_TILE,
 ]

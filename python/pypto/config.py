@@ -305,6 +305,8 @@ def recorded(groups: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
 
     out = {g: plain(vals) for g, vals in groups.items()}
     out["matrix_size"] = get_matrix_size()
+    from . import experimental
+    out["operation"] = experimental.get_operation_options()
     out["no_effect_on_cpu"] = {g: sorted(k for k, spec in _GROUPS[g].items() if not spec.meaningful)
                                for g in _GROUPS}
     return out

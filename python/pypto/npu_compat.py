@@ -11,8 +11,8 @@ unnecessary: it maps the NPU device to the CPU, so the kernel code and its check
 What it does, and nothing more:
 
 * ``torch.device("npu")`` / ``"npu:N"`` exist (torch's PrivateUse1 backend renamed ``npu``), and a
-  tensor asked for on an NPU device (``device=`` of a factory, ``.to(...)``, ``.npu()``) is made
-  on the CPU;
+  tensor asked for on an NPU device (``device=`` of a factory, also a bare index ``device=0`` as
+  torch_npu reads it, ``.to(...)``, ``.npu()``) is made on the CPU;
 * ``torch.npu`` and a ``torch_npu`` module exist with the device calls (``set_device``,
   ``synchronize``, ``current_device``, ``device_count``, ``is_available``, ``config``) as no-ops,
   and ``torch_npu.npu_format_cast`` returns its input (arrays are row-major here; NZ is recorded
@@ -110,7 +110,9 @@ def install() -> None:
         def __torch_function__(self, func, types_, args=(), kwargs=None):  # type: ignore[override]
             kwargs = kwargs or {}
             if "device" in kwargs:
-                kwargs["device"] = _cpu(kwargs["device"])
+                d = kwargs["device"]
+                # With torch_npu, a bare index (device=0) is that NPU.
+                kwargs["device"] = "cpu" if isinstance(d, int) and not isinstance(d, bool) else _cpu(d)
             if args and any(_is_npu(a) for a in args):
                 args = tuple(_cpu(a) for a in args)
             return func(*args, **kwargs)
