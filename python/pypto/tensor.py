@@ -324,10 +324,13 @@ class Tensor:
                               "traced)" + _loc_suffix() + "\nhint: return it from the @pypto.jit function instead")
 
     # --- views ----------------------------------------------------------------------------------
-    def _window(self, key: Any) -> Tuple[List[Dim], List[Dim]]:
+    def _expand_key(self, key: Any) -> Tuple[Any, ...]:
+        """The key with its Ellipsis and trailing dims spelled out as full slices."""
         shape = self.shape
         if not isinstance(key, tuple):
             key = (key,)
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise _core.UserError("an index can hold only one Ellipsis (...)" + _loc_suffix())
         if any(k is Ellipsis for k in key):
             i = next(j for j, k in enumerate(key) if k is Ellipsis)
             fill = len(shape) - (len(key) - 1)
@@ -337,13 +340,23 @@ class Tensor:
         if len(key) > len(shape):
             raise _core.UserError(
                 f"too many indices ({len(key)}) for a tensor of rank {len(shape)} {self!r}" + _loc_suffix())
+        return key
+
+    def _window(self, key: Any, allow_index: bool = True) -> Tuple[List[Dim], List[Dim]]:
+        """Offsets and extents of the window `key` selects (an integer index: extent 1)."""
+        shape = self.shape
+        key = self._expand_key(key)
         offsets: List[Dim] = []
         extents: List[Dim] = []
         for d, (k, n) in enumerate(zip(key, shape)):
             if not isinstance(k, slice):
-                raise _core.UserError(
-                    f"index {k!r} in dim {d}: only slices are supported (an integer would drop the dim)"
-                    + _loc_suffix(), )
+                if not allow_index:
+                    raise _core.UserError(
+                        f"index {k!r} in dim {d}: only slices are supported here (an integer would drop the dim)"
+                        + _loc_suffix(), )
+                offsets.append(self._index(k, n, d))
+                extents.append(1)
+                continue
             if k.step not in (None, 1):
                 raise _core.UserError(f"slice step {k.step} in dim {d}: only step 1 is supported" + _loc_suffix())
             start = 0 if k.start is None else k.start
@@ -357,10 +370,36 @@ class Tensor:
             extents.append(_dim(ext))
         return offsets, extents
 
-    def __getitem__(self, key: Any) -> "Tensor":
+    def __getitem__(self, key: Any) -> Any:
+        """``t[a:b, ...]`` is a view; ``t[i, 1:3]`` a view without the integer-indexed dims (PyPTO:
+        view, then reshape); ``t[i, j]`` with an index per dim, of an integer tensor, is that element
+        as a SymbolicScalar, read when the program gets there (PyPTO's single-element access)."""
         rec = self._traced_rec("slicing")
+        keys = key if isinstance(key, tuple) else (key,)
+        scalar = [not isinstance(k, slice) and k is not Ellipsis for k in keys]
+        if Ellipsis not in keys and len(keys) == len(self.shape) and all(scalar):
+            index = [self._index(k, n, d) for d, (k, n) in enumerate(zip(keys, self.shape))]
+            return rec.read_scalar(self._id, index, user_loc())
         offsets, extents = self._window(key)
-        return Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
+        out = Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
+        dropped = self._dropped_dims(key)
+        if dropped:
+            from . import ops
+            out = ops.squeeze(out, dropped if len(dropped) > 1 else dropped[0])
+        return out
+
+    def _index(self, k: Any, n: Any, d: int) -> Any:
+        if isinstance(k, bool) or not isinstance(k, (int, _core.SymbolicScalar)):
+            raise _core.UserError(f"index {k!r} in dim {d}: an index is an int, a SymbolicScalar or a slice"
+                                  + _loc_suffix())
+        if isinstance(k, int) and k < 0 and isinstance(n, int):
+            k += n
+        return k
+
+    def _dropped_dims(self, key: Any) -> List[int]:
+        """The dims an integer index selects (they leave the result, as in numpy and PyPTO)."""
+        keys = self._expand_key(key)
+        return [d for d, k in enumerate(keys) if not isinstance(k, slice)]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rec = self._traced_rec("assignment")
@@ -380,6 +419,11 @@ class Tensor:
             raise _core.UserError(
                 f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
                 + _loc_suffix(), )
+        dropped = self._dropped_dims(key)
+        if dropped and len(value.shape) == len(extents) - len(dropped):
+            from . import ops  # out[i, :] = row: the row gets the indexed dims back (size 1)
+            for d in dropped:
+                value = ops.unsqueeze(value, d)
         vs = value.shape
         padded = getattr(value, "_padded_shape", None)
         if padded is not None and len(padded) == len(extents) and all(

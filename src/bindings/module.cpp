@@ -296,6 +296,8 @@ NB_MODULE(_core, m) {
       .def("begin_branch", [](Recorder& r, nb::handle cond, bool negate,
                               nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
       .def("end_loop", &Recorder::EndLoop)
+      .def("read_scalar", [](Recorder& r, int x, nb::handle index,
+                             nb::handle loc) { return r.ReadScalar(x, ToExprs(index), MakeLoc(loc)); })
       .def("set_vec_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
       .def("vec_tile_shapes", &Recorder::vec_tile_shapes)

@@ -443,7 +443,7 @@ Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_na
   if (lo && hi_bound && lo->first <= *hi_bound - 1) ranges_[info.var] = {lo->first, *hi_bound - 1};
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
-  is_branch_.push_back(false);
+  scopes_.push_back(Scope::Loop);
   open_vars_.push_back(info.var);
   return Expr::Var(info.var);
 }
@@ -461,7 +461,7 @@ Expr Recorder::BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc) 
   info.loc = loc;
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
-  is_branch_.push_back(true);
+  scopes_.push_back(Scope::Branch);
   open_vars_.push_back(info.var);
   ranges_[info.var] = {0, 0};  // a branch runs once, with index 0
   branch_loc_[next_branch_] = loc;
@@ -469,13 +469,67 @@ Expr Recorder::BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc) 
   return Expr::Var(info.var);
 }
 
-void Recorder::EndLoop() {
-  PYPTO_CHECK(stack_.size() > 1 && !is_branch_.empty(), "EndLoop without BeginLoop");
+void Recorder::CloseScope() {
   stack_.pop_back();
-  if (is_branch_.back()) branches_.pop_back();
-  is_branch_.pop_back();
+  if (scopes_.back() == Scope::Branch) branches_.pop_back();
+  scopes_.pop_back();
   ranges_.erase(open_vars_.back());
   open_vars_.pop_back();
+}
+
+void Recorder::EndLoop() {
+  // The scalar reads made in the loop's body end with it.
+  while (!scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
+  PYPTO_CHECK(stack_.size() > 1 && !scopes_.empty(), "EndLoop without BeginLoop");
+  CloseScope();
+}
+
+Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const SourceLoc& loc) {
+  CheckLive(x, "getitem", loc);
+  const Value& v = f_.value(x);
+  std::vector<Expr> index = Simplified(index_in);
+  const Value& root = f_.value(f_.Root(x));
+  std::string what = "reading the element " + DescribeValue(v) + "[" + [&] {
+    std::string s;
+    for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + index[i].str();
+    return s;
+  }() + "]";
+  if (IsFloat(v.dtype) || v.dtype == DataType::BOOL)
+    throw UserError(what + ": only integer tensors give a symbolic scalar", loc,
+                    "index an integer tensor (DT_INT32, as PyPTO documents), or slice with ':' to keep the dim");
+  if (static_cast<int>(index.size()) != v.rank())
+    throw UserError(what + ": " + std::to_string(index.size()) + " indices for a tensor of rank " +
+                        std::to_string(v.rank()),
+                    loc);
+  if (root.kind != ValueKind::Input || v.kind == ValueKind::Reshape)
+    throw UserError(what + ": only an input parameter (or a slice of one) can be read as a scalar, and %" + root.name +
+                        " is " + (root.kind == ValueKind::Temp ? "an intermediate result" : "written by the function"),
+                    loc, "pass the values as an input tensor");
+  for (size_t d = 0; d < index.size(); ++d) {
+    auto i = index[d].as_const();
+    auto n = v.shape[d].as_const();
+    if (i && (*i < 0 || (n && *i >= *n)))
+      throw UserError(what + ": index " + std::to_string(*i) + " is out of bounds in dim " + std::to_string(d), loc);
+  }
+  ScalarRead read;
+  read.value = f_.Root(x);
+  read.tensor = root.name;
+  for (size_t d = 0; d < index.size(); ++d)
+    read.index.push_back(v.kind == ValueKind::View ? v.offsets[d] + index[d] : index[d]);
+  LoopInfo info;
+  info.var = FreshSymbol(root.name + "_at", loc);
+  info.name = "READ_" + info.var;
+  info.start = Expr(0);
+  info.stop = Expr(1);
+  info.step = Expr(1);
+  info.loc = loc;
+  info.read = std::move(read);
+  LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
+  stack_.push_back(l.body.get());
+  scopes_.push_back(Scope::Read);
+  open_vars_.push_back(info.var);
+  reads_.push_back({x, loc});
+  return Expr::Var(info.var);
 }
 
 void Recorder::SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc) {
@@ -528,7 +582,15 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
 }
 
 Function Recorder::Finish() {
+  while (!scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
   if (stack_.size() != 1) throw UserError("a pypto.loop was not closed before the function returned");
+  for (auto& [x, loc] : reads_) {
+    const Value& root = f_.value(f_.Root(x));
+    if (root.kind != ValueKind::Input)
+      throw UserError("%" + root.name + " is read as a scalar here, and the function also writes it", loc,
+                      "the control program reads scalars before the kernels run: read an input the function "
+                      "does not write");
+  }
   finished_ = true;
   return f_;
 }

@@ -56,7 +56,11 @@ class Recorder {
   /// may not be read outside it (they exist only when it runs).
   Expr BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc = {});
   void EndLoop();
-  int loop_depth() const { return static_cast<int>(stack_.size()) - 1; }
+  /// PyPTO's `t[i, j]` of an integer tensor: that element as a symbol. The control program reads
+  /// it when it gets there (before the launches after it), so it can bound loops, place windows
+  /// and decide branches. `x` must be an input the function never writes, or a view of one. The
+  /// symbol is in scope for the rest of the open loop (or function), like the Python name.
+  Expr ReadScalar(int x, const std::vector<Expr>& index, const SourceLoc& loc = {});
 
   void SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc = {});
   const std::vector<int64_t>& vec_tile_shapes() const { return tile_shape_; }
@@ -100,8 +104,12 @@ class Recorder {
   int next_op_ = 0;
   int next_tmp_ = 0;
   std::set<std::string> symbols_;                   // every symbol minted for this function
-  std::vector<bool> is_branch_;                     // per open region of stack_ past the body: a branch?
+  enum class Scope : uint8_t { Loop, Branch, Read };
+  /// Closes the innermost scope (of any kind) of stack_.
+  void CloseScope();
+  std::vector<Scope> scopes_;                       // per open region of stack_ past the body
   std::vector<std::string> open_vars_;              // per open region of stack_ past the body: its index
+  std::vector<std::pair<int, SourceLoc>> reads_;    // tensors read as scalars: must stay inputs
   VarRanges ranges_;                                // the open loops' indices with a known range
   std::vector<int> branches_;                       // the open branches, outermost first
   std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made

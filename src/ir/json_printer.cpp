@@ -179,6 +179,12 @@ void RegionJson(JsonWriter& w, const Region<Item>& r, F&& item) {
       const LoopInfo& l = e.loop->info;
       w.BeginObject().Key("kind").Str("loop").Key("var").Str(l.var).Key("name").Str(l.name);
       w.Key("start").Expr(l.start).Key("stop").Expr(l.stop).Key("step").Expr(l.step).Key("loc").Loc(l.loc);
+      if (l.read) {  // a scalar read: `var` = tensor[index], the body runs once
+        w.Key("read").BeginObject().Key("value").Int(l.read->value).Key("tensor").Str(l.read->tensor);
+        w.Key("index").BeginArray();
+        for (const Expr& x : l.read->index) w.Expr(x);
+        w.EndArray().EndObject();
+      }
       w.Key("body");
       RegionJson(w, *e.loop->body, item);
       w.EndObject();

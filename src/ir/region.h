@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,11 +15,23 @@
 
 namespace pypto {
 
+/// One element of an integer input tensor read as a symbolic scalar (PyPTO's `seq_lens[b]`):
+/// the control program reads it when it gets there, so it can bound loops and place windows.
+struct ScalarRead {
+  int value = -1;            // the tensor: an input parameter, or a view of one
+  std::string tensor;        // its name, for the dumps and errors
+  std::vector<Expr> index;   // the element, one index per dim of `value`
+};
+
 struct LoopInfo {
   std::string var;   // the index variable's name (a symbolic Var)
   std::string name;  // the user's loop name, e.g. "LOOP_L0_bIdx"
   Expr start, stop, step;
   SourceLoc loc;
+  // Set for a binding, not a loop: the body runs once with `var` = that element (start, stop
+  // and step are 0, 1, 1, so every level counts one trip). Its body is the rest of the region
+  // the read was made in, so the symbol is in scope wherever the user's Python name is.
+  std::optional<ScalarRead> read;
 };
 
 template <class Item>
@@ -70,8 +83,14 @@ void PrintRegionText(const Region<Item>& r, int indent, std::ostream& os, F&& pr
       continue;
     }
     const LoopInfo& l = e.loop->info;
-    os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", " << l.step.str()
-       << ") \"" << l.name << "\" {" << loop_note << "\n";
+    if (l.read) {
+      os << pad << "let " << l.var << " = %" << l.read->tensor << "[";
+      for (size_t i = 0; i < l.read->index.size(); ++i) os << (i ? ", " : "") << l.read->index[i].str();
+      os << "] {\n";
+    } else {
+      os << pad << "loop " << l.var << " in range(" << l.start.str() << ", " << l.stop.str() << ", "
+         << l.step.str() << ") \"" << l.name << "\" {" << loop_note << "\n";
+    }
     PrintRegionText(*e.loop->body, indent + 1, os, print_item, loop_note);
     os << pad << "}\n";
   }

@@ -33,6 +33,8 @@ void CheckSymbols(const Function& fn) {
       }
       const LoopInfo& l = e.loop->info;
       for (const Expr* x : {&l.start, &l.stop, &l.step}) check_free(*x, "the bounds of loop \"" + l.name + "\"");
+      if (l.read)
+        for (const Expr& x : l.read->index) check_free(x, "the index of the scalar read " + l.var);
       if (!bound.insert(l.var).second)
         throw InternalError("loop index " + l.var + " of loop \"" + l.name + "\" in @" + fn.name +
                             " is already bound: symbols must have unique names");

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -210,8 +211,45 @@ class CallState {
     return std::vector<int64_t>(v.shape.size(), 0);
   }
 
+  // The element a scalar read binds (PyPTO's `seq_lens[b]`): inputs are never written by the
+  // call's kernels, so the control program reads it directly.
+  int64_t ReadElement(const LoopInfo& l, const SymEnv& env) const {
+    const ScalarRead& r = *l.read;
+    const Storage& s = storage_.at(r.value);
+    int64_t elem = 0;
+    std::vector<int64_t> at;
+    for (size_t d = 0; d < r.index.size(); ++d) at.push_back(r.index[d].Eval(env));
+    for (size_t d = 0; d < at.size(); ++d) {
+      if (at[d] < 0 || at[d] >= s.shape[d])
+        throw UserError("reading %" + r.tensor + Dims(at) + " as a scalar: index " + std::to_string(at[d]) +
+                            " is out of bounds of dim " + std::to_string(d) + " of %" + r.tensor + " " + Dims(s.shape),
+                        l.loc, "check the index against the tensor's shape");
+      elem += at[d] * s.strides[d];
+    }
+    const char* p = s.data + elem * DataTypeBytes(s.dtype);
+    auto load = [p](auto zero) {
+      decltype(zero) x;
+      std::memcpy(&x, p, sizeof x);
+      return static_cast<int64_t>(x);
+    };
+    switch (s.dtype) {
+      case DataType::INT8: return load(int8_t{});
+      case DataType::UINT8: return load(uint8_t{});
+      case DataType::INT16: return load(int16_t{});
+      case DataType::INT32: return load(int32_t{});
+      case DataType::INT64: return load(int64_t{});
+      default: throw InternalError("scalar read of a " + std::string(DataTypeName(s.dtype)) + " tensor");
+    }
+  }
+
   void Walk(const Region<LaunchNode>& r, SymEnv& env) {
     for (auto& e : r.entries) {
+      if (e.loop && e.loop->info.read) {
+        env[e.loop->info.var] = ReadElement(e.loop->info, env);
+        Walk(*e.loop->body, env);  // the read continues the run of launches it sits in
+        env.erase(e.loop->info.var);
+        continue;
+      }
       if (e.loop) {
         run_.clear();  // point-wise links stay within a run of launches
         const LoopInfo& l = e.loop->info;
@@ -343,6 +381,12 @@ class CallState {
         continue;
       }
       const LoopInfo& l = e.loop->info;
+      if (l.read) {
+        env[l.var] = ReadElement(l, env);
+        n += CountLaunches(*e.loop->body, env);
+        env.erase(l.var);
+        continue;
+      }
       int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
       if (step <= 0) return n + 1;  // (Walk reports it)
       for (int64_t i = start; i < stop; i += step) {
