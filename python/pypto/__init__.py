@@ -23,7 +23,7 @@ from .config import (CompStage, RunMode, get_codegen_options, get_debug_options,
                      reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
                      set_pass_options, set_runtime_options, set_verify_options)
 from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat, tensor
-from .control import cond, is_loop_begin, is_loop_end
+from .control import bytes_of, ceildiv, cond, is_loop_begin, is_loop_end
 from .control import sym_max as max  # noqa: A004 - PyPTO's pypto.max of symbolic scalars
 from .control import sym_min as min  # noqa: A004
 from .tensor import SymbolicPrintWarning
@@ -31,6 +31,7 @@ from . import tile  # noqa: E402 - the tile level
 from .tile import *  # noqa: F401,F403 - Tile and the tile ops
 from .tile import __all__ as _TILE
 from . import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
+from . import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _device_synchronize)
 
 __version__ = "0.1.0"
 
@@ -44,5 +45,5 @@ __all__ = [
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
-    "is_loop_end", "min", "max", "SymbolicPrintWarning", "tile", "experimental", *_OPS, *_TILE,
+    "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", *_OPS, *_TILE,
 ]

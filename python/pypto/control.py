@@ -298,6 +298,17 @@ def sym_max(a: Any, b: Any) -> Any:
     return builtins.max(a, b)
 
 
+def ceildiv(a: Any, b: Any) -> Any:
+    """``pypto.ceildiv(a, b)``: ceil(a / b) of ints or symbolic scalars (b > 0)."""
+    return (a + b - 1) // b
+
+
+def bytes_of(dtype: Any) -> int:
+    """``pypto.bytes_of(dtype)``: the bytes of one element of ``dtype``."""
+    from ._dtypes import check_dtype
+    return int(_core.dtype_bytes(check_dtype(dtype, "pypto.bytes_of")))
+
+
 def _min(*args: Any, **kwargs: Any) -> Any:
     if len(args) == 2 and not kwargs and any(_symbolic(a) for a in args):
         return _core.sym_min(*args)

@@ -163,6 +163,10 @@ struct Program {
 NB_MODULE(_core, m) {
   using namespace pypto;
   m.doc() = "PyPTO C++ core: IR, recorder, passes, runtime";
+  // Compiled programs live in the kernel caches of @pypto.jit functions, which may still be
+  // reachable (a test module, a torch function mode) when the interpreter shuts down; nanobind's
+  // report of them at exit is noise to a user, not a leak of a running program.
+  nb::set_leak_warnings(false);
 
   static nb::exception<UserError> user_error(m, "UserError", PyExc_ValueError);
   nb::exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
@@ -310,6 +314,10 @@ NB_MODULE(_core, m) {
       .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })
       .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
+      .def("root_kind",
+           [](const Recorder& r, int id) {
+             return std::string(ValueKindName(r.function().value(r.function().Root(id)).kind));
+           })
       .def("first_row_mixing_op",
            [](const Recorder& r, const std::vector<int>& rows) { return FirstRowMixingOp(r.function(), rows); })
       .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })

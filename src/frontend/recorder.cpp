@@ -84,12 +84,24 @@ void Recorder::CheckCanExist(const std::string& what, const std::vector<Expr>& s
                     loc, "check the shape");
 }
 
+void Recorder::CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape,
+                                     const SourceLoc& loc) const {
+  for (const Expr& d : shape)
+    for (const std::string& v : d.FreeVars())
+      if (auto it = read_symbols_.find(v); it != read_symbols_.end())
+        throw UserError(what + ": the shape " + ShapeStr(shape) + " depends on " + v + ", an element read at line " +
+                            std::to_string(it->second.line) +
+                            ", but tensors in memory are allocated when the call starts, before it is read",
+                        loc, "give the tensor its largest shape and write or return a window of it");
+}
+
 int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name,
                            const SourceLoc& loc) {
   for (auto& d : shape)
     if (auto c = d.as_const(); c && *c <= 0)
       throw UserError("pypto.tensor: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
   CheckCanExist("pypto.tensor", shape, dtype, loc);
+  CheckNotDataDependent("pypto.tensor", shape, loc);
   Value v;
   v.name = FreshName(name.empty() ? "tensor" : name);
   v.dtype = dtype;
@@ -357,10 +369,22 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
     b = b * d;
   }
   auto ca = a.as_const(), cb = b.as_const();
-  if ((ca && cb && *ca != *cb) || (!(ca && cb) && !a.same_as(b)))
-    throw UserError("pypto.reshape: " + DescribeValue(src) + " has " + a.str() + " elements, the shape " +
-                        ShapeStr(shape) + " " + b.str(),
-                    loc, "the new shape must hold the same number of elements");
+  std::string mismatch = "pypto.reshape: " + DescribeValue(src) + " has " + a.str() + " elements, the shape " +
+                         ShapeStr(shape) + " " + b.str();
+  if (ca && cb && *ca != *cb) throw UserError(mismatch, loc, "the new shape must hold the same number of elements");
+  if (!(ca && cb) && !a.same_as(b)) {
+    // Counts over the dynamic dims of different parameters (a cache of k_dim0 blocks viewed as
+    // the rows of x_dim0 tokens): equal only for some calls, so the call checks them when it
+    // binds the dims. Anything else (a loop index, a read element) cannot be checked then.
+    std::set<std::string> dims(f_.dynamic_vars.begin(), f_.dynamic_vars.end());
+    bool checkable = true;
+    for (const Expr* e : {&a, &b})
+      for (const std::string& var : e->FreeVars()) checkable = checkable && dims.count(var);
+    if (!checkable) throw UserError(mismatch, loc, "the new shape must hold the same number of elements");
+    AssumeEqual(a, b, "the element count of %" + src.name + " " + ShapeStr(src.shape) + " and of its reshape to " +
+                          ShapeStr(shape),
+                loc);
+  }
   Value v;
   v.kind = ValueKind::Reshape;
   v.dtype = src.dtype;
@@ -529,6 +553,7 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
   scopes_.push_back(Scope::Read);
   open_vars_.push_back(info.var);
   reads_.push_back({x, loc});
+  read_symbols_[info.var] = loc;
   return Expr::Var(info.var);
 }
 
@@ -570,6 +595,7 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
           if (c.output == id && c.tile_shape.size() == shape.size()) tile_shape_ = c.tile_shape;
         });
       }
+      CheckNotDataDependent("returning %" + v.name, shape, loc);
       int out = CreateTensor(shape, dtype, "out", at);
       std::vector<Expr> zeros(shape.size(), Expr(0));
       Assemble(id, zeros, out, at);

@@ -110,6 +110,10 @@ class Recorder {
   std::vector<Scope> scopes_;                       // per open region of stack_ past the body
   std::vector<std::string> open_vars_;              // per open region of stack_ past the body: its index
   std::vector<std::pair<int, SourceLoc>> reads_;    // tensors read as scalars: must stay inputs
+  std::map<std::string, SourceLoc> read_symbols_;   // symbol of each scalar read -> its line
+  /// UserError when `shape` depends on a scalar read: tensors in memory (created, returned) are
+  /// allocated when the call starts, before any element is read.
+  void CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape, const SourceLoc& loc) const;
   VarRanges ranges_;                                // the open loops' indices with a known range
   std::vector<int> branches_;                       // the open branches, outermost first
   std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made

@@ -104,6 +104,11 @@ struct Function {
     const Value& v = values.at(id);
     return v.kind == ValueKind::View || v.kind == ValueKind::Reshape ? v.base : id;
   }
+  /// The value that owns the memory `id` reads: Root, followed through a view of a reshape.
+  int MemoryRoot(int id) const {
+    int r = Root(id);
+    return r == id ? id : MemoryRoot(r);
+  }
   int AddValue(Value v) {
     v.id = static_cast<int>(values.size());
     values.push_back(std::move(v));

@@ -84,10 +84,10 @@ class Partitioner {
     for (size_t i = 0; i < t.inputs.size(); ++i) {
       int v = t.inputs[i].value;
       const Value& val = g_.fn.value(v);
-      if (val.kind == ValueKind::Reshape && g.produced.count(val.base))
-        return "it reads %" + val.name + ", a reshape of %" + g_.fn.value(val.base).name + " made in the kernel";
-      if (val.kind == ValueKind::View && g.produced.count(val.base))
-        return "it reads %" + val.name + ", a slice of %" + g_.fn.value(val.base).name + " made in the kernel";
+      int mem = g_.fn.MemoryRoot(v);
+      if (mem != v && g.produced.count(mem))
+        return "it reads %" + val.name + ", a " + (val.kind == ValueKind::View ? "slice" : "reshape") + " of %" +
+               g_.fn.value(mem).name + " made in the kernel";
       int root = Root(v);
       if (root >= 0 && g.written_roots.count(root))
         return "it reads %" + g_.fn.value(root).name + ", which the kernel writes";
@@ -257,8 +257,8 @@ class Partitioner {
           if (v.kind == ValueKind::Temp && kernel_of.at(in.value) != static_cast<int>(k)) v.materialized = true;
           // A reshape or a slice reads its base from global memory (in another kernel: see the
           // fusion rule).
-          if ((v.kind == ValueKind::Reshape || v.kind == ValueKind::View) && g_.fn.value(v.base).kind == ValueKind::Temp)
-            g_.fn.value(v.base).materialized = true;
+          Value& mem = g_.fn.value(g_.fn.MemoryRoot(in.value));
+          if (mem.id != in.value && mem.kind == ValueKind::Temp) mem.materialized = true;
         }
   }
 

@@ -137,11 +137,24 @@ class CallState {
     return s;
   }
 
+  // The memory bound to `value` (a parameter, a created tensor, or a workspace some launch wrote).
+  const Storage& StorageOf(int value) const {
+    auto it = storage_.find(value);
+    if (it == storage_.end()) {
+      const Value& v = p_.exec_graph.fn.value(value);
+      throw InternalError("no memory is bound to %" + v.name + " (" + ValueKindName(v.kind) +
+                          ") when a launch reads it: no earlier launch writes it");
+    }
+    return it->second;
+  }
+
   // The window of memory `value` denotes now; checks views against their root's bounds.
   Storage Resolve(int value, const SymEnv& env, bool writer) {
     const Value& v = p_.exec_graph.fn.value(value);
     if (v.kind == ValueKind::View) {
-      Storage root = storage_.at(v.base);
+      // A window of a reshape is a window of the reshape's dense memory.
+      Storage root = p_.exec_graph.fn.value(v.base).kind == ValueKind::Reshape ? Resolve(v.base, env, writer)
+                                                                               : StorageOf(v.base);
       Storage s = root;
       std::vector<int64_t> off, shape;
       for (size_t d = 0; d < v.shape.size(); ++d) {
@@ -162,7 +175,7 @@ class CallState {
       return s;
     }
     if (v.kind == ValueKind::Reshape) {  // the base's memory, dense in the new shape
-      Storage s = storage_.at(v.base);
+      Storage s = StorageOf(v.base);
       std::vector<int64_t> shape;
       int64_t n = 1, m = 1;
       for (auto& d : v.shape) n *= shape.emplace_back(d.Eval(env));
@@ -200,9 +213,9 @@ class CallState {
           ring[next] = Allocate(v, env, /*zero=*/false);
         storage_[value] = ring[next];
       }
-      return storage_.at(value);
+      return StorageOf(value);
     }
-    return storage_.at(value);
+    return StorageOf(value);
   }
 
   std::vector<int64_t> Origin(int value) const {
@@ -305,9 +318,12 @@ class CallState {
       Access a;
       a.alloc = s.alloc;
       a.write = kp.write;
-      const Value& kv = p_.exec_graph.fn.value(kp.value);
-      if (kv.kind == ValueKind::Reshape) {  // the base's whole box (accesses compare in its shape)
-        for (int64_t d : storage_.at(kv.base).shape) {
+      const Function& fn = p_.exec_graph.fn;
+      const Value& kv = fn.value(kp.value);
+      int mem = fn.MemoryRoot(kp.value);
+      if (kv.kind == ValueKind::Reshape || fn.value(fn.Root(kp.value)).kind == ValueKind::Reshape) {
+        // Memory read in another shape: the base's whole box (accesses compare in its shape).
+        for (int64_t d : StorageOf(mem).shape) {
           a.lo.push_back(0);
           a.hi.push_back(d);
         }

@@ -306,12 +306,18 @@ def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Seq
 _last_set: Dict[str, List[Any]] = {"vec": [], "cube": []}
 
 
-def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_k_split: bool = True) -> None:
+def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False, *,
+                         enable_k_split: bool = True) -> None:
     """Cube tile shapes for the matmuls recorded after this call, as [L0, L1] per axis:
     one cube task computes an m1 x n1 output block, loading K in k1 steps into L1 (Mat) and
     multiplying k0 steps from L0 (Left/Right). L1 must be a multiple of L0 (with
     enable_k_split=False, k0 == k1). An L0 tile smaller than L1 along m or n is checked against
-    L0A / L0B / L0C of the machine model; on the host the m1 x n1 block is computed at once."""
+    L0A / L0B / L0C of the machine model; on the host the m1 x n1 block is computed at once.
+    ``enable_split_k`` (PyPTO: split K over several cube cores) is accepted: each output block
+    here accumulates its whole K on one core, which gives the same sums in a fixed order."""
+    if not isinstance(enable_split_k, bool):
+        raise _core.UserError(f"pypto.set_cube_tile_shapes: enable_split_k={enable_split_k!r} must be True or False"
+                              + _suffix())
     rec = current_recorder("set_cube_tile_shapes")
     axes = []
     for name, v in (("m", m), ("k", k), ("n", n)):
@@ -403,10 +409,21 @@ def get_vec_tile_shapes() -> List[int]:
     return list(rec.vec_tile_shapes()) if rec is not None else list(_last_set["vec"])
 
 
-def loop(*args: Any, name: str = "", idx_name: str = "") -> Iterator[_core.SymbolicScalar]:
+def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
+         submit_before_loop: bool = False, parallel: bool = False) -> Iterator[_core.SymbolicScalar]:
     """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
 
-    The body is traced once with ``i`` symbolic; bounds may be symbolic (dynamic shapes)."""
+    The body is traced once with ``i`` symbolic; bounds may be symbolic (dynamic shapes).
+    PyPTO's scheduling hints are accepted: ``unroll_list`` (the NPU backend unrolls the body by
+    these factors; each iteration still sees one index, so nothing changes here),
+    ``submit_before_loop`` and ``parallel`` (iterations are independent: the runtime here finds
+    that from the data each launch touches)."""
+    for key, flag in (("submit_before_loop", submit_before_loop), ("parallel", parallel)):
+        if not isinstance(flag, bool):
+            raise _core.UserError(f"pypto.loop: {key}={flag!r} must be True or False" + _suffix())
+    if unroll_list is not None and (not isinstance(unroll_list, (list, tuple)) or not all(
+            isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in unroll_list)):
+        raise _core.UserError(f"pypto.loop: unroll_list={unroll_list!r} must be a list of positive ints" + _suffix())
     if len(args) == 1:
         start, stop, step = 0, args[0], 1
     elif len(args) == 2:

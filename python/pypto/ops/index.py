@@ -186,7 +186,8 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     """A paged KV-cache write, in place (PyPTO's scatter_update, ``dim=-2``): 2-D input
     [blocks * block_size, d], src [b * s, d], index [b, s]: input[index[i][j]] = src[i * s + j];
     4-D input [blocks, block_size, 1, d], src [b, s, 1, d]: the row index[i][j] of the flattened
-    blocks. An index outside the cache raises."""
+    blocks. An index outside the cache raises. An input that is an intermediate result is
+    copied first (the copy is updated and returned)."""
     from .shape import expand_clone, reshape
     x, idx, s = _t(input, "scatter_update"), _t(index, "scatter_update"), _t(src, "scatter_update")
     if dim not in (-2, x.ndim - 2):
@@ -194,6 +195,8 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     if x.ndim not in (2, 4) or s.ndim != x.ndim or idx.ndim != 2 or not is_int_dtype(idx.dtype):
         raise _core.UserError(f"pypto.scatter_update: needs a 2-D or 4-D input and src of its rank and a 2-D integer "
                               f"index, got {x!r}, {s!r}, {idx!r}" + _suffix())
+    if current_recorder("scatter_update").root_kind(x._id) not in ("input", "output", "tensor"):
+        x = _copy("scatter_update", x)  # an intermediate result: update a copy in memory (PyPTO returns it)
     d = x.shape[-1]
     rows = x if x.ndim == 2 else reshape(x, [x.shape[0] * x.shape[1], d])
     vals = s if s.ndim == 2 else reshape(s, [s.shape[0] * s.shape[1], d])

@@ -32,6 +32,15 @@ def _remap(op: str, x: Tensor, perm: List[int]) -> Tensor:
     if perm == list(range(x.ndim)):
         return x
     rec = current_recorder(op)
+    tile = list(rec.vec_tile_shapes())
+    if tile and len(tile) < len(perm) and len(tile) >= x.ndim:
+        # A remap that adds dims of size 1 (x.reshape([t, h, 1])) under the input's tile shape:
+        # the new dims take tile 1, so the user need not set a tile of the new rank for it (PyPTO).
+        rec.set_vec_tile_shapes([tile[p] if p >= 0 else 1 for p in perm], user_loc())
+        try:
+            return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
+        finally:
+            rec.set_vec_tile_shapes(tile, user_loc())
     return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
 
 

@@ -1,0 +1,125 @@
+"""Idioms of CANN PyPTO's model code (models/ of hicann/pypto) that run here as written: windows
+of a reshaped tensor, x.reshape([t, h, 1]) under a 2-D tile, scatter_update of an intermediate
+result, @pypto.frontend.function helpers with runtime branches, pypto.ceildiv / bytes_of, the
+enable_split_k flag, and pypto.runtime._device_synchronize."""
+
+import numpy as np
+import pytest
+
+import pypto
+from _util import MODES, assert_close, randn, rng
+
+F32, BF16, I32 = pypto.DT_FP32, pypto.DT_BF16, pypto.DT_INT32
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_window_of_a_reshaped_input_and_result(mode):
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((4, 64), F32), out: pypto.Tensor((4, 4, 8), F32)):
+        pypto.set_vec_tile_shapes(2, 4, 16)
+        x3 = pypto.reshape(x, [4, 4, 16])            # a reshape of the input
+        y3 = pypto.reshape(x * 2.0, [4, 4, 16])      # a reshape of a computed value
+        out[:] = x3[:, :, 0:8] + y3[:, :, 8:16]
+
+    x = randn(rng(1), (4, 64))
+    out = np.zeros((4, 4, 8), np.float32)
+    f(x, out)
+    x3 = x.reshape(4, 4, 16)
+    assert_close(out, x3[:, :, :8] + 2 * x3[:, :, 8:], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_adding_a_unit_dim_under_a_2d_tile(mode):
+    # hc_pre: pre.reshape([t, hc, 1]) then a 3-D multiply with its own tile.
+    t, hc, d = 8, 4, 32
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(p: pypto.Tensor((t, hc), F32), x: pypto.Tensor((t, hc * d), F32)) -> pypto.Tensor((t, d), F32):
+        pypto.set_vec_tile_shapes(4, 32)
+        pre = pypto.sigmoid(p)
+        pre3 = pre.reshape([t, hc, 1], inplace=True)
+        x3 = x.reshape([t, hc, d])
+        pypto.set_vec_tile_shapes(4, 4, 8)
+        return pypto.sum(pre3 * x3, dim=-2)
+
+    p, x = randn(rng(2), (t, hc)), randn(rng(3), (t, hc * d))
+    s = 1 / (1 + np.exp(-p.astype(np.float64)))
+    assert_close(f(p, x), (s[:, :, None] * x.reshape(t, hc, d)).sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scatter_update_of_an_intermediate_returns_the_updated_copy(mode):
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(cache: pypto.Tensor((8, 16), F32), idx: pypto.Tensor((1, 2), I32), src: pypto.Tensor((2, 16), F32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        base = cache * 1.0 + 1.0
+        return pypto.scatter_update(base, -2, idx, src)
+
+    cache, src = randn(rng(4), (8, 16)), randn(rng(5), (2, 16))
+    idx = np.array([[6, 1]], np.int32)
+    want = cache + 1.0
+    want[[6, 1]] = src
+    assert_close(f(cache, idx, src), want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_frontend_function_helper_with_a_runtime_branch(mode):
+    @pypto.frontend.function
+    def step(x: pypto.Tensor, i: pypto.SymbolicScalar, out: pypto.Tensor):
+        if i == 0:
+            out[i:, :] = x[i:i + 1, :] * 10.0
+        else:
+            out[i:, :] = x[i:i + 1, :] + out[i - 1:i, :]
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((5, 8), F32), out: pypto.Tensor((5, 8), F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, 5, 1, name="L", idx_name="i"):
+            step(x, i, out)
+
+    x = randn(rng(6), (5, 8))
+    out = np.zeros_like(x)
+    f(x, out)
+    want = np.cumsum(np.concatenate([x[:1] * 10, x[1:]]), axis=0)
+    assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_ceildiv_bytes_of_split_k_and_runtime_sync():
+    assert pypto.ceildiv(7, 2) == 4 and pypto.ceildiv(8, 2) == 4
+    assert pypto.bytes_of(pypto.DT_BF16) == 2 and pypto.bytes_of(pypto.DT_INT64) == 8
+    pypto.runtime._device_synchronize()
+    assert pypto.runtime.RunMode.NPU == pypto.RunMode.NPU
+
+    @pypto.jit
+    def f(a: pypto.Tensor((32, 64), F32), b: pypto.Tensor((64, 16), F32), n: pypto.Tensor((3,), I32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16], True)   # enable_split_k, positional
+        pypto.set_vec_tile_shapes(16, 16)
+        c = pypto.matmul(a, b, F32)
+        k = pypto.ceildiv(n[0], 4)       # a symbolic ceildiv of a scalar read
+        out = pypto.tensor((32, 16), F32)
+        out[:] = pypto.full([32, 16], 0.0, F32)
+        out[0:k, :] = c[0:k, :] * 1.0
+        return out
+
+    a, b = randn(rng(7), (32, 64)), randn(rng(8), (64, 16))
+    got = f(a, b, np.array([10, 0, 0], np.int32))
+    want = np.zeros((32, 16))
+    want[0:3] = (a.astype(np.float64) @ b)[0:3]
+    assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+    @pypto.jit
+    def h(a: pypto.Tensor((32, 64), F32), n: pypto.Tensor((3,), I32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        k = n[0]
+        return a[0:k, :] * 1.0
+
+    with pytest.raises(pypto.UserError, match="depends on n_at, an element read at line"):
+        h(a, np.array([10, 0, 0], np.int32))
+
+    @pypto.jit
+    def g(a: pypto.Tensor((32, 64), F32)):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16], enable_split_k=1)
+        return a * 1.0
+
+    with pytest.raises(pypto.UserError, match="enable_split_k=1 must be True or False"):
+        g(a)
