@@ -138,16 +138,8 @@ Attrs ToAttrs(const nb::dict& d) {
 
 // A comparison of symbolic integers as a 0/1 expression (a predicate for pypto's runtime
 // branches), or a Python bool when both sides are known.
-nb::object Compare(const Expr& a, const Expr& b, CmpMode m) {
-  Expr d = b - a;  // a < b  <=>  d >= 1
-  Expr lt = Min(Max(d, Expr(0)), Expr(1)), le = Min(Max(d + Expr(1), Expr(0)), Expr(1));
-  Expr ne = Min(Max(d, -d), Expr(1));
-  Expr r = m == CmpMode::LT   ? lt
-           : m == CmpMode::LE ? le
-           : m == CmpMode::GT ? Min(Max(-d, Expr(0)), Expr(1))
-           : m == CmpMode::GE ? Min(Max(Expr(1) - d, Expr(0)), Expr(1))
-           : m == CmpMode::NE ? ne
-                              : Expr(1) - ne;
+nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m) {
+  Expr r = Compare(a, b, m);
   if (auto c = r.as_const()) return nb::bool_(*c != 0);
   return nb::cast(r);
 }
@@ -225,19 +217,19 @@ NB_MODULE(_core, m) {
                              "runtime branch; elsewhere compare Python ints at trace time");
            })
       // Comparisons give 0/1 predicates: `if i == 0:` in a jit function is a runtime branch.
-      .def("__lt__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::LT); })
-      .def("__le__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::LE); })
-      .def("__gt__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::GT); })
-      .def("__ge__", [](const Expr& e, nb::handle o) { return Compare(e, ToExpr(o), CmpMode::GE); })
+      .def("__lt__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::LT); })
+      .def("__le__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::LE); })
+      .def("__gt__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::GT); })
+      .def("__ge__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::GE); })
       .def("__eq__",
            [](const Expr& e, nb::handle o) -> nb::object {
              if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(false);
-             return Compare(e, ToExpr(o), CmpMode::EQ);
+             return CompareSym(e, ToExpr(o), CmpOp::EQ);
            })
       .def("__ne__",
            [](const Expr& e, nb::handle o) -> nb::object {
              if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(true);
-             return Compare(e, ToExpr(o), CmpMode::NE);
+             return CompareSym(e, ToExpr(o), CmpOp::NE);
            })
       .def("__hash__", [](const Expr& e) { return std::hash<std::string>()(e.str()); })
       .def("__str__", [](const Expr& e) { return e.str(); })
@@ -286,6 +278,8 @@ NB_MODULE(_core, m) {
           nb::arg("loc"))
       .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape,
                       nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
+      .def("remap", [](Recorder& r, int x, const std::vector<int64_t>& perm,
+                       nb::handle loc) { return r.Remap(x, perm, MakeLoc(loc)); })
       .def("reshape", [](Recorder& r, int x, nb::handle shape,
                          nb::handle loc) { return r.Reshape(x, ToExprs(shape), MakeLoc(loc)); })
       .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,

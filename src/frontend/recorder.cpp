@@ -351,9 +351,48 @@ int Recorder::View(int x, const std::vector<Expr>& offsets_in, const std::vector
   return f_.AddValue(v);
 }
 
+int Recorder::Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& loc) {
+  CheckLive(x, "permute", loc);
+  int64_t rank = f_.value(x).rank();
+  bool identity = static_cast<int64_t>(perm.size()) == rank;
+  for (size_t d = 0; identity && d < perm.size(); ++d) identity = perm[d] == static_cast<int64_t>(d);
+  if (identity) return x;
+  Attrs attrs;
+  attrs.set("perm", perm);
+  std::vector<int64_t> tile = tile_shape_;
+  if (!tile.empty() && tile.size() < perm.size() && static_cast<int64_t>(tile.size()) >= rank) {
+    std::vector<int64_t> remapped;
+    for (int64_t p : perm) remapped.push_back(p >= 0 ? tile[p] : 1);
+    tile_shape_ = remapped;
+  }
+  struct Restore {
+    std::vector<int64_t>& tile;
+    std::vector<int64_t> saved;
+    ~Restore() { tile = std::move(saved); }
+  } restore{tile_shape_, tile};
+  return Op("permute", {x}, std::move(attrs), loc);
+}
+
 int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc& loc) {
   CheckLive(x, "reshape", loc);
   const std::vector<Expr> shape = Simplified(shape_in);
+  {
+    // Only dims of size 1 added or dropped: a remap of the same elements (no memory view).
+    const Value& src = f_.value(x);
+    std::vector<int64_t> kept_src, kept_dst;
+    for (int64_t d = 0; d < src.rank(); ++d)
+      if (src.shape[d].as_const() != std::optional<int64_t>(1)) kept_src.push_back(d);
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      if (shape[d].as_const() != std::optional<int64_t>(1)) kept_dst.push_back(d);
+    bool same = kept_src.size() == kept_dst.size();
+    for (size_t i = 0; same && i < kept_src.size(); ++i)
+      same = Simplified({src.shape[kept_src[i]]})[0].same_as(shape[kept_dst[i]]);
+    if (same) {
+      std::vector<int64_t> perm(shape.size(), -1);
+      for (size_t i = 0; i < kept_src.size(); ++i) perm[kept_dst[i]] = kept_src[i];
+      return Remap(x, perm, loc);
+    }
+  }
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
   if (src.kind == ValueKind::View || src.kind == ValueKind::Reshape)
@@ -474,7 +513,7 @@ Expr Recorder::BeginLoop(const std::string& idx_name, const std::string& loop_na
 
 Expr Recorder::BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc) {
   if (finished_) throw UserError("the function '" + f_.name + "' has finished recording", loc);
-  Expr truth = Min(Max(cond, -cond), Expr(1));  // 1 when cond != 0 (integers)
+  Expr truth = Truth(cond);  // 1 when cond != 0 (integers)
   LoopInfo info;
   info.var = FreshSymbol(negate ? "else" : "if", loc);
   if (!negate) last_if_ = next_branch_;

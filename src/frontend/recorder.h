@@ -38,9 +38,14 @@ class Recorder {
   int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});
   /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
-  /// `x` with another shape of as many elements (dense row-major order), no copy: a Reshape value
-  /// over x's memory (a computed x is kept in global memory for it).
+  /// `x` with another shape of as many elements (dense row-major order), no copy. Adding or
+  /// dropping dims of size 1 is a Remap; merging or splitting dims a Reshape value over x's
+  /// memory (a computed x is kept in global memory for it).
   int Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc = {});
+  /// x with its dims rearranged: result dim d is x's dim perm[d], or a new dim of size 1 where
+  /// perm[d] is -1 (transpose, permute, squeeze, unsqueeze). New unit dims take tile 1 when the
+  /// vec tile in force is x's (x.reshape([t, h, 1]) under a 2-D tile, as PyPTO allows).
+  int Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
   void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
   /// Records that `a` == `b` for every call (expressions over dynamic dims only), checked when a

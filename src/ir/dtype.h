@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace pypto {
+#include "pypto/data_type.h"
 
-enum class DataType : uint8_t { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL };
+namespace pypto {
 
 constexpr int kNumDataTypes = 9;
 

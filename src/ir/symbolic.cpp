@@ -260,6 +260,22 @@ static Expr MinMax(ExprKind k, const Expr& a, const Expr& b) {
 Expr Min(const Expr& a, const Expr& b) { return MinMax(ExprKind::Min, a, b); }
 Expr Max(const Expr& a, const Expr& b) { return MinMax(ExprKind::Max, a, b); }
 
+Expr Compare(const Expr& a, const Expr& b, CmpOp op) {
+  Expr d = b - a;  // a < b  <=>  d >= 1
+  Expr one(1), zero(0);
+  switch (op) {
+    case CmpOp::LT: return Min(Max(d, zero), one);
+    case CmpOp::LE: return Min(Max(d + one, zero), one);
+    case CmpOp::GT: return Min(Max(-d, zero), one);
+    case CmpOp::GE: return Min(Max(one - d, zero), one);
+    case CmpOp::NE: return Truth(d);
+    case CmpOp::EQ: return one - Truth(d);
+  }
+  throw InternalError("bad comparison");
+}
+
+Expr Truth(const Expr& a) { return Min(Max(a, -a), Expr(1)); }
+
 int64_t Expr::Eval(const SymEnv& env) const {
   const ExprNode* n = node();
   PYPTO_CHECK(n, "eval of undefined expression");

@@ -39,9 +39,17 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
+std::string& PackageIncludeDir() {
+  static std::string dir;
+  return dir;
+}
+
+// Where generated kernels find <pto/...>: $PYPTO_INCLUDE_DIR (the Python package sets it), the
+// installed package's (a C++ program linking pypto::pypto registers it), else the source tree's.
 std::string IncludeDir() {
   std::string d = Env("PYPTO_INCLUDE_DIR");
-  return d.empty() ? PYPTO_INCLUDE_DIR : d;
+  if (!d.empty()) return d;
+  return PackageIncludeDir().empty() ? PYPTO_INCLUDE_DIR : PackageIncludeDir();
 }
 
 std::string Compiler() {
@@ -197,6 +205,13 @@ static std::string BaseFlags() {
   // (GCC would fuse them into an FMA); explicit FMA intrinsics are unaffected.
   return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -ffp-contract=off -fPIC";
 }
+
+namespace detail {
+bool SetPackageIncludeDir(const char* dir) {
+  PackageIncludeDir() = dir ? dir : "";
+  return true;
+}
+}  // namespace detail
 
 std::string KernelCompileCommand() { return BaseFlags() + " -shared -I" + Quote(IncludeDir()); }
 

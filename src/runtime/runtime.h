@@ -12,16 +12,10 @@
 #include <vector>
 
 #include "ir/program.h"
+#include "pypto/host_tensor.h"
 
 namespace pypto {
 
-/// A caller's array: data pointer, dtype, shape and strides in elements.
-struct HostTensor {
-  void* data = nullptr;
-  DataType dtype = DataType::FP32;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;  // empty means dense row-major
-};
 
 struct RunOptions {
   int workers = 0;                  // 0: one per hardware thread

@@ -29,19 +29,8 @@ def _norm(x: Tensor, d: Any, op: str, rank: Optional[int] = None) -> int:
 
 def _remap(op: str, x: Tensor, perm: List[int]) -> Tensor:
     """Output dim d is input dim perm[d], or a new dim of size 1 where perm[d] is -1."""
-    if perm == list(range(x.ndim)):
-        return x
     rec = current_recorder(op)
-    tile = list(rec.vec_tile_shapes())
-    if tile and len(tile) < len(perm) and len(tile) >= x.ndim:
-        # A remap that adds dims of size 1 (x.reshape([t, h, 1])) under the input's tile shape:
-        # the new dims take tile 1, so the user need not set a tile of the new rank for it (PyPTO).
-        rec.set_vec_tile_shapes([tile[p] if p >= 0 else 1 for p in perm], user_loc())
-        try:
-            return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
-        finally:
-            rec.set_vec_tile_shapes(tile, user_loc())
-    return Tensor(_rec=rec, _id=rec.op("permute", [x._id], {"perm": perm}, user_loc()))
+    return Tensor(_rec=rec, _id=rec.remap(x._id, perm, user_loc()))
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002 - PyPTO's name
@@ -111,16 +100,8 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
         for i, d in enumerate(shape):
             known *= 1 if i in minus else int(d)
         shape[minus[0]] = total // known
-    src = [(i, d) for i, d in enumerate(x.shape) if not (_static(d) and int(d) == 1)]
-    dst = [(i, d) for i, d in enumerate(shape) if not (_static(d) and int(d) == 1)]
-    same = len(src) == len(dst) and all(_core.to_sym(a).same_as(_core.to_sym(b)) for (_, a), (_, b) in zip(src, dst))
-    if not same:
-        rec = current_recorder("reshape")
-        return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
-    perm = [-1] * len(shape)
-    for (si, _), (di, _) in zip(src, dst):
-        perm[di] = si
-    return _remap("reshape", x, perm)
+    rec = current_recorder("reshape")
+    return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
 
 
 def _record(op: str, x: Tensor, attrs: dict) -> Tensor:
