@@ -73,7 +73,7 @@ def _nbuffer(v: Any) -> bool:
 
 
 def _run_mode(v: Any) -> bool:
-    return v in ("cpu", "interp") or (_is_int(v) and v in (0, 1))
+    return v in ("cpu", "interp", "sim") or (_is_int(v) and v in (0, 1))
 
 
 def _timeout(v: Any) -> bool:
@@ -113,7 +113,8 @@ _GROUPS: Dict[str, Dict[str, _Key]] = {
     "runtime": {
         "workers": _Key(0, _int_in(0), "an int >= 0 (0: all cores)"),
         "sched_mode": _Key("fifo", lambda v: v in ("fifo", "lifo"), '"fifo" or "lifo"'),
-        "run_mode": _Key("cpu", _run_mode, '"cpu", "interp", pypto.RunMode.NPU (= "cpu") or pypto.RunMode.SIM'),
+        "run_mode": _Key("cpu", _run_mode, '"cpu", "interp", "sim", pypto.RunMode.NPU (= "cpu") or pypto.RunMode.SIM '
+                         '(= "sim")'),
         "timeout": _Key(0, _timeout, "a number of seconds >= 0 (0: no timeout)"),
         # PyPTO's runtime options (the NPU's AICPU scheduler and graph stitching).
         "device_sched_mode": _Key(0, _one_of(0, 1, 2, 3), "0, 1, 2 or 3", _N),
@@ -192,11 +193,6 @@ def _check(group: str, k: str, v: Any) -> Any:
     if not spec.check(v):
         want = f"one of {_core.machine_names()}" if k == "machine" else spec.want
         raise _core.UserError(f"{group} option {k}={v!r} is not valid: it takes {want}")
-    if group == "runtime" and k == "run_mode" and _is_int(v) and v == RunMode.SIM:
-        raise _core.UserError(
-            "runtime option run_mode=pypto.RunMode.SIM: the NPU machine model cannot simulate programs yet"
-            "\nhint: use pypto.RunMode.NPU (or \"cpu\"): on this machine it runs the native CPU backend; "
-            "see docs/porting.md")
     return copy.deepcopy(v)
 
 
@@ -277,7 +273,8 @@ def merged(group: str, local: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     out = copy.deepcopy(_values[group])
     _update(group, out, local or {})
     if group == "runtime" and _is_int(out["run_mode"]):
-        out["run_mode"] = "cpu"  # RunMode.NPU: this machine's native backend
+        # RunMode.NPU: this machine's native backend; RunMode.SIM: the NPU machine model (pypto.sim).
+        out["run_mode"] = "sim" if out["run_mode"] == RunMode.SIM else "cpu"
     if group == "debug":
         if not out["dump_dir"] and (os.environ.get("PYPTO_DUMP_DIR") or out["compile_debug_mode"]):
             out["dump_dir"] = os.environ.get("PYPTO_DUMP_DIR") or os.path.join(os.getcwd(), "pypto_dumps")

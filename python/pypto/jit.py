@@ -7,7 +7,9 @@ import copy
 import dataclasses
 import functools
 import inspect
+import logging
 import os
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -16,6 +18,20 @@ from . import _core, config, control, ops
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ._dtypes import DT_BF16, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
+
+_log = logging.getLogger("pypto")
+# pypto.sim.simulate: the NPU model the calls of this thread are simulated on (None: run as asked).
+_sim_request = threading.local()
+# pypto.tune (target "cpu"): write the swimlane of this thread's next call to this path.
+_swimlane_request = threading.local()
+_said: set = set()
+
+
+def _say_once(key: str, msg: str) -> None:
+    """Logs `msg` once per process on the "pypto" logger (INFO; shown with logging configured)."""
+    if key not in _said:
+        _said.add(key)
+        _log.info(msg)
 
 
 def _defining_scope() -> Dict[str, Any]:
@@ -228,8 +244,14 @@ class JitFunction:
                                       + "\nhint: annotate it pypto.Tensor(...) (or pypto.Tensor() to take shape and "
                                       "dtype from the argument)")
             key.append((p.name, _value_key(p.name, v)))
+        key.append(self._compile_options())
         key.append(ops._default_tiles())
         return tuple(key)
+
+    def _compile_options(self, machine: Optional[str] = None) -> Tuple[Any, ...]:
+        """The options a compiled program depends on (part of the cache key)."""
+        pas = self._options()["pass"]
+        return (machine or pas["machine"], bool(pas["reciprocal_division"]))
 
     # --- compilation ---------------------------------------------------------------------------
     def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
@@ -243,7 +265,7 @@ class JitFunction:
         return self._cache[key]
 
     def _compile(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
-                 call: List[Any]) -> CompiledFunction:
+                 call: List[Any], machine: Optional[str] = None) -> CompiledFunction:
         rec = _core.Recorder(self.fn.__name__)
         traced: Dict[str, Tensor] = {}
         for p, a, dt in zip(tparams, arrays, dtypes):
@@ -275,7 +297,7 @@ class JitFunction:
         dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
         dump = dbg["dump_passes"]
         only = list(dump) if isinstance(dump, (list, tuple)) else []
-        program = rec.compile(pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
+        program = rec.compile(machine or pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
                               config.verify_passes(dbg, groups["verify"]))
         if dump_dir:
             import json
@@ -417,35 +439,61 @@ class JitFunction:
                                f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(args, kwargs, getattr(_sim_request, "machine", None))
+
+    def _call(self, args: Sequence[Any], kwargs: Dict[str, Any], sim_machine: Optional[str]) -> Any:
+        """One call. With `sim_machine` (pypto.sim.simulate) or run_mode "sim", the program is
+        compiled for that NPU model, run on the CPU for its outputs, and its schedule predicted
+        (self.last_sim)."""
+        groups = self._options()
+        rt, dbg = groups["runtime"], groups["debug"]
+        if sim_machine is None and rt["run_mode"] == "sim":
+            sim_machine = groups["pass"]["machine"] if groups["pass"]["machine"] != "cpu" else "a2a3"
+            _say_once("sim", "run_mode SIM: the outputs are computed on this CPU, the schedule is predicted by the "
+                      f"NPU machine model ({sim_machine}); see docs/sim.md")
         tiles = ops._default_tiles()
+        copts = self._compile_options(sim_machine)
         compiled = None
         if (self._simple and not kwargs and len(args) == len(self._want) and self._simple_key is not None
                 and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
             torch_in, arrays, tparams = False, list(args), self.params
-            compiled = self._cache.get(self._simple_key + (tiles,))
+            compiled = self._cache.get(self._simple_key + (copts, tiles))
         if compiled is None:
             values = self._bind(args, kwargs)
             tparams, arrays, dtypes, call = self._split(values)
             torch_in = any(_is_torch(v) for v in values)
-            key = self._key(tparams, arrays, dtypes, values)
+            key = self._key(tparams, arrays, dtypes, values)[:-2] + (copts, tiles)
             compiled = self._cache.get(key)
             if compiled is None:
-                compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call)
+                compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call, sim_machine)
             if self._simple:
-                self._simple_key = key[:-1]  # the same for every call: no STATIC dims, no values
+                self._simple_key = key[:-2]  # the same for every call: no STATIC dims, no values
         self.last = compiled
         if compiled.writes and any(compiled.writes):
             arrays = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
-        groups = self._options()
-        rt, dbg = groups["runtime"], groups["debug"]
-        trace = bool(dbg["swimlane"]) and bool(compiled.dump_dir)
+        swimlane_to = getattr(_swimlane_request, "path", None)
+        trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to)
+        run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
         before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
         try:
-            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, rt["run_mode"],
+            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, run_mode,
                                                float(rt["timeout"]))
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
+        if swimlane_to:
+            import json
+
+            from .tools import swimlane
+            exec_json = json.loads(compiled.program.to_json("exec_graph"))
+            with open(swimlane_to, "w") as fh:
+                json.dump(swimlane.build_trace(stats.get("events", []), stats, exec_json, self.fn.__name__,
+                                               workers=int(rt["workers"])), fh)
+        if sim_machine is not None:
+            from . import sim
+            self.last_sim = sim.SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
+            if rt["run_mode"] == "sim":
+                self.last_sim.write_outputs(compiled.dump_dir)
         if before is not None:
             from .tools import verify
             stats["verify"] = verify.verify(compiled.program, before, outs, arrays, rt["run_mode"])

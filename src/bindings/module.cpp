@@ -15,6 +15,7 @@
 #include "passes/pipeline.h"
 #include "runtime/host_memory.h"
 #include "runtime/runtime.h"
+#include "bindings/sim_bindings.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -355,6 +356,11 @@ NB_MODULE(_core, m) {
           },
           "level"_a)
       .def(
+          "simulate",
+          [](const Program& p, const nb::list& launches, const std::vector<std::vector<int>>& deps,
+             const std::string& machine) { return SimulateToDict(p.compiled->exec_graph, launches, deps, machine); },
+          "launches"_a, "deps"_a, "machine"_a)
+      .def(
           "run",
           [](const Program& p, const std::vector<ArgArray>& params, int workers, const std::string& sched_mode,
              bool trace, const std::string& run_mode, double timeout_s) {
@@ -459,6 +465,10 @@ NB_MODULE(_core, m) {
             if (trace) {
               stats["deps"] = st.deps;
               stats["pointwise_deps"] = st.pointwise_deps;
+              nb::list launches;  // what the machine model replays (pypto.sim)
+              for (auto& l : st.launch_records)
+                launches.append(nb::make_tuple(l.kernel, l.grid, std::map<std::string, int64_t>(l.env.begin(), l.env.end())));
+              stats["launch_records"] = launches;
             }
             return nb::make_tuple(outs, stats);
           },
@@ -489,6 +499,7 @@ NB_MODULE(_core, m) {
   });
   m.def("machine_names", &MachineNames);
   m.def("machine_ub_bytes", [](const std::string& name) { return GetMachine(name).ub_bytes; });
+  m.def("machine_info", &MachineInfo, "name"_a);
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
 }

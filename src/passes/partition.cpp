@@ -198,6 +198,12 @@ class Partitioner {
 
   void CheckFits(const TileOp& t) const {
     if (t.is_matmul()) return;  // ExpandTiles checked the cube buffers
+    if (t.op == "assemble" && !t.inputs.empty()) {
+      // The store of a matmul's result joins its cube kernel: L0C to global memory through the
+      // fixpipe, never through UB (see JoinBlocker).
+      auto it = producer_.find(t.inputs[0].value);
+      if (it != producer_.end() && it->second->is_matmul() && it->second->tile == t.tile) return;
+    }
     int64_t need = OpBytes(t, nullptr);
     int64_t cap = ctx_.machine().ub_bytes;
     if (need > cap)

@@ -385,6 +385,10 @@ class CallState {
       }
       (pointwise ? inst->link_from : inst->waits).push_back(d);
     }
+    if (opts_.trace) {
+      if (launch_records_.size() <= static_cast<size_t>(inst->id)) launch_records_.resize(inst->id + 1);
+      launch_records_[inst->id] = LaunchRecord{k.id, inst->grid, env};
+    }
     Publish(std::move(inst));
   }
 
@@ -528,6 +532,7 @@ class CallState {
   std::vector<std::pair<char*, size_t>> owned_;       // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;  // slots for every launch, filled in order
   int next_instance_ = 0;
+  std::vector<LaunchRecord> launch_records_;  // with opts_.trace (the control program's thread)
   int next_alloc_ = 0;
   // Scheduling (see Execute); guarded by mu_ while workers run.
   int workers_ = 1;

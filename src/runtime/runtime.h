@@ -43,6 +43,14 @@ struct TaskEvent {
   int64_t start_ns, end_ns;         // since the start of the run
 };
 
+/// One launch instance as the control program made it (with trace): what a machine model needs
+/// to replay the call (its kernel, evaluated grid and the symbols bound then).
+struct LaunchRecord {
+  int kernel = -1;
+  std::vector<int64_t> grid;
+  SymEnv env;
+};
+
 struct RunStats {
   double compile_ms = 0;  // kernel compilation in this call (0 when cached)
   int64_t tasks = 0;
@@ -56,6 +64,7 @@ struct RunStats {
   std::vector<TaskEvent> events;
   std::vector<std::vector<int>> deps;            // with trace: the launches each launch waited for
   std::vector<std::vector<int>> pointwise_deps;  // with trace: those of `deps` waited for point-wise
+  std::vector<LaunchRecord> launch_records;      // with trace: each launch instance, by id
 };
 
 class Runtime {

@@ -174,6 +174,7 @@ RunStats CallState::Execute() {
       std::sort(stats.deps[in->id].begin(), stats.deps[in->id].end());
       stats.pointwise_deps[in->id] = in->link_from;
     }
+    stats.launch_records = std::move(launch_records_);
   }
   return stats;
 }

@@ -223,6 +223,88 @@ def build_trace(events: Iterable[Event], stats: Dict[str, Any], exec_json: Dict[
     }
 
 
+PIPE_PID = 2  # a simulated trace: the modeled pipes of each core
+
+
+def build_sim_trace(report: Any, exec_json: Dict[str, Any]) -> Dict[str, Any]:
+    """The schedule pypto.sim predicts, in the format of build_trace: process 1 has a lane per
+    modeled core (AIC first, then AIV) holding its tasks, and the scheduler lane with a marker per
+    launch; process 2 has a lane per core and pipe (MTE2, MTE1, M, FIX, V, MTE3) showing each
+    pipe's busy time within the task (from the task's start: the model gives busy times, not the
+    order inside a task)."""
+    kernels = {k["id"]: k for k in exec_json.get("kernels", [])}
+    t = report.tasks
+    n = len(t["start_us"])
+    cores = sorted({(t["kind"][i], t["core"][i]) for i in range(n)}, key=lambda kc: (kc[0] != "AIC", kc[1]))
+    tid = {kc: i + 1 for i, kc in enumerate(cores)}
+    pipes = ["MTE2", "MTE1", "M", "FIX", "V", "MTE3"]
+    fn = report.function
+    out: List[Dict[str, Any]] = [
+        {"ph": "M", "pid": PID, "name": "process_name", "args": {"name": f"pypto sim {fn} on {report.machine.name}"}},
+        {"ph": "M", "pid": PID, "tid": SCHEDULER_TID, "name": "thread_name", "args": {"name": "scheduler"}},
+        {"ph": "M", "pid": PIPE_PID, "name": "process_name", "args": {"name": "pipes"}},
+    ]
+    for kc, i in tid.items():
+        out.append({"ph": "M", "pid": PID, "tid": i, "name": "thread_name", "args": {"name": f"{kc[0]} {kc[1]}"}})
+        out.append({"ph": "M", "pid": PID, "tid": i, "name": "thread_sort_index", "args": {"sort_index": i}})
+    pipe_tid: Dict[Tuple[Tuple[str, int], str], int] = {}
+    launch_rows: Dict[int, Dict[str, Any]] = {}
+    for i in range(n):
+        kc = (t["kind"][i], t["core"][i])
+        k = t["kernel"][i]
+        name = kernels.get(k, {}).get("name", f"kernel{k}")
+        s0, s1 = t["start_us"][i], t["end_us"][i]
+        launch = t["launch"][i]
+        out.append({"ph": "X", "pid": PID, "tid": tid[kc], "name": name, "cat": kc[0], "ts": s0,
+                    "dur": max(0.0, s1 - s0),
+                    "args": {"kernel": name, "kernel_id": k, "core": kc[0], "launch": launch,
+                             "point": t["point"][i], **{p: round(t[p][i], 4) for p in pipes if t[p][i] > 0}}})
+        for p in pipes:
+            d = t[p][i]
+            if d <= 0:
+                continue
+            key = (kc, p)
+            if key not in pipe_tid:
+                pipe_tid[key] = len(pipe_tid) + 1
+            out.append({"ph": "X", "pid": PIPE_PID, "tid": pipe_tid[key], "name": p, "cat": "pipe", "ts": s0,
+                        "dur": min(d, max(0.0, s1 - s0)), "args": {"kernel": name, "launch": launch}})
+        row = launch_rows.setdefault(launch, {"id": launch, "kernel": name, "kernel_id": k, "core": kc[0],
+                                              "iteration": 0, "loop": {}, "deps": [], "tasks": 0,
+                                              "start_us": s0, "end_us": s1, "busy_us": 0.0})
+        row["tasks"] += 1
+        row["start_us"] = min(row["start_us"], s0)
+        row["end_us"] = max(row["end_us"], s1)
+        row["busy_us"] += s1 - s0
+    for (kc, p), i in sorted(pipe_tid.items(), key=lambda x: x[1]):
+        out.append({"ph": "M", "pid": PIPE_PID, "tid": i, "name": "thread_name",
+                    "args": {"name": f"{kc[0]} {kc[1]} {p}"}})
+        out.append({"ph": "M", "pid": PIPE_PID, "tid": i, "name": "thread_sort_index", "args": {"sort_index": i}})
+    for row in sorted(launch_rows.values(), key=lambda r: r["id"]):
+        out.append({"ph": "i", "s": "t", "pid": PID, "tid": SCHEDULER_TID, "name": f"launch#{row['id']} {row['kernel']}",
+                    "cat": "launch", "ts": row["start_us"], "args": {"launch": row["id"], "kernel": row["kernel"]}})
+    return {
+        "traceEvents": out,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "format": "pypto-sim-swimlane-1",
+            "function": fn,
+            "machine": report.machine.as_dict(),
+            "total_us": report.total_us,
+            "bound": report.bound,
+            "bounds_us": report.bounds_us,
+            "utilization": report.utilization,
+            "pipes_us": report.pipes_us,
+            "tasks": n,
+            "launches": len(launch_rows),
+            "workers": len(cores),
+            "exec_start_us": 0.0,
+            "exec_end_us": report.total_us,
+            "dep_source": "simulated",
+            "launch_instances": sorted(launch_rows.values(), key=lambda r: r["id"]),
+        },
+    }
+
+
 # --- the text summary -------------------------------------------------------------------------
 
 def load(path: str) -> Dict[str, Any]:
@@ -236,7 +318,7 @@ def load(path: str) -> Dict[str, Any]:
 def _lanes(trace: Dict[str, Any]) -> Dict[int, str]:
     names = {}
     for e in trace["traceEvents"]:
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and e.get("pid", PID) == PID:
             names[e["tid"]] = e["args"]["name"]
     return names
 
@@ -279,8 +361,10 @@ def summary_data(trace: Dict[str, Any]) -> Dict[str, Any]:
     """The numbers of the summary, as a dict (tests and programs read this)."""
     other = trace.get("otherData", {})
     lanes = _lanes(trace)
-    tasks = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("tid", 0) != SCHEDULER_TID]
-    sched = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("tid", 0) == SCHEDULER_TID]
+    # (a simulated trace also has pipe lanes, in their own process: not tasks)
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("pid", PID) == PID]
+    tasks = [e for e in events if e.get("tid", 0) != SCHEDULER_TID]
+    sched = [e for e in events if e.get("tid", 0) == SCHEDULER_TID]
     if tasks:
         t_lo = min(e["ts"] for e in tasks)
         t_hi = max(e["ts"] + e["dur"] for e in tasks)
@@ -342,6 +426,14 @@ def summarize(trace: Dict[str, Any], top: int = 10) -> str:
                f"execution span {_us(d['exec_span_us'])}, total with control program {_us(d['total_us'])}")
     par = d["busy_us"] / d["exec_span_us"] if d["exec_span_us"] > 0 else 0.0
     out.append(f"  busy time {_us(d['busy_us'])} over all workers, average parallelism {par:.2f}")
+    other = trace.get("otherData", {})
+    if str(other.get("format", "")).startswith("pypto-sim"):  # pypto.sim: the modeled chip
+        m = other.get("machine", {})
+        out.append(f"  simulated on {m.get('name', '?')} ({m.get('aic_cores', '?')} AIC + {m.get('aiv_cores', '?')} "
+                   f"AIV): {_us(other.get('total_us', 0.0))}, {other.get('bound', '?')}-bound; lower bounds "
+                   + ", ".join(f"{k} {_us(v)}" for k, v in other.get("bounds_us", {}).items()))
+        out.append("  pipes (busy over all cores): "
+                   + ", ".join(f"{k} {_us(v)}" for k, v in other.get("pipes_us", {}).items() if v > 0))
     out.append("")
     out.append("lanes (utilization = busy / execution span; the scheduler's = its busy / total)")
     out.append(f"  {'lane':<12} {'events':>7} {'busy':>12} {'util':>7}")
