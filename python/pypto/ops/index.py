@@ -6,7 +6,7 @@ outside it is never read or written."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from .. import _core
 from .._dtypes import is_int_dtype
@@ -15,7 +15,7 @@ from ..tensor import Tensor
 from .core import _suffix, _t
 
 __all__ = ["topk", "sort", "argsort", "gather", "index_select", "scatter_", "scatter", "index_add_", "index_add",
-           "index_put_", "scatter_update"]
+           "index_put_", "scatter_update", "gathermask", "interleave", "deinterleave"]
 
 
 def _dim(x: Tensor, dim: Any, op: str) -> int:
@@ -203,3 +203,92 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     flat = reshape(idx, [idx.shape[0] * idx.shape[1], 1])
     _scatter_into("scatter_update", rows, 0, expand_clone(flat, [flat.shape[0], d]), vals, 0)
     return x
+
+
+# --- strided selections along the last dim: a gather at constant positions ----------------------
+
+def _last_dim(x: Tensor, op: str) -> int:
+    n = x.shape[-1]
+    if not isinstance(n, int):
+        raise _core.UserError(f"pypto.{op}: the last dim of {x!r} has a dynamic size; it needs a static one"
+                              + _suffix())
+    return n
+
+
+def _select_last(x: Tensor, positions: List[int], op: str) -> Tensor:
+    """x[..., positions] (constant positions, as a gather along the last dim)."""
+    from .creation import arange
+    from .shape import expand_clone, reshape
+    import numpy as _np
+    pos = _np.asarray(positions, dtype=_np.int64)
+    lo, step = int(pos[0]), int(pos[1] - pos[0]) if len(pos) > 1 else 1
+    if len(pos) > 1 and not _np.array_equal(pos, lo + step * _np.arange(len(pos))):
+        raise _core.InternalError(f"{op}: positions are not an arithmetic sequence")
+    idx = arange(lo, lo + step * len(pos), step) if step != 0 else arange(lo, lo + 1)
+    shape = list(x.shape)
+    shape[-1] = len(pos)
+    one = [1] * x.ndim
+    one[-1] = len(pos)
+    return gather(x, x.ndim - 1, expand_clone(reshape(idx, one), shape))
+
+
+_GATHERMASK = {1: (0, 2), 2: (1, 2), 3: (0, 4), 4: (1, 4), 5: (2, 4), 6: (3, 4), 7: (0, 1)}
+
+
+def gathermask(self: Tensor, pattern_mode: int) -> Tensor:
+    """PyPTO's gathermask: the elements of the last dim a built-in mask selects: mode 1/2 every
+    second element from 0/1, modes 3-6 every fourth from 0..3, mode 7 all of them."""
+    x = _t(self, "gathermask")
+    if pattern_mode not in _GATHERMASK or isinstance(pattern_mode, bool):
+        raise _core.UserError(f"pypto.gathermask: pattern_mode must be an int in 1..7, got {pattern_mode!r}"
+                              + _suffix())
+    off, stride = _GATHERMASK[pattern_mode]
+    n = _last_dim(x, "gathermask")
+    if stride == 1:
+        return x
+    if n % stride:
+        raise _core.UserError(f"pypto.gathermask: pattern_mode {pattern_mode} takes every {stride}th element, but "
+                              f"the last dim of {x!r} ({n}) is not a multiple of {stride}" + _suffix())
+    return _select_last(x, list(range(off, n, stride)), "gathermask")
+
+
+def interleave(input: Tensor, other: Tensor) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """PyPTO's interleave: the stream input[0], other[0], input[1], other[1], ... along the last
+    dim, its first half as the first result and its second half as the second (shapes of
+    input). The inverse of deinterleave."""
+    from .creation import arange
+    from .shape import concat, expand_clone, reshape
+    x, y = _t(input, "interleave"), _t(other, "interleave")
+    if list(x.shape) != list(y.shape) or x.dtype != y.dtype:
+        raise _core.UserError(f"pypto.interleave: input {x!r} and other {y!r} must have one shape and dtype"
+                              + _suffix())
+    n = _last_dim(x, "interleave")
+    c = concat([x, y], x.ndim - 1)  # [.., 2n]: x then y
+    outs = []
+    for part in (0, 1):
+        j = arange(part * n, (part + 1) * n)  # positions in the stream
+        idx = j // 2 + (j % 2) * n  # stream[j] = c[j // 2 + (j % 2) * n]
+        one = [1] * x.ndim
+        one[-1] = n
+        outs.append(gather(c, x.ndim - 1, expand_clone(reshape(idx, one), list(x.shape))))
+    return outs[0], outs[1]
+
+
+def deinterleave(input: Tensor, other: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """PyPTO's deinterleave: the even and the odd positions of an interleaved stream along the
+    last dim: of ``input`` (results half as long), or of input and other side by side (results of
+    their shape). The inverse of interleave."""
+    from .shape import concat
+    x = _t(input, "deinterleave")
+    if other is not None:
+        y = _t(other, "deinterleave")
+        if list(x.shape) != list(y.shape) or x.dtype != y.dtype:
+            raise _core.UserError(f"pypto.deinterleave: input {x!r} and other {y!r} must have one shape and "
+                                  "dtype" + _suffix())
+        x = concat([x, y], x.ndim - 1)
+    n = _last_dim(x, "deinterleave")
+    if n % 2:
+        raise _core.UserError(f"pypto.deinterleave: the stream along the last dim of {x!r} has an odd length {n}"
+                              + _suffix())
+    return _select_last(x, list(range(0, n, 2)), "deinterleave"), _select_last(x, list(range(1, n, 2)),
+                                                                                "deinterleave")
