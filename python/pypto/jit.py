@@ -135,6 +135,7 @@ class JitFunction:
                 kind = "value"
             self.params.append(_Param(name, kind, ann if kind == "tensor" else None, p.default))
         self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
+        self.tuned_tiles: Optional[Tuple[Any, Any]] = None  # (vec, cube) set by pypto.tune(apply=True)
         self._opt_cache: Tuple[int, Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]] = (-1, {}, {})
         # The common call, checked cheaply: every parameter a tensor of fixed shape and dtype (no
         # STATIC or inferred dims), passed positionally as numpy arrays of that dtype.
@@ -439,6 +440,15 @@ class JitFunction:
                                f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.tuned_tiles and ops._default_tiles() == (None, None):
+            # Tile shapes pypto.tune(..., apply=True) chose: the defaults of a function that sets
+            # none (an enclosing pypto.options scope still wins).
+            saved = ops._default_tiles()
+            ops._set_default_tiles(*self.tuned_tiles)
+            try:
+                return self._call(args, kwargs, getattr(_sim_request, "machine", None))
+            finally:
+                ops._restore_default_tiles(saved)
         return self._call(args, kwargs, getattr(_sim_request, "machine", None))
 
     def _call(self, args: Sequence[Any], kwargs: Dict[str, Any], sim_machine: Optional[str]) -> Any:

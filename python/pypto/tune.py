@@ -87,9 +87,12 @@ def _combinations(space: Dict[str, Sequence[Any]]) -> List[Dict[str, Any]]:
 
 
 def tune(fn: Any, *args: Any, space: Dict[str, Sequence[Any]], target: str = "sim", machine: Optional[str] = None,
-         repeat: int = 5, out_dir: Optional[str] = None, verbose: bool = True, **kwargs: Any) -> TuneResult:
+         repeat: int = 5, out_dir: Optional[str] = None, verbose: bool = True, apply: bool = False,
+         **kwargs: Any) -> TuneResult:
     """Runs `fn(*args, **kwargs)` for every combination of `space` and returns the candidates
-    ranked (``result.best``, ``result.table()``). See the module documentation."""
+    ranked (``result.best``, ``result.table()``). With ``apply=True`` the best
+    ``vec_tile_shapes`` / ``cube_tile_shapes`` become the function's own defaults: later calls of a
+    function that sets no tile shape use them. See the module documentation."""
     from . import config, sim
     from .jit import JitFunction
     from .tile import TileFunction
@@ -145,6 +148,12 @@ def tune(fn: Any, *args: Any, space: Dict[str, Sequence[Any]], target: str = "si
             _cpu_swimlane(fn, args, dict(kwargs, **{k: v for k, v in c.config.items() if k in params}),
                           {k: c.config[k] for k in _DEFAULT_KEYS if k in c.config}, path)
         result.swimlanes[label] = path
+    if apply:
+        if not any(k in best.config for k in _DEFAULT_KEYS):
+            raise _core.UserError("pypto.tune(apply=True) applies vec_tile_shapes / cube_tile_shapes; the space has "
+                                  "neither (a parameter's best value is result.best.config)")
+        target_fn = fn.last if isinstance(fn, TileFunction) else fn
+        target_fn.tuned_tiles = (best.config.get("vec_tile_shapes"), best.config.get("cube_tile_shapes"))
     if verbose:
         print(result.table())
     return result

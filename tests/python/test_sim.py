@@ -210,3 +210,19 @@ def test_tune_on_the_cpu_measures(tmp_path):
     assert all(c.time_us > 0 and not c.error for c in res.candidates)
     trace = json.loads(open(res.swimlanes["best"]).read())
     assert trace["otherData"]["format"] == "pypto-swimlane-1"
+
+
+def test_tune_apply_makes_the_best_default_tile_the_functions_own(tmp_path):
+    @pypto.jit
+    def f(x: pypto.Tensor((512, 1024), F32)):
+        return pypto.softmax(x, -1)  # no tile shape of its own
+
+    x = randn(rng(10), (512, 1024))
+    res = pypto.tune(f, x, space={"vec_tile_shapes": [(1, 1024), (16, 1024)]}, target="cpu", repeat=3,
+                     out_dir=str(tmp_path), verbose=False, apply=True)
+    assert f.tuned_tiles[0] == tuple(res.best.config["vec_tile_shapes"])
+    f(x)
+    rows = res.best.config["vec_tile_shapes"][0]
+    assert f"tile=[{rows}, 1024]" in f.last.program.tile_graph()
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    assert_close(f(x), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
