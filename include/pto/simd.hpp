@@ -121,7 +121,9 @@ inline constexpr int kW = 4;
 using vf = float __attribute__((vector_size(4 * kW)));
 using vi = int32_t __attribute__((vector_size(4 * kW)));
 
-inline vf splat(float s) { return vf{} + s; }  // scalar operands broadcast
+// Broadcasts a scalar operand. s - (+0) is s for every s, -0 and NaN included (vf{} + s would
+// turn -0 into +0).
+inline vf splat(float s) { return s - vf{}; }
 
 // Loads kW elements of T widened to float.
 template <class T>

@@ -421,18 +421,46 @@ class Partitioner {
         int x = Input(b, t, 0, coord, out);
         if (def.kind == OpKind::BinaryScalar && t.attrs.has("scalar_first") && !HasScalarFirstForm(*def.pto_scalar)) {
           // scalar op x without a scalar/tile instruction: a tile of the scalar, then the binary one.
+          // A 16-bit float tile would round the scalar first (fmod(0.1, x) in bf16 would divide
+          // 0.10009765625): those compute in fp32 and round once, as docs/numerics.md says.
+          DataType dt = b.k.bufs[x].dtype;
+          bool widen = Is16BitFloat(dt);
+          DataType calc = widen ? DataType::FP32 : dt;
+          int xs = x;
+          if (widen) {
+            Instr up;
+            up.opcode = Opcode::TCVT;
+            up.dtype = calc;
+            up.srcs = {x};
+            up.dst = NewBuf(b, -1, calc, t.tile, b.k.bufs[x].valid, ov.name + "_f32");
+            up.loc = t.loc;
+            out.push_back(up);
+            xs = up.dst;
+          }
           Instr fill;
           fill.opcode = Opcode::TEXPANDS;
           fill.has_scalar = true;
           fill.scalar = t.attrs.get<double>("scalar");
-          fill.dst = NewBuf(b, -1, b.k.bufs[x].dtype, t.tile, b.k.bufs[x].valid, ov.name + "_scalar");
+          fill.dst = NewBuf(b, -1, calc, t.tile, b.k.bufs[x].valid, ov.name + "_scalar");
           fill.loc = t.loc;
           out.push_back(fill);
           ins.opcode = *def.pto;
-          ins.srcs = {fill.dst, x};
-          ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
+          ins.srcs = {fill.dst, xs};
+          if (!widen) {
+            ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
+            out.push_back(ins);
+            return ins.dst;
+          }
+          ins.dst = NewBuf(b, -1, calc, t.tile, b.k.bufs[x].valid, ov.name + "_r32");
           out.push_back(ins);
-          return ins.dst;
+          Instr down;
+          down.opcode = Opcode::TCVT;
+          down.dtype = dt;
+          down.srcs = {ins.dst};
+          down.dst = result_buf(t.tile, b.k.bufs[x].valid);
+          down.loc = t.loc;
+          out.push_back(down);
+          return down.dst;
         }
         ins.opcode = *(def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto);
         if (def.kind == OpKind::BinaryScalar) {

@@ -379,3 +379,92 @@ def test_reduction_of_a_reduction_in_one_row_loop(mode):
 
     x, r = randn(rng(32), (5, 33)), randn(rng(33), (5, 1))
     same_fp32(run(f, mode, x, r), (r - x).min(-1, keepdims=True) + x)
+
+
+# --- found by the 5000-program fuzz run (seed 1) ---------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, F16])
+@pytest.mark.parametrize("mode", MODES)
+def test_negative_zero_scalars_keep_their_sign(mode, dtype):
+    # The fast library broadcast a scalar as 0 + s, which makes -0.0 +0.0: copysign(x, -0.0) was
+    # |x|, minimum(-0.0, x >= 0) was +0, x / -0.0 was +inf (programs 1504, 1642, 2660, 3222, 4763).
+    np_dt = np.float32 if dtype == F32 else np.float16
+
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), dtype)):
+        pypto.set_vec_tile_shapes(4, 16)
+        return pypto.copysign(x, -0.0), pypto.minimum(-0.0, x), x / -0.0, x + (-0.0)
+
+    x = np.abs(randn(rng(30), (R, C))).astype(np_dt) + np_dt(0.5)
+    x[0, 0] = 0.0
+    x[0, 1] = -0.0
+    a, b, c, d = run(f, mode, x)
+    np.testing.assert_array_equal(a, -x)
+    assert np.all(np.signbit(a))
+    nz = x != 0  # (which zero a tie of -0 and +0 gives is not numpy-consistent: fp32 and fp16 differ)
+    np.testing.assert_array_equal(np.signbit(b[nz]), np.signbit(np.minimum(np_dt(-0.0), x)[nz]))
+    assert np.all(np.isneginf(c[x > 0]))
+    np.testing.assert_array_equal(np.signbit(d), np.signbit(x + np_dt(-0.0)))  # -0 + -0 is -0
+
+
+@pytest.mark.parametrize("dtype", [I8, I32])
+@pytest.mark.parametrize("mode", MODES)
+def test_integer_tensor_compared_with_an_infinity(mode, dtype):
+    # x == float("inf") on an integer tensor raised OverflowError (programs 779, 635, 2102, ...).
+    np_dt = np.int8 if dtype == I8 else np.int32
+
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), dtype)):
+        pypto.set_vec_tile_shapes(R, C)
+        inf = float("inf")
+        return (x == inf, x != inf, x < inf, x <= -inf, x > -inf, x >= inf, pypto.eq(-inf, x))
+
+    x = rng(31).integers(np.iinfo(np_dt).min, np.iinfo(np_dt).max, (R, C), endpoint=True).astype(np_dt)
+    got = run(f, mode, x)
+    inf = np.inf
+    want = (x == inf, x != inf, x < inf, x <= -inf, x > -inf, x >= inf, x == -inf)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_where_with_an_integer_scalar_the_dtype_cannot_hold_is_a_user_error():
+    # where(c, x, 1000) on int8 wrapped silently (programs 1107, 1188, ...).
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), I8)):
+        return pypto.where(x > 0, x, 1000)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.where: the scalar 1000 is out of the range of .*int8"):
+        f(np.zeros((R, C), np.int8))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((R, C), I32)):
+        return pypto.where(x > 0, float("inf"), x)
+
+    with pytest.raises(pypto.UserError, match="is not an integer"):
+        g(np.zeros((R, C), np.int32))
+
+
+@pytest.mark.parametrize("dtype", [F16, BF16])
+@pytest.mark.parametrize("mode", MODES)
+def test_16bit_scalar_first_op_without_its_instruction_computes_in_fp32(mode, dtype):
+    # fmod(0.1, x) has no scalar/tile instruction: the scalar was expanded into a tile of x's
+    # dtype, i.e. rounded to 0.10009765625 in bf16 (program 3238).
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), dtype)):
+        pypto.set_vec_tile_shapes(R, C)
+        return pypto.fmod(0.1, x)
+
+    t = (torch.rand(R, C, generator=torch.Generator().manual_seed(32)) * 0.01 + 1e-4).to(TORCH[dtype])
+    want = torch.fmod(torch.full_like(t, 0.1, dtype=torch.float32), t.float()).to(TORCH[dtype])
+    np.testing.assert_array_equal(np.asarray(to_np(dtype, torch.from_numpy(np.zeros(1))) if False else
+                                             _as_f32(dtype, run(f, mode, from_torch(dtype, t)))),
+                                  _as_f32(dtype, want))
+
+
+def _as_f32(dtype, v):
+    """A 16-bit result (numpy fp16, bf16 bits, or a torch tensor) as float32 values."""
+    if isinstance(v, torch.Tensor):
+        return v.float().numpy()
+    if dtype == BF16 and v.dtype == np.uint16:
+        return pypto.from_bf16(v)
+    return np.asarray(v, np.float32)

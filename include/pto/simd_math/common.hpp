@@ -30,7 +30,7 @@ inline vl as_l(vd x) { return (vl)x; }
 inline vd as_d(vl x) { return (vd)x; }
 inline vf cf(float c) { return splat(c); }
 inline vi ci(int32_t c) { return vi{} + c; }
-inline vd cd(double c) { return vd{} + c; }
+inline vd cd(double c) { return c - vd{}; }
 
 inline vf sel(vi m, vf a, vf b) { return m ? a : b; }
 inline vi sel(vi m, vi a, vi b) { return m ? a : b; }

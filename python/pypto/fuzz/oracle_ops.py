@@ -349,8 +349,11 @@ class NewOps:
                 vals.append((v.v, v.e))
             elif dt in INTS:
                 s = float(v)
-                if s != s or s != math.floor(s):
+                if not math.isfinite(s) or s != math.floor(s):
                     raise ExpectedUserError(f"pypto.where: the scalar {v!r} is not an integer")
+                info = np.iinfo(NP_INT[dt])
+                if not info.min <= s <= info.max:
+                    raise ExpectedUserError(f"pypto.where: the scalar {v!r} is out of the range of {dt}")
                 vals.append((np.array(int(v), NP_INT[dt]), np.zeros(())))
             else:
                 with np.errstate(all="ignore"):

@@ -40,7 +40,7 @@ def _int_scalar_compare(op: str, x: Tensor, s: float) -> Tuple[str, float]:
     if s != s:  # NaN: only != holds
         return always if op == "ne" else never
     if op in ("eq", "ne"):
-        exact = s == _pymath.floor(s) and lo <= s <= hi
+        exact = _pymath.isfinite(s) and s == _pymath.floor(s) and lo <= s <= hi
         if exact:
             return op, s
         return never if op == "eq" else always
@@ -218,9 +218,15 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyP
             raise _core.UserError(f"pypto.where: {key[0]} must be a pypto.Tensor or a Python scalar, got "
                                   f"{type(v).__name__}" + _suffix())
         s = float(v)
-        if is_int_dtype(dtype) and (s != s or s != _pymath.floor(s)):
+        if is_int_dtype(dtype) and (not _pymath.isfinite(s) or s != _pymath.floor(s)):
             raise _core.UserError(f"pypto.where: the scalar {v!r} is not an integer but the other value is an "
                                   f"integer tensor ({dtype})" + _suffix())
+        if is_int_dtype(dtype):
+            info = np.iinfo(to_numpy_dtype(dtype))
+            if not info.min <= s <= info.max:
+                raise _core.UserError(f"pypto.where: the scalar {v!r} is out of the range of {_core.dtype_name(dtype)} [{info.min}, "
+                                      f"{info.max}] of the other value" + _suffix()
+                                      + "\nhint: use a scalar the dtype can hold, or cast the tensor first")
         attrs[key] = s
     if not tensors:
         attrs["dtype"] = DT_FP32
