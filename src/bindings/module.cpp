@@ -243,7 +243,10 @@ NB_MODULE(_core, m) {
              SymEnv s(env.begin(), env.end());
              return e.Eval(s);
            })
-      .def("free_vars", &Expr::FreeVars);
+      .def("free_vars", &Expr::FreeVars)
+      // PyPTO's hint to keep a complex expression as one intermediate variable: expressions here
+      // are canonical and shared already, so there is nothing to do.
+      .def("as_variable", [](const Expr&) {});
   m.def("sym_min", [](nb::handle a, nb::handle b) { return Min(ToExpr(a), ToExpr(b)); });
   m.def("sym_max", [](nb::handle a, nb::handle b) { return Max(ToExpr(a), ToExpr(b)); });
   m.def("to_sym", [](nb::handle a) { return ToExpr(a); });
@@ -300,6 +303,7 @@ NB_MODULE(_core, m) {
       .def("set_vec_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
       .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
+      .def("set_label", &Recorder::SetLabel)
       .def("set_cube_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
               nb::handle loc) { r.SetCubeTileShapes(m, k, n, MakeLoc(loc)); })

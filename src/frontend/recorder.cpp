@@ -119,6 +119,7 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   }
   call.id = next_op_++;
   call.tile_shape = tile_shape_;
+  call.label = label_;
   const OpDef& def = GetOpDef(call.op);
   // A tensor made with pypto.tensor holds nothing until something is assembled into it.
   size_t n_read = WritesInPlace(def.kind) ? call.inputs.size() - 1 : call.inputs.size();

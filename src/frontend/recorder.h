@@ -68,6 +68,8 @@ class Recorder {
   Expr ReadScalar(int x, const std::vector<Expr>& index, const SourceLoc& loc = {});
 
   void SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc = {});
+  /// PyPTO's semantic label: attached to the ops recorded after it (shown in the dumps).
+  void SetLabel(const std::string& label) { label_ = label; }
   const std::vector<int64_t>& vec_tile_shapes() const { return tile_shape_; }
   /// Cube tile shapes for the following matmuls: {L0, L1} sizes along m, k and n.
   void SetCubeTileShapes(const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
@@ -105,6 +107,7 @@ class Recorder {
   std::vector<Region<OpCall>*> stack_;
   std::vector<int64_t> tile_shape_;
   std::vector<int64_t> cube_tile_;
+  std::string label_;
   std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;

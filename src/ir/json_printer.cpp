@@ -280,6 +280,7 @@ std::string TensorGraphJson(const Function& f) {
     w.Key("output").Int(op.output).Key("attrs");
     AttrsJson(w, op.attrs);
     w.Key("tile_shape").Ints(op.tile_shape).Key("loc").Loc(op.loc);
+    if (!op.label.empty()) w.Key("label").Str(op.label);
   });
   w.EndObject();
   return w.str();

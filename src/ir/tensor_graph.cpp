@@ -72,6 +72,7 @@ static void PrintOp(const Function& f, const OpCall& op, int indent, std::ostrea
   std::string a = op.attrs.str();
   if (!a.empty()) os << " {" << a << "}";
   if (!op.tile_shape.empty()) os << " tile=" << IntList(op.tile_shape, "[", "]");
+  if (!op.label.empty()) os << " label=\"" << op.label << "\"";
   if (op.loc.known()) os << "  # " << op.loc.str();
   os << "\n";
 }

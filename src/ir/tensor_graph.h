@@ -74,6 +74,7 @@ struct OpCall {
   int output = -1;
   Attrs attrs;
   std::vector<int64_t> tile_shape;  // the vec tile shape in force when the op was recorded
+  std::string label;                // PyPTO's semantic label in force (set_semantic_label), for the dumps
   SourceLoc loc;
 };
 

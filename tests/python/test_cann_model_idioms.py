@@ -123,3 +123,28 @@ def test_ceildiv_bytes_of_split_k_and_runtime_sync():
 
     with pytest.raises(pypto.UserError, match="enable_split_k=1 must be True or False"):
         g(a)
+
+
+def test_semantic_labels_precision_types_and_as_variable(tmp_path):
+    @pypto.jit(debug_options={"dump_dir": str(tmp_path), "dump_passes": True})
+    def f(x: pypto.Tensor((8, 32), F32), n: pypto.Tensor((2,), I32)):
+        pypto.set_vec_tile_shapes(8, 32)
+        pypto.set_semantic_label("rms-denominator")
+        d = pypto.sqrt(pypto.sum(x * x, -1, keepdim=True), pypto.PrecisionType.HIGH_PRECISION)
+        pypto.set_semantic_label("normalize")
+        k = n[0] + n[1]
+        k.as_variable()  # a hint for PyPTO's expression CSE: nothing to do here
+        return pypto.div(x, d, pypto.PrecisionType.INTRINSIC) * 1.0
+
+    x = randn(rng(11), (8, 32))
+    got = f(x, np.array([1, 2], np.int32))
+    assert_close(got, x / np.sqrt((x.astype(np.float64) ** 2).sum(-1, keepdims=True)), rtol=2e-6, atol=0)
+    text = (tmp_path / "f" / "passes" / "00_tensor_graph.txt").read_text()
+    assert 'label="rms-denominator"' in text and 'label="normalize"' in text
+
+    @pypto.jit
+    def g(x: pypto.Tensor((8, 32), F32)):
+        return pypto.exp(x, "fast")
+
+    with pytest.raises(pypto.UserError, match="precision_type must be a pypto.PrecisionType"):
+        g(x)

@@ -34,6 +34,8 @@ __all__ = [
     "cast",
     "ReLuType",
     "TransMode",
+    "PrecisionType",
+    "set_semantic_label",
     "matmul",
     "view",
     "set_cube_tile_shapes",
@@ -103,13 +105,17 @@ def _binary(op: str, x: Any, y: Any) -> Tensor:
     return Tensor(_rec=rec, _id=rec.binary(op, x._id, y._id, user_loc()))
 
 
-def exp(x: Tensor) -> Tensor:
+def exp(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
     """e**x, elementwise."""
+    if precision_type is not None:
+        _check_precision("exp", precision_type)
     return _unary("exp", x)
 
 
-def log(x: Tensor) -> Tensor:
+def log(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
     """Natural logarithm, elementwise."""
+    if precision_type is not None:
+        _check_precision("log", precision_type)
     return _unary("log", x)
 
 
@@ -123,18 +129,24 @@ def neg(x: Tensor) -> Tensor:
     return _unary("neg", x)
 
 
-def sqrt(x: Tensor) -> Tensor:
+def sqrt(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
     """Square root, elementwise."""
+    if precision_type is not None:
+        _check_precision("sqrt", precision_type)
     return _unary("sqrt", x)
 
 
-def rsqrt(x: Tensor) -> Tensor:
+def rsqrt(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
     """1 / sqrt(x), elementwise."""
+    if precision_type is not None:
+        _check_precision("rsqrt", precision_type)
     return _unary("rsqrt", x)
 
 
-def reciprocal(x: Tensor) -> Tensor:
+def reciprocal(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
     """1 / x, elementwise."""
+    if precision_type is not None:
+        _check_precision("reciprocal", precision_type)
     return _unary("reciprocal", x)
 
 
@@ -158,8 +170,11 @@ def mul(x: Any, y: Any) -> Tensor:
     return _binary("mul", x, y)
 
 
-def div(x: Any, y: Any) -> Tensor:
-    """x / y with broadcasting; either may be a Python scalar."""
+def div(x: Any, y: Any, precision_type: Optional["PrecisionType"] = None) -> Tensor:
+    """x / y with broadcasting; either may be a Python scalar. ``precision_type`` (PyPTO's) is
+    accepted: the division is correctly rounded either way (docs/numerics.md)."""
+    if precision_type is not None:
+        _check_precision("div", precision_type)
     return _binary("div", x, y)
 
 
@@ -202,6 +217,28 @@ def cast(x: Tensor, dtype: DataType) -> Tensor:
     x = _t(x, "cast")
     dtype = check_dtype(dtype, "pypto.cast", _suffix())
     return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
+
+
+class PrecisionType(enum.Enum):
+    """PyPTO's precision mode of div, exp, sqrt, rsqrt, reciprocal and log: INTRINSIC (the chip's
+    fast instruction) or HIGH_PRECISION. Accepted everywhere; here every one of them follows
+    docs/numerics.md (correctly rounded division, transcendental functions within 2 ulp)."""
+
+    INTRINSIC = 0
+    HIGH_PRECISION = 1
+
+
+def _check_precision(op: str, p: Any) -> None:
+    if not isinstance(p, PrecisionType):
+        raise _core.UserError(f"pypto.{op}: precision_type must be a pypto.PrecisionType, got {p!r}" + _suffix())
+
+
+def set_semantic_label(label: str) -> None:
+    """PyPTO's semantic label: attached to the ops recorded after it, shown in the pass dumps
+    (``label="..."``) so a kernel's ops can be traced back to the part of the model they implement."""
+    if not isinstance(label, str):
+        raise _core.UserError(f"pypto.set_semantic_label: the label must be a str, got {label!r}" + _suffix())
+    current_recorder("set_semantic_label").set_label(label)
 
 
 class ReLuType(enum.Enum):
