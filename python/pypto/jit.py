@@ -359,10 +359,10 @@ class JitFunction:
             if a.dtype != o.dtype:
                 raise _core.UserError(f"@{self.fn.__name__}: result {i} has dtype {o.dtype}, annotated {a.dtype}")
             if len(a.shape) != len(o.shape):
-                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {o.shape}, annotated {a.shape}")
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated {a.shape}")
             for da, do in zip(a.shape, o.shape):
                 if isinstance(da, int) and isinstance(do, int) and da != do:
-                    raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {o.shape}, annotated "
+                    raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated "
                                           f"{a.shape}")
 
     # --- calls ---------------------------------------------------------------------------------

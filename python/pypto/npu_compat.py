@@ -88,6 +88,18 @@ def _device_module() -> types.ModuleType:
     return npu
 
 
+def _format_cast(t: Any, fmt: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """torch_npu.npu_format_cast: the NPU's storage format of a tensor (ACL_FORMAT_ND = 2,
+    FRACTAL_NZ = 29, ...). The data stays row-major here; the format is remembered so
+    get_npu_format reports it, as a program checking its weights' layout expects."""
+    out = t.clone() if kwargs.get("customize_dtype") is None else t
+    try:
+        out._pypto_npu_format = int(fmt) if fmt is not None else 2
+    except (TypeError, ValueError):
+        pass
+    return out
+
+
 def install() -> None:
     """Maps the NPU device to the CPU in this process (idempotent). Needs torch."""
     global _installed
@@ -123,8 +135,8 @@ def install() -> None:
     torch.Tensor.is_npu = property(lambda self: False)  # type: ignore[attr-defined]
     torch_npu = _Module("torch_npu")
     torch_npu.npu = npu  # type: ignore[attr-defined]
-    torch_npu.npu_format_cast = lambda t, fmt=None, *a, **k: t  # type: ignore[attr-defined]
-    torch_npu.get_npu_format = lambda t: 2  # type: ignore[attr-defined]  # ACL_FORMAT_ND
+    torch_npu.npu_format_cast = _format_cast  # type: ignore[attr-defined]
+    torch_npu.get_npu_format = lambda t: getattr(t, "_pypto_npu_format", 2)  # type: ignore[attr-defined]
     torch_npu.__version__ = "cpu (pypto.npu_compat)"  # type: ignore[attr-defined]
     sys.modules.setdefault("torch_npu", torch_npu)
     sys.modules.setdefault("torch_npu.npu", npu)

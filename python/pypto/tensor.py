@@ -117,7 +117,7 @@ class Tensor:
         """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
             return self._spec
-        return tuple(_dim(d) for d in self._rec.value_shape(self._id))
+        return [_dim(d) for d in self._rec.value_shape(self._id)]  # a list, as PyPTO returns
 
     @property
     def dtype(self) -> DataType:

@@ -311,7 +311,7 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
     return c if c.dtype == want else cast(c, want)
 
 
-def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
+def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,  # noqa: A002
          valid_shape: Optional[Sequence[Any]] = None, dtype: Optional[DataType] = None) -> Tensor:
     """A window of x: ``shape`` elements from ``offsets`` (default: zeros) per dim. With
     ``valid_shape`` (symbolic extents, e.g. ``[(n - i * 32).min(32), h]`` for the last block), the
@@ -319,6 +319,7 @@ def view(x: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Seq
     ``valid_shape`` (PyPTO keeps ``shape`` and reads the rest as padding). Assigned to a window
     of ``shape`` (``out[:] = view(...)``), it writes its valid part there, as in PyPTO, and leaves
     the rest of the window as it was."""
+    x = input
     rec = current_recorder("view")
     x = _t(x, "view")
     rank = len(x.shape)
