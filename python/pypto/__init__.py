@@ -33,6 +33,8 @@ from .tile import __all__ as _TILE
 from . import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
 from . import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _device_synchronize)
 from . import sim  # noqa: E402 - the NPU machine model (run_mode "sim")
+from .element import Element  # noqa: E402 - PyPTO's typed scalar
+from . import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses
 from .tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
 
 __version__ = "0.1.0"
@@ -47,5 +49,5 @@ __all__ = [
     "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
-    "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", *_OPS, *_TILE,
+    "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element", *_OPS, *_TILE,
 ]

@@ -10,6 +10,7 @@ import inspect
 import logging
 import os
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -25,6 +26,13 @@ _sim_request = threading.local()
 # pypto.tune (target "cpu"): write the swimlane of this thread's next call to this path.
 _swimlane_request = threading.local()
 _said: set = set()
+
+
+_compile_seconds = [0.0]  # tracing and compiling in this process (pypto_impl's compile monitor)
+
+
+def compile_seconds() -> float:
+    return _compile_seconds[0]
 
 
 def _say_once(key: str, msg: str) -> None:
@@ -475,7 +483,9 @@ class JitFunction:
             key = self._key(tparams, arrays, dtypes, values)[:-2] + (copts, tiles)
             compiled = self._cache.get(key)
             if compiled is None:
+                t0 = time.perf_counter()
                 compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call, sim_machine)
+                _compile_seconds[0] += time.perf_counter() - t0
             if self._simple:
                 self._simple_key = key[:-2]  # the same for every call: no STATIC dims, no values
         self.last = compiled

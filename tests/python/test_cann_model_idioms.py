@@ -148,3 +148,26 @@ def test_semantic_labels_precision_types_and_as_variable(tmp_path):
 
     with pytest.raises(pypto.UserError, match="precision_type must be a pypto.PrecisionType"):
         g(x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_element_and_the_pypto_impl_names_model_code_uses(mode):
+    from pypto import pypto_impl
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((4, 8), F32), n: pypto.Tensor((4, 8), I32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        inv = pypto_impl.ScalarDivS(x, pypto_impl.Element(x.dtype, 2.0), True)  # 2 / x
+        return inv, x + pypto.Element(pypto.DT_FP32, 0.5), n * pypto.Element(pypto.DT_INT32, 3)
+
+    x = randn(rng(12), (4, 8))
+    n = np.arange(32, dtype=np.int32).reshape(4, 8)
+    a, b, c = f(x, n)
+    assert_close(a, 2.0 / x.astype(np.float64), rtol=1e-6, atol=0)
+    assert_close(b, x + 0.5, rtol=0, atol=0)
+    np.testing.assert_array_equal(c, n * 3)
+    assert pypto_impl.GetCompilerMonitorTotalElapsed() > 0
+    e = pypto.Element(pypto.DT_INT32, 3)
+    assert e.value == 3 and e.dtype == pypto.DT_INT32 and repr(e) == "pypto.Element(int32, 3)"
+    with pytest.raises(pypto.UserError, match="not a value of int32"):
+        pypto.Element(pypto.DT_INT32, 2.5)

@@ -1,0 +1,36 @@
+"""``pypto.Element``: a typed scalar operand (PyPTO's), ``pypto.Element(pypto.DT_FP32, 0.5)``.
+
+It is a Python float with a ``dtype``, so every op that takes a Python scalar takes it; the
+tensor's dtype decides the arithmetic, as for any scalar (docs/numerics.md), and an integer
+Element that the tensor's dtype cannot hold is refused like an int.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._dtypes import check_dtype, is_int_dtype
+
+
+class Element(float):
+    """A scalar with a dtype: ``Element(dtype, value)``; ``.dtype``, ``.value``."""
+
+    dtype: Any
+
+    def __new__(cls, dtype: Any, value: Any) -> "Element":
+        dt = check_dtype(dtype, "pypto.Element")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _core.UserError(f"pypto.Element: the value must be an int or a float, got {value!r}")
+        if is_int_dtype(dt) and float(value) != int(value):
+            raise _core.UserError(f"pypto.Element: {value!r} is not a value of {_core.dtype_name(dt)}")
+        obj = super().__new__(cls, float(value))
+        obj.dtype = dt
+        return obj
+
+    @property
+    def value(self) -> Any:
+        return int(self) if is_int_dtype(self.dtype) else float(self)
+
+    def __repr__(self) -> str:
+        return f"pypto.Element({_core.dtype_name(self.dtype)}, {self.value!r})"

@@ -1,0 +1,24 @@
+"""The few names of CANN PyPTO's internal module ``pypto.pypto_impl`` that its model code uses
+(``from pypto import pypto_impl``): ``Element``, ``ScalarDivS`` and
+``GetCompilerMonitorTotalElapsed``. Programs should use the public names (``pypto.Element``,
+``pypto.div``); these exist so such code runs unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .element import Element
+
+__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed"]
+
+
+def ScalarDivS(tensor: Any, other: Any, reverse: bool = False) -> Any:  # noqa: N802 - PyPTO's name
+    """tensor / other, or other / tensor with ``reverse``."""
+    from .ops import div
+    return div(other, tensor) if reverse else div(tensor, other)
+
+
+def GetCompilerMonitorTotalElapsed() -> float:  # noqa: N802 - PyPTO's name
+    """Seconds this process spent compiling @pypto.jit functions (tracing, passes, kernels)."""
+    from .jit import compile_seconds
+    return compile_seconds()
