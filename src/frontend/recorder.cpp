@@ -478,6 +478,14 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   if (d.kind == ValueKind::Reshape)
     throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of another tensor, is not supported", loc,
                     "assemble into the tensor itself, or reshape the value you assemble");
+  if (s.kind == ValueKind::Created && !written_.count(src)) {
+    // out[:] = pypto.tensor(...): a fresh tensor holds nothing defined, so the copy defines
+    // nothing either (PyPTO code writes it to "allocate" out). Nothing to record; out counts as
+    // written, with what it held.
+    written_.insert(f_.Root(dst));
+    MakeOutput(dst);
+    return;
+  }
   MakeOutput(dst);
   OpCall c;
   c.op = "assemble";

@@ -171,3 +171,18 @@ def test_element_and_the_pypto_impl_names_model_code_uses(mode):
     assert e.value == 3 and e.dtype == pypto.DT_INT32 and repr(e) == "pypto.Element(int32, 3)"
     with pytest.raises(pypto.UserError, match="not a value of int32"):
         pypto.Element(pypto.DT_INT32, 2.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_assigning_a_fresh_tensor_is_an_allocation_idiom(mode):
+    # glm_attention: `oi[:] = pypto.tensor(shape, dtype)` before oi is written for real.
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((4, 16), F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        acc = pypto.tensor((4, 16), F32, "acc")
+        acc[:] = pypto.tensor((4, 16), F32, "fresh")  # defines nothing
+        acc[:] = x * 2.0
+        return acc + 1.0
+
+    x = randn(rng(13), (4, 16))
+    assert_close(f(x), x * 2 + 1, rtol=0, atol=0)
