@@ -312,38 +312,42 @@ int64_t Expr::Eval(const SymEnv& env) const {
   throw InternalError("bad expression kind");
 }
 
-Expr Expr::Substitute(const SymEnv& env) const {
-  const ExprNode* n = node();
+namespace {
+// `e` rebuilt from its operands mapped by `f` (constants and variables as they are), through
+// the canonical constructors, so the result simplifies as it is built.
+template <class F>
+Expr Rebuild(const Expr& e, F&& f) {
+  const ExprNode* n = e.node();
   switch (n->kind) {
     case ExprKind::Const:
-      return *this;
-    case ExprKind::Var: {
-      auto it = env.find(n->name);
-      return it == env.end() ? *this : Expr(it->second);
-    }
+    case ExprKind::Var:
+      return e;
     case ExprKind::Sum: {
       Expr s(n->value);
-      for (size_t i = 0; i < n->operands.size(); ++i) s = s + Expr(n->coefs[i]) * n->operands[i].Substitute(env);
+      for (size_t i = 0; i < n->operands.size(); ++i) s = s + Expr(n->coefs[i]) * f(n->operands[i]);
       return s;
     }
     default:
       break;
   }
-  Expr a = n->operands[0].Substitute(env), b = n->operands[1].Substitute(env);
+  Expr a = f(n->operands[0]), b = f(n->operands[1]);
   switch (n->kind) {
-    case ExprKind::Mul:
-      return a * b;
-    case ExprKind::FloorDiv:
-      return FloorDiv(a, b);
-    case ExprKind::Mod:
-      return Mod(a, b);
-    case ExprKind::Min:
-      return Min(a, b);
-    case ExprKind::Max:
-      return Max(a, b);
-    default:
-      throw InternalError("bad expression kind");
+    case ExprKind::Mul: return a * b;
+    case ExprKind::FloorDiv: return FloorDiv(a, b);
+    case ExprKind::Mod: return Mod(a, b);
+    case ExprKind::Min: return Min(a, b);
+    case ExprKind::Max: return Max(a, b);
+    default: throw InternalError("bad expression kind");
   }
+}
+}  // namespace
+
+Expr Expr::Substitute(const SymEnv& env) const {
+  if (kind() == ExprKind::Var) {
+    auto it = env.find(var_name());
+    return it == env.end() ? *this : Expr(it->second);
+  }
+  return Rebuild(*this, [&](const Expr& o) { return o.Substitute(env); });
 }
 
 namespace {
@@ -407,40 +411,17 @@ std::optional<std::pair<int64_t, int64_t>> Expr::Bounds(const VarRanges& ranges)
 }
 
 Expr Expr::Simplify(const VarRanges& ranges) const {
-  const ExprNode* n = node();
-  if (!n || ranges.empty()) return *this;
-  switch (n->kind) {
-    case ExprKind::Const:
-    case ExprKind::Var:
-      return *this;
-    case ExprKind::Sum: {
-      Expr s(n->value);
-      for (size_t i = 0; i < n->operands.size(); ++i) s = s + Expr(n->coefs[i]) * n->operands[i].Simplify(ranges);
-      return s;
-    }
-    default:
-      break;
+  if (!node() || ranges.empty()) return *this;
+  Expr r = Rebuild(*this, [&](const Expr& o) { return o.Simplify(ranges); });
+  if (r.kind() != ExprKind::Min && r.kind() != ExprKind::Max) return r;
+  const Expr& a = r.node()->operands[0];
+  const Expr& b = r.node()->operands[1];
+  bool is_min = r.kind() == ExprKind::Min;
+  if (auto d = (a - b).Bounds(ranges)) {
+    if (d->second <= 0) return is_min ? a : b;  // a <= b everywhere
+    if (d->first >= 0) return is_min ? b : a;   // a >= b everywhere
   }
-  Expr a = n->operands[0].Simplify(ranges), b = n->operands[1].Simplify(ranges);
-  switch (n->kind) {
-    case ExprKind::Mul:
-      return a * b;
-    case ExprKind::FloorDiv:
-      return FloorDiv(a, b);
-    case ExprKind::Mod:
-      return Mod(a, b);
-    case ExprKind::Min:
-    case ExprKind::Max: {
-      bool is_min = n->kind == ExprKind::Min;
-      if (auto d = (a - b).Bounds(ranges)) {
-        if (d->second <= 0) return is_min ? a : b;  // a <= b everywhere
-        if (d->first >= 0) return is_min ? b : a;   // a >= b everywhere
-      }
-      return is_min ? Min(a, b) : Max(a, b);
-    }
-    default:
-      throw InternalError("bad expression kind");
-  }
+  return r;
 }
 
 static void CollectVars(const Expr& e, std::set<std::string>& out) {
