@@ -30,10 +30,21 @@ PY
   asan=$(gcc -print-file-name=libasan.so)
   # libstdc++ preloaded too: ASan's __cxa_throw interceptor needs it at start-up (Python itself
   # does not link it). Python is not instrumented: its allocations are not leaks of ours.
+  # Reports go to files too: pytest captures the stderr of a test that aborts, so a report on
+  # stderr alone can vanish with it.
+  reports="$dir/reports"
+  rm -rf "$reports" && mkdir -p "$reports"
+  status=0
   LD_PRELOAD="$asan $(gcc -print-file-name=libstdc++.so)" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" \
-    ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    python3 -m pytest tests/python -q -p no:cacheprovider --ignore=tests/python/test_tools_browser.py "$@"
-  exit $?
+    ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:log_path="$PWD/$reports/asan" \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path="$PWD/$reports/ubsan" \
+    python3 -m pytest tests/python -q -p no:cacheprovider --ignore=tests/python/test_tools_browser.py "$@" || status=$?
+  if compgen -G "$reports/*" >/dev/null; then
+    echo "[sanitize] reports:"
+    for f in "$reports"/*; do echo "== $f"; head -40 "$f"; done
+    status=1
+  fi
+  exit $status
 fi
 
 for mode in "${modes[@]}"; do

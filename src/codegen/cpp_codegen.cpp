@@ -396,6 +396,18 @@ class KernelWriter {
       return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " + Array(b.shape) + ", " + Array(b.valid) + ", " +
              Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }
+    if (op == Opcode::TSCATTERND) {  // (no destination tile: before `d`)
+      const TileBuf& s = k_.bufs[in.srcs[0]];
+      const int R = static_cast<int>(s.shape.size());
+      std::ostringstream c;
+      c << "{ const int64_t tile[] = " << Array(s.shape) << ", valid[] = " << Array(s.valid)
+        << ", start[] = " << Array(in.coord) << "; ScatterND<" << CppType(s.dtype) << ", "
+        << CppType(k_.bufs[in.srcs[1]].dtype) << ">(P[" << in.param << "].data, P[" << in.param << "].shape, P["
+        << in.param << "].stride, " << R << ", " << Ptr(in.srcs[0]) << ", " << Ptr(in.srcs[1])
+        << ", tile, valid, start, " << in.axis << ", " << static_cast<int>(in.scalar) << ", \"pypto.scatter\", "
+        << Quoted(FormatLocation(in.loc)) << "); }";
+      return c.str();
+    }
     const TileBuf& d = k_.bufs[in.dst];
     std::string T = CppType(d.dtype);
     if (op == Opcode::TBROADCAST) {
@@ -411,18 +423,6 @@ class KernelWriter {
       return "ColReduce<" + T + ">(" + Ptr(in.dst) + ", " + Ptr(in.srcs[0]) + ", " + std::to_string(A) + ", " +
              std::to_string(s.shape[in.axis]) + ", " + std::to_string(B) + ", " + E(s.valid[in.axis]) +
              ", [](auto dd, auto ss) { pto::" + OpcodeName(op) + "(dd, ss); })";
-    }
-    if (op == Opcode::TSCATTERND) {
-      const TileBuf& s = k_.bufs[in.srcs[0]];
-      const int R = static_cast<int>(s.shape.size());
-      std::ostringstream c;
-      c << "{ const int64_t tile[] = " << Array(s.shape) << ", valid[] = " << Array(s.valid)
-        << ", start[] = " << Array(in.coord) << "; ScatterND<" << CppType(s.dtype) << ", "
-        << CppType(k_.bufs[in.srcs[1]].dtype) << ">(P[" << in.param << "].data, P[" << in.param << "].shape, P["
-        << in.param << "].stride, " << R << ", " << Ptr(in.srcs[0]) << ", " << Ptr(in.srcs[1])
-        << ", tile, valid, start, " << in.axis << ", " << static_cast<int>(in.scalar) << ", \"pypto.scatter\", "
-        << Quoted(FormatLocation(in.loc)) << "); }";
-      return c.str();
     }
     if (op == Opcode::TCOLGATHER) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
