@@ -35,7 +35,7 @@ PY
   reports="$dir/reports"
   rm -rf "$reports" && mkdir -p "$reports"
   status=0
-  LD_PRELOAD="$asan $(gcc -print-file-name=libstdc++.so)" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" \
+  LD_PRELOAD="$asan $(gcc -print-file-name=libstdc++.so)" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" PYPTO_SANITIZED=1 \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:log_path="$PWD/$reports/asan" \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path="$PWD/$reports/ubsan" \
     python3 -m pytest tests/python -q -p no:cacheprovider --ignore=tests/python/test_tools_browser.py "$@" || status=$?

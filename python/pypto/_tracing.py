@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _core
 
@@ -47,11 +47,17 @@ class Tracing:
         _state.recorder = self.prev
 
 
-def user_loc() -> SourceLoc:
-    """(file, line, column, text) of the innermost frame outside the pypto package."""
+def user_frame() -> Any:
+    """The innermost frame outside the pypto package (None when there is none)."""
     f = sys._getframe(1)
     while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)).startswith(_PKG_DIR):
         f = f.f_back
+    return f
+
+
+def user_loc() -> SourceLoc:
+    """(file, line, column, text) of the innermost frame outside the pypto package."""
+    f = user_frame()
     if f is None:
         return NO_LOC
     import linecache
@@ -115,6 +121,138 @@ def loop_body_exits(loc: SourceLoc) -> Optional[Tuple[str, int, int, str]]:
                 stack.extend(ast.iter_child_nodes(n))
             return None
     return None
+
+
+def _for_at(loc: SourceLoc) -> Any:
+    """The `for` statement whose iterator expression holds line loc[1] of file loc[0], or None."""
+    import ast
+
+    tree = _parsed(loc[0]) if loc[1] > 0 else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and node.iter.lineno <= loc[1] <= (node.iter.end_lineno or loc[1]):
+            return node
+    return None
+
+
+def loop_carried(loc: SourceLoc) -> List[Tuple[str, int, int]]:
+    """The names the body of the `for` statement at `loc` carries from one iteration to the next:
+    (name, line of a read that may see the previous iteration's value, line of its assignment).
+    A runtime loop traces its body once, so such a read would see the value from before the loop
+    in every iteration (a silent wrong answer); the caller decides what to do with them."""
+    node = _for_at(loc)
+    if node is None:
+        return []
+    assigned = _stores(node.body)
+    reads: Dict[str, int] = {}
+    _reads_before_writes(node.body, set(_stores([node.target])), reads)
+    return [(n, line, assigned[n]) for n, line in sorted(reads.items(), key=lambda x: x[1]) if n in assigned]
+
+
+def _stores(stmts: Sequence[Any]) -> Dict[str, int]:
+    """Name -> first line where these statements (nested blocks included, nested scopes not)
+    bind it."""
+    import ast
+
+    out: Dict[str, int] = {}
+    stack: List[Any] = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out[n.id] = min(out.get(n.id, n.lineno), n.lineno)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[n.name] = min(out.get(n.name, n.lineno), n.lineno)
+            continue
+        if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _loads(node: Any) -> List[Tuple[str, int]]:
+    """(name, line) of every name this expression or simple statement reads (an augmented
+    assignment reads its target), in the scope it runs in."""
+    import ast
+
+    out: List[Tuple[str, int]] = []
+    stack: List[Any] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.append((n.id, n.lineno))
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            out.append((n.target.id, n.lineno))
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            own = {t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            out.extend((name, line) for name, line in _loads_of_children(n) if name not in own)
+            continue
+        if isinstance(n, ast.Lambda):
+            own = {a.arg for a in n.args.args + n.args.kwonlyargs + n.args.posonlyargs}
+            out.extend((name, line) for name, line in _loads(n.body) if name not in own)
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # a nested definition reads its free names when it is called
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _loads_of_children(n: Any) -> List[Tuple[str, int]]:
+    import ast
+
+    out: List[Tuple[str, int]] = []
+    for c in ast.iter_child_nodes(n):
+        out.extend(_loads(c))
+    return out
+
+
+def _reads_before_writes(stmts: Sequence[Any], defined: Set[str], reads: Dict[str, int]) -> Set[str]:
+    """Walks statements in order: records in `reads` each name read while not yet bound in this
+    pass through them (`defined`: bound for sure so far); returns the names bound for sure after."""
+    import ast
+
+    defined = set(defined)
+
+    def read(node: Any) -> None:
+        for name, line in _loads(node):
+            if name not in defined and name not in reads:
+                reads[name] = line
+
+    for s in stmts:
+        if isinstance(s, ast.If):
+            read(s.test)
+            a = _reads_before_writes(s.body, defined, reads)
+            b = _reads_before_writes(s.orelse, defined, reads)
+            defined |= a & b
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            read(s.iter)
+            _reads_before_writes(s.body, defined | set(_stores([s.target])), reads)
+            _reads_before_writes(s.orelse, defined, reads)
+        elif isinstance(s, ast.While):
+            read(s.test)
+            _reads_before_writes(s.body, defined, reads)
+            _reads_before_writes(s.orelse, defined, reads)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                read(item.context_expr)
+                if item.optional_vars is not None:
+                    defined |= set(_stores([item.optional_vars]))
+            defined = _reads_before_writes(s.body, defined, reads)
+        elif isinstance(s, ast.Try):
+            after = _reads_before_writes(s.body, defined, reads)
+            for h in s.handlers:
+                _reads_before_writes(h.body, defined | ({h.name} if h.name else set()), reads)
+            _reads_before_writes(s.orelse, after, reads)
+            _reads_before_writes(s.finalbody, defined, reads)
+            defined = after
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in s.decorator_list:
+                read(d)
+            defined.add(s.name)
+        else:  # a simple statement: its reads happen before its stores
+            read(s)
+            defined |= set(_stores([s]))
+    return defined
 
 
 _ASTS: dict = {}

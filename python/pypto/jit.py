@@ -66,6 +66,9 @@ class CompiledFunction:
         self.dump_dir = dump_dir
         self.graph_written = False
         self.writes = writes or []  # per parameter: the program writes it (an in-place output)
+        # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
+        # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
+        self.returns: List[Tuple[str, int]] = []
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -298,7 +301,7 @@ class JitFunction:
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)
             result = self._traced_fn(*args)
-            self._record_return(rec, result)
+            plan = self._record_return(rec, result, [t._id for t in traced.values()])
         if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
             raise _core.UserError(self._no_output_message())
         groups = self._options()
@@ -313,7 +316,9 @@ class JitFunction:
             os.makedirs(dump_dir, exist_ok=True)
             with open(os.path.join(dump_dir, "options.json"), "w") as f:
                 json.dump(config.recorded(groups), f, indent=1, default=str)
-        return CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
+        compiled = CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
+        compiled.returns = plan
+        return compiled
 
     def _options(self) -> Dict[str, Dict[str, Any]]:
         """Every option group, global values overridden by the function's own (cached until an
@@ -344,19 +349,28 @@ class JitFunction:
         return (f"@{self.fn.__name__} returns nothing and writes no output"
                 "\nhint: return the result, or write into an output parameter with out[:] = ...")
 
-    def _record_return(self, rec: Any, result: Any) -> None:
+    def _record_return(self, rec: Any, result: Any, param_ids: List[int]) -> List[Tuple[str, int]]:
+        """Records the returned tensors; returns the plan of what a call returns (see
+        CompiledFunction.returns). A parameter the function writes and returns is returned as
+        the caller's own argument, written in place."""
         if result is None:
-            return
+            return []
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        plan: List[Tuple[str, int]] = []
+        results: List[int] = []
         for o in outs:
             if not isinstance(o, Tensor) or not o.is_traced:
                 raise _core.UserError(f"@{self.fn.__name__} returned {type(o).__name__}: return traced tensors")
-            if rec.value_kind(o._id) == "temp":
-                pass  # copied into a fresh output by the recorder
-        rec.set_return([o._id for o in outs], user_loc())
+            if o._id in param_ids and rec.value_kind(o._id) == "output":
+                plan.append(("param", param_ids.index(o._id)))
+            else:  # a computed value, a created tensor or an unwritten input: a fresh result
+                plan.append(("result", len(results)))
+                results.append(o._id)
+        if results:
+            rec.set_return(results, user_loc())
         ann = self._resolve(self.sig.return_annotation)
         if ann is inspect.Signature.empty:
-            return
+            return plan
         anns = list(ann) if isinstance(ann, (tuple, list)) else [ann]
         if len(anns) != len(outs):
             raise _core.UserError(f"@{self.fn.__name__} returns {len(outs)} tensors but its annotation declares "
@@ -372,6 +386,7 @@ class JitFunction:
                 if isinstance(da, int) and isinstance(do, int) and da != do:
                     raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated "
                                           f"{a.shape}")
+        return plan
 
     # --- calls ---------------------------------------------------------------------------------
     def _as_array(self, a: Any, p: _Param, shapes_ok: bool = False) -> Tuple[np.ndarray, Any]:
@@ -524,6 +539,10 @@ class JitFunction:
             # uint16 results are bf16 bit patterns (no other pypto dtype maps to uint16).
             outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if o.dtype == np.uint16
                     else torch.from_numpy(o) for o in outs]
+        if any(kind == "param" for kind, _ in compiled.returns):
+            tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))
+                           if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v))]
+            outs = [tensor_args[k] if kind == "param" else outs[k] for kind, k in compiled.returns]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)

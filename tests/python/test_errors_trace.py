@@ -54,6 +54,56 @@ def test_break_of_an_inner_python_loop_is_fine():
     np.testing.assert_array_equal(y, x * 2)
 
 
+def test_a_tensor_carried_across_runtime_loop_iterations_is_a_user_error_at_the_read():
+    # `t = t + x` in a pypto.loop body traced once would read the pre-loop t in every iteration
+    # (it gave 2x instead of 4x, silently).
+    @pypto.jit
+    def f(x: pypto.Tensor((8, 8), F32), out: pypto.Tensor((8, 8), F32)):
+        t = x * 1.0
+        for _ in pypto.loop(3):
+            t = t + x  # the line reported
+        out[:] = t
+
+    with pytest.raises(pypto.UserError, match=r"(?s)`t` is carried from one iteration of the pypto.loop.*"
+                                              r"t = t \+ x  # the line reported"):
+        _call(f, (8, 8), (8, 8))
+
+
+def test_augmented_and_branch_carries_are_caught_and_loop_unroll_too():
+    @pypto.jit
+    def f(x: pypto.Tensor((8, 8), F32), out: pypto.Tensor((8, 8), F32)):
+        acc = x * 0.0
+        for i, k in pypto.loop_unroll(4, unroll_list=[2]):
+            if i == 0:
+                out[:] = x
+            acc += x
+        out[:] = acc
+
+    with pytest.raises(pypto.UserError, match="`acc` is carried from one iteration of the pypto.loop"):
+        _call(f, (8, 8), (8, 8))
+
+
+def test_values_rebound_before_they_are_read_and_python_counters_are_not_carries():
+    count = []
+
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        t = x * 0.0  # rebound in the body before any read: not carried
+        n = 0  # a trace-time counter (CANN PyPTO's loop example keeps one): allowed
+        for i in pypto.loop(4):
+            t = x[i:i + 1, :] * 3.0
+            n = n + 1
+            out[i:i + 1, :] = t + 1.0
+        count.append(n)
+
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    out = np.zeros_like(x)
+    f(x, out)
+    np.testing.assert_array_equal(out, x * 3 + 1)
+    assert count == [1]  # the body was traced once
+
+
 def test_numpy_on_a_traced_tensor_names_numpy_and_the_pypto_op():
     @pypto.jit
     def f(x: pypto.Tensor((4, 4), F32)):

@@ -29,6 +29,9 @@ def triple(x: pypto.Tensor((8, 8), F32)):
 
 CTRL_C = textwrap.dedent("""
     import os, signal, sys, threading, time
+    # A process started in the background by a shell without job control inherits SIGINT ignored,
+    # and Python then installs no handler: restore the interactive default that Ctrl-C meets.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np, pypto
     pypto.set_runtime_options(run_mode=sys.argv[1])
     @pypto.jit
@@ -76,6 +79,9 @@ def test_ctrl_c_cancels_a_running_call(mode, iterations):
 # the runtime between steps of its loop whether to stop (PyptoKernelCall::stop).
 LONG_TASK = textwrap.dedent("""
     import os, signal, sys, threading, time
+    # A process started in the background by a shell without job control inherits SIGINT ignored,
+    # and Python then installs no handler: restore the interactive default that Ctrl-C meets.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np, pypto
     mode, how = sys.argv[1], sys.argv[2]
     pypto.set_runtime_options(run_mode=mode)

@@ -262,3 +262,24 @@ def test_broadcast_read_then_write_stays_in_two_kernels():
     want = x + s[0:1, :]
     f(x, s)
     np.testing.assert_allclose(s, want, rtol=1e-6)
+
+
+def test_a_written_parameter_returned_is_the_callers_array_written_in_place():
+    # `out[:] = ...; return out` (the hw-native-sys pl.jit form, also seen in CANN PyPTO code) used
+    # to return a fresh array and leave the caller's `out` unwritten.
+    @pypto.jit
+    def f(a: pypto.Tensor([16, 32], pypto.DT_FP32), out: pypto.Tensor([16, 32], pypto.DT_FP32)):
+        out[:] = a * 2.0
+        return out, a + 1.0
+
+    a = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
+    out = np.zeros_like(a)
+    r, s = f(a, out)
+    assert r is out
+    np.testing.assert_array_equal(out, a * 2)
+    np.testing.assert_array_equal(s, a + 1)
+    torch = pytest.importorskip("torch")
+    ta, tout = torch.from_numpy(a), torch.zeros(16, 32)
+    r, _ = f(ta, tout)
+    assert r is tout
+    np.testing.assert_array_equal(tout.numpy(), a * 2)

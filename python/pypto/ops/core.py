@@ -4,13 +4,15 @@ and dtypes and records the op with the caller's source line."""
 from __future__ import annotations
 
 import enum
+import linecache
 
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
-from .._tracing import _format_loc, current_recorder, loop_body_exits, maybe_recorder, user_loc
+from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exits, loop_carried, maybe_recorder,
+                        user_frame, user_loc)
 from ..tensor import Tensor
 
 __all__ = [
@@ -447,6 +449,32 @@ def get_vec_tile_shapes() -> List[int]:
     return list(rec.vec_tile_shapes()) if rec is not None else list(_last_set["vec"])
 
 
+def check_no_carried_values(loc: SourceLoc, what: str) -> None:
+    """A UserError when the body of the runtime loop at `loc` reads a traced value of its previous
+    iteration (`t = t + a`): the body is traced once, so every iteration would read the value
+    from before the loop."""
+    carried = loop_carried(loc)
+    if not carried:
+        return
+    frame = user_frame()
+    bound = frame.f_locals if frame is not None else {}
+    for var, read_line, assign_line in carried:
+        value = bound.get(var)
+        # Only traced values: a Python value (a trace-time counter, as CANN PyPTO's loop example
+        # keeps) counts trace-time passes, which is what it means in PyPTO too.
+        if not ((isinstance(value, Tensor) and value.is_traced)
+                or (isinstance(value, _core.SymbolicScalar) and not value.is_concrete())):
+            continue
+        text = linecache.getline(loc[0], read_line).rstrip("\n")
+        raise _core.UserError(
+            f"`{var}` is carried from one iteration of the {what} at line {loc[1]} to the next: it is read at line "
+            f"{read_line} and assigned at line {assign_line} of the body. A runtime loop's body is traced once, so "
+            f"every iteration would read `{var}` as it was before the loop"
+            + _format_loc((loc[0], read_line, len(text) - len(text.lstrip()), text))
+            + "\nhint: keep a running result in a tensor (write it with out[...] = ... or pypto.assemble in each "
+            "iteration and read it back), or use a Python `for` loop over range() to unroll the loop at trace time")
+
+
 def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
          submit_before_loop: bool = False, parallel: bool = False) -> Iterator[_core.SymbolicScalar]:
     """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
@@ -479,6 +507,7 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
                               f"once, so `{kind}` cannot end it" + _format_loc((loc[0], line, col, text))
                               + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
                               "loop over range() for a loop unrolled at trace time")
+    check_no_carried_values(loc, "pypto.loop")
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     from ..control import register_loop
     register_loop(idx, start, stop, step)
