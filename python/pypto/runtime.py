@@ -4,8 +4,17 @@ nothing to wait for."""
 
 from .config import RunMode
 
-__all__ = ["RunMode"]
+__all__ = ["RunMode", "RunConfig"]
 
 
 def _device_synchronize() -> None:
     """PyPTO's (internal) device synchronization: a no-op, calls here are synchronous."""
+
+
+def __getattr__(name: str) -> object:
+    # RunConfig belongs to pypto.language (the hw-native-sys runtime's config, `from
+    # pypto.runtime import RunConfig`); imported on first use to keep this module light.
+    if name == "RunConfig":
+        from .language import RunConfig
+        return RunConfig
+    raise AttributeError(f"module 'pypto.runtime' has no attribute {name!r}")

@@ -303,6 +303,7 @@ NB_MODULE(_core, m) {
       .def("set_vec_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
       .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
+      .def("clear_vec_tile_shapes", &Recorder::ClearVecTileShapes)
       .def("set_label", &Recorder::SetLabel)
       .def("set_cube_tile_shapes",
            [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,

@@ -68,6 +68,8 @@ class Recorder {
   Expr ReadScalar(int x, const std::vector<Expr>& index, const SourceLoc& loc = {});
 
   void SetVecTileShapes(const std::vector<int64_t>& dims, const SourceLoc& loc = {});
+  /// Back to automatic vec tile shapes (the state before any SetVecTileShapes).
+  void ClearVecTileShapes() { tile_shape_.clear(); }
   /// PyPTO's semantic label: attached to the ops recorded after it (shown in the dumps).
   void SetLabel(const std::string& label) { label_ = label; }
   const std::vector<int64_t>& vec_tile_shapes() const { return tile_shape_; }

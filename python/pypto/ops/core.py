@@ -449,30 +449,44 @@ def get_vec_tile_shapes() -> List[int]:
     return list(rec.vec_tile_shapes()) if rec is not None else list(_last_set["vec"])
 
 
-def check_no_carried_values(loc: SourceLoc, what: str) -> None:
-    """A UserError when the body of the runtime loop at `loc` reads a traced value of its previous
-    iteration (`t = t + a`): the body is traced once, so every iteration would read the value
-    from before the loop."""
-    carried = loop_carried(loc)
-    if not carried:
-        return
-    frame = user_frame()
-    bound = frame.f_locals if frame is not None else {}
-    for var, read_line, assign_line in carried:
-        value = bound.get(var)
-        # Only traced values: a Python value (a trace-time counter, as CANN PyPTO's loop example
-        # keeps) counts trace-time passes, which is what it means in PyPTO too.
-        if not ((isinstance(value, Tensor) and value.is_traced)
-                or (isinstance(value, _core.SymbolicScalar) and not value.is_concrete())):
-            continue
-        text = linecache.getline(loc[0], read_line).rstrip("\n")
-        raise _core.UserError(
-            f"`{var}` is carried from one iteration of the {what} at line {loc[1]} to the next: it is read at line "
-            f"{read_line} and assigned at line {assign_line} of the body. A runtime loop's body is traced once, so "
-            f"every iteration would read `{var}` as it was before the loop"
-            + _format_loc((loc[0], read_line, len(text) - len(text.lstrip()), text))
-            + "\nhint: keep a running result in a tensor (write it with out[...] = ... or pypto.assemble in each "
-            "iteration and read it back), or use a Python `for` loop over range() to unroll the loop at trace time")
+class CarriedValues:
+    """Catches a runtime loop whose body reads a traced value of its previous iteration
+    (`t = t + a`): the body is traced once, so every iteration would read the value from before
+    the loop. Made before the body is traced (the names the body may carry and their values then);
+    `check()` after it raises when one of them was rebound to another traced value (rebinding it
+    to the same tensor, `c = pypto.assemble(...)`-style, carries nothing)."""
+
+    def __init__(self, loc: SourceLoc) -> None:
+        self.loc = loc
+        self.before: Dict[str, Tuple[Any, int, int]] = {}
+        carried = loop_carried(loc)
+        frame = user_frame() if carried else None
+        bound = frame.f_locals if frame is not None else {}
+        for var, read_line, assign_line in carried:
+            value = bound.get(var)
+            # Only traced values: a Python value (a trace-time counter, as CANN PyPTO's loop
+            # example keeps) counts trace-time passes, which is what it means in PyPTO too.
+            if (isinstance(value, Tensor) and value.is_traced) or (
+                    isinstance(value, _core.SymbolicScalar) and not value.is_concrete()):
+                self.before[var] = (value, read_line, assign_line)
+
+    def check(self, what: str) -> None:
+        if not self.before:
+            return
+        frame = user_frame()
+        now = frame.f_locals if frame is not None else {}
+        for var, (value, read_line, assign_line) in self.before.items():
+            if var not in now or now[var] is value:
+                continue
+            text = linecache.getline(self.loc[0], read_line).rstrip("\n")
+            raise _core.UserError(
+                f"`{var}` is carried from one iteration of the {what} at line {self.loc[1]} to the next: it is read at "
+                f"line {read_line} and assigned at line {assign_line} of the body. A runtime loop's body is traced "
+                f"once, so every iteration would read `{var}` as it was before the loop"
+                + _format_loc((self.loc[0], read_line, len(text) - len(text.lstrip()), text))
+                + "\nhint: keep a running result in a tensor (write it with out[...] = ... or pypto.assemble in each "
+                "iteration and read it back), or use a Python `for` loop over range() to unroll the loop at trace "
+                "time")
 
 
 def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
@@ -507,12 +521,13 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
                               f"once, so `{kind}` cannot end it" + _format_loc((loc[0], line, col, text))
                               + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
                               "loop over range() for a loop unrolled at trace time")
-    check_no_carried_values(loc, "pypto.loop")
+    carried = CarriedValues(loc)
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     from ..control import register_loop
     register_loop(idx, start, stop, step)
     try:
         yield idx
+        carried.check("pypto.loop")
     finally:
         rec.end_loop()
 
