@@ -23,7 +23,8 @@ def run_example(name, perturb):
 
 
 def test_examples_found():
-    assert {"softmax_demo.py", "matmul_ffn.py", "flash_attention.py", "indexer_prolog.py"} <= set(EXAMPLES)
+    assert {"softmax_demo.py", "matmul_ffn.py", "flash_attention.py", "indexer_prolog.py", "tile_softmax.py",
+            "tile_flash_attention.py"} <= set(EXAMPLES)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -16,17 +16,19 @@ The entry (``@pl.jit``) is the control plane; operators run inside ``pl.at(level
 ``@pl.jit.incore`` functions (AIC: cube, AIV: vector, CORE_GROUP: both). ``pl.load`` /
 ``pl.store`` move tiles between global tensors and on-chip memory spaces, ``pl.tpush_to_aiv`` /
 ``pl.tpop_from_aic`` hand tiles from a cube function to a vector one. Everything is recorded
-into the same IR as ``@pypto.jit`` and runs on the same backends (docs/tile-level.md).
+into the same IR as ``@pypto.jit`` and runs on the same backends
+(docs/tile-level.md).
 """
 
-from ._ops import (abs, add, adds, aic_initialize_pipe, aiv_initialize_pipe, assemble, cast, col_expand,
-                   col_expand_add, col_expand_div, col_expand_expdif, col_expand_max, col_expand_min, col_expand_mul,
-                   col_expand_sub, col_max, col_min, col_sum, cos, create, create_tile, div, divs, exp, fillpad, fmod,
-                   full, load, log, matmul, matmul_acc, matmul_bias, maximum, maximums, minimum, minimums, mul, muls,
-                   neg, recip, relu, row_expand, row_expand_add, row_expand_div, row_expand_expdif, row_expand_max,
-                   row_expand_min, row_expand_mul, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin,
-                   sqrt, store, sub, subs, tanh, tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv,
-                   tpush_to_aic, tpush_to_aiv)
+from ._ops import (
+    abs, add, adds, aic_initialize_pipe, aiv_initialize_pipe, assemble, cast, col_expand,
+    col_expand_add, col_expand_div, col_expand_expdif, col_expand_max, col_expand_min,
+    col_expand_mul, col_expand_sub, col_max, col_min, col_sum, cos, create, create_tensor,
+    create_tile, div, divs, exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias,
+    maximum, maximums, minimum, minimums, mul, muls, neg, recip, relu, row_expand, row_expand_add,
+    row_expand_div, row_expand_expdif, row_expand_max, row_expand_min, row_expand_mul,
+    row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, sqrt, store, sub, subs, tanh,
+    tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
 from ._program import (Optimization, RunConfig, at, cross_core_slot, function, jit, parallel, range, split,
                        yield_)
 from ._types import (BF16, BOOL, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
@@ -38,7 +40,7 @@ __all__ = [
     "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
     "PadValue", "SplitMode", "AtomicType",
-    "load", "store", "assemble", "create_tile", "create", "full", "fillpad",
+    "load", "store", "assemble", "create_tile", "create", "create_tensor", "full", "fillpad",
     "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums", "minimums", "fmod",
     "neg", "exp", "log", "sqrt", "rsqrt", "recip", "abs", "relu", "sin", "cos", "tanh", "sigmoid", "cast",
     "row_max", "row_min", "row_sum", "col_max", "col_min", "col_sum",

@@ -20,6 +20,7 @@ from .._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8
 from .._tracing import _format_loc, current_recorder, user_loc
 from ..control import bytes_of, sym_min
 from ..tensor import Tensor
+from ..tensor import tensor as new_tensor
 from ._program import current_trace
 from ._types import AtomicType, Level, MemorySpace, PadValue
 
@@ -192,7 +193,8 @@ def _write(op: str, tile: Tensor, offsets: Sequence[Any], out: Tensor, atomic: A
         tile = _one_tile(lambda: _ops.add(current, tile), [tile])
     elif atomic is not AtomicType.None_:
         raise _core.UserError(f"pl.{op}: atomic must be a pl.AtomicType, got {atomic!r}" + _loc())
-    _ops.assemble(tile, offsets, out)
+    # With the tile's shape in force, so the write fuses into the kernel that computes the tile.
+    _one_tile(lambda: _ops.assemble(tile, offsets, out), [tile])
     return out
 
 
@@ -207,6 +209,13 @@ def create_tile(shape: Sequence[Any], dtype: Any = DT_FP32, target_memory: Memor
 
 
 create = create_tile
+
+
+def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32) -> Tensor:
+    """``pl.create_tensor(shape, dtype=)``: a global tensor of the program (scratch or state that
+    several tasks read and write), written before it is read."""
+    current_trace("create_tensor")
+    return new_tensor(list(shape), dtype, "pl_tensor")
 
 
 def full(shape: Sequence[Any], dtype: Any, value: Number) -> Tensor:
@@ -291,12 +300,13 @@ def _row(name: str, fn: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
     return op
 
 
-row_max = _row("row_max", _tile.row_max)
-row_min = _row("row_min", _tile.row_min)
-row_sum = _row("row_sum", _tile.row_sum)
-col_max = _row("col_max", _tile.col_max)
-col_min = _row("col_min", _tile.col_min)
-col_sum = _row("col_sum", _tile.col_sum)
+# Any rank: a row reduction is over the last dim, a column reduction over the one before it.
+row_max = _row("row_max", lambda t: _ops.amax(t, -1, keepdim=True))
+row_min = _row("row_min", lambda t: _ops.amin(t, -1, keepdim=True))
+row_sum = _row("row_sum", lambda t: _ops.sum(t, -1, keepdim=True))
+col_max = _row("col_max", lambda t: _ops.amax(t, -2, keepdim=True))
+col_min = _row("col_min", lambda t: _ops.amin(t, -2, keepdim=True))
+col_sum = _row("col_sum", lambda t: _ops.sum(t, -2, keepdim=True))
 
 
 def _expand(name: str, fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Tensor]:
