@@ -391,3 +391,52 @@ def test_a_carried_value_in_a_dynamic_range_is_refused():
 
     with pytest.raises(pypto.UserError, match="`acc` is carried from one iteration"):
         _call(dyn, (4, 16), (1, 16))
+
+
+@pl.jit.incore(level=pl.Level.AIV)
+def rms_rows(x, out, row0):
+    t = pl.load(x, [row0, 0], [8, 64])
+    ms = pl.muls(pl.row_sum(pl.mul(t, t)), 1.0 / 64)
+    pl.store(pl.row_expand_mul(t, pl.rsqrt(pl.adds(ms, 1e-6))), [row0, 0], out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tensor_level_function_calls_a_tile_level_one_on_views(mode):
+    # The levels mix in one program: tensor-level ops before and after, a pl kernel in between.
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        n = x.shape[0]
+        y = pypto.tensor([n, 64], pypto.DT_FP32)
+        z = pypto.tensor([n, 64], pypto.DT_FP32)
+        pypto.set_vec_tile_shapes(8, 64)
+        y[:] = x * 2.0
+        for i in pypto.loop(n // 8):
+            rms_rows(y, z, i * 8)
+        return z + 1.0
+
+    x = _rng(7).standard_normal((48, 64)).astype(np.float32)
+    got = run_in(mode, f, x)
+    y = x * 2
+    ref = y / np.sqrt((y * y).mean(-1, keepdims=True) + 1e-6) + 1
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_dumps_graph_and_verify_passes_work_for_a_pl_program(tmp_path):
+    import os
+    saved = pypto.get_debug_options()
+    pypto.set_debug_options(dump_dir=str(tmp_path), dump_passes=True, graph=True, swimlane=True,
+                            verify_passes=True)
+    try:
+        x = _rng(8).standard_normal((37, 40)).astype(np.float32)
+        out = np.zeros_like(x)
+        f = pl.jit(softmax_rows.fn)  # a fresh function: a compiled one keeps the options it was compiled with
+        f(x, out)
+    finally:
+        pypto.set_debug_options(**saved)
+    np.testing.assert_allclose(out, _softmax(x), rtol=1e-5, atol=1e-6)
+    d = tmp_path / "softmax_rows"
+    passes = sorted(os.listdir(d / "passes"))
+    assert "00_tensor_graph.txt" in passes and any("partition" in p for p in passes)
+    assert "pl_range" in (d / "passes" / "00_tensor_graph.txt").read_text()
+    assert (d / "graph.html").exists() and (d / "swimlane.json").exists()
+    assert f.last_stats["verify"].startswith("verify_passes: tensor graph == block graph")

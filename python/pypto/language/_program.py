@@ -329,6 +329,11 @@ def _incore_level(type_: Optional[FunctionType], level: Optional[Level], role: O
     return None
 
 
+def _config_machine() -> str:
+    from .. import config
+    return str(config.merged("pass", {})["machine"])
+
+
 class KernelFunction:
     """A function of the program: called while a @pl.jit entry is traced it runs in its own
     placement scope (an in-core level, or orchestration); called with arrays it is an entry."""
@@ -342,6 +347,21 @@ class KernelFunction:
         self._entry: Optional[LanguageFunction] = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if maybe_recorder() is not None and getattr(_state, "trace", None) is None:
+            # Called from a tensor-level @pypto.jit function (on its tensors or views): the
+            # levels mix in one program. The call is its own placement scope and pipe state.
+            if self.inline or self.level is None:
+                raise _core.UserError(f"{self.fn.__name__}: a tensor-level function can call an in-core pl "
+                                      "function (@pl.jit.incore, pl.function(type=InCore/AIC/AIV))"
+                                      + _format_loc(user_loc()))
+            machine = _config_machine()
+            _state.trace = _Trace(self.fn.__name__, machine)
+            try:
+                result = self(*args, **kwargs)
+                _state.trace.finish()
+                return result
+            finally:
+                _state.trace = None
         if maybe_recorder() is not None and getattr(_state, "trace", None) is not None:
             if self._traced is None:  # runtime `if`s, as in the entry
                 self._traced = control.with_runtime_branches(self.fn)

@@ -82,6 +82,10 @@ class TensorGraphEvaluator:
             dst[idx] = ins[0]
             return
         out_dt = _NP[self.values[e["output"]]["dtype"]]
+        if op == "full":  # no inputs: a constant tensor
+            shape = [_eval_sym(str(d), env) for d in attrs["shape"]]
+            store[e["output"]] = np.full(shape, attrs["value"]).astype(out_dt)
+            return
         x = ins[0]
         with np.errstate(all="ignore"):
             if op in _UNARY:
