@@ -75,6 +75,45 @@ def pypto_softmax(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
     return softmax
 
 
+def pypto_tile_softmax(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    """The seed's tile function (docs/tile-level.md), mapped over row tiles of `tile_rows`."""
+    @pypto.jit(tile_shape=(tile_rows,))
+    def softmax(x: pypto.Tile) -> pypto.Tile:
+        m = pypto.row_max(x)
+        e = pypto.exp(x - m)
+        return e / pypto.row_sum(e)
+    return softmax
+
+
+class _WithOutput:
+    """Calls a pl function that writes an output parameter; returns the output (and has `.last`)."""
+
+    def __init__(self, fn: Any, out: np.ndarray) -> None:
+        self.fn, self.out = fn, out
+
+    @property
+    def last(self) -> Any:
+        return self.fn.last
+
+    def __call__(self, *args: Any) -> np.ndarray:
+        return self.fn(*args, self.out)
+
+
+def pypto_pl_softmax(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    """The same softmax in pypto.language: load a tile, reduce, broadcast, store, in a pl.range."""
+    import pypto.language as pl
+
+    @pl.jit
+    def softmax_pl(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> Any:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for i in pl.range(R // tile_rows):
+                t = pl.load(x, [i * tile_rows, 0], [tile_rows, C])
+                e = pl.row_expand_expdif(t, pl.row_max(t))
+                pl.store(pl.row_expand_div(e, pl.row_sum(e)), [i * tile_rows, 0], out)
+        return out
+    return _WithOutput(softmax_pl, np.empty((R, C), np.float32))
+
+
 def pypto_rmsnorm(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
     @pypto.jit
     def rmsnorm(x: pypto.Tensor((R, C), pypto.DT_FP32), g: pypto.Tensor((1, C), pypto.DT_FP32)) \
@@ -163,8 +202,8 @@ def numpy_impls() -> Dict[str, Callable[..., Any]]:
         order = np.argsort(-vals, axis=-1, kind="stable")
         return np.take_along_axis(vals, order, -1), np.take_along_axis(part, order, -1)
 
-    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
-            "transpose": transpose, "topk": topk}
+    return {"softmax": softmax, "tile_softmax": softmax, "pl_softmax": softmax, "rmsnorm": rmsnorm,
+            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk}
 
 
 def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
@@ -191,21 +230,23 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
     def topk(x):
         return torch.topk(x, TOPK, dim=-1)
 
-    return {"softmax": softmax, "rmsnorm": rmsnorm, "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu,
-            "transpose": transpose, "topk": topk}
+    return {"softmax": softmax, "tile_softmax": softmax, "pl_softmax": softmax, "rmsnorm": rmsnorm,
+            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk}
 
 
 # --- timing -------------------------------------------------------------------------------------
 
 # --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
 
-COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal", "attention_d128"]
+COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal", "attention_d128", "tile_attention",
+           "tile_attention_causal"]
 
 
 def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
     """name -> {flops, args, pypto, torch eager, numpy, check}; torch entries need torch."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import flash_attention as fa
+    import tile_flash_attention as tfa
 
     rng = np.random.default_rng(1)
     cases: Dict[str, Dict[str, Any]] = {}
@@ -261,6 +302,25 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
         cases[name] = {"what": f"[{bh}, {seq}, {dim}] fp32{' causal' if causal else ''}, flash (online softmax)",
                        "flops": 4 * bh * seq * seq * dim // (2 if causal else 1), "pypto": (fn, args),
                        "ref": (lambda c, q_, k_, v_: lambda _: fa.reference(q_, k_, v_, c))(causal, q, k, v),
+                       "result": out}
+        if torch is not None:
+            tq, tk, tv = (torch.from_numpy(t_).unsqueeze(0) for t_ in (q, k, v))
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            cases[name]["torch eager"] = ((lambda c: lambda a, b_, c_: sdpa(a, b_, c_, is_causal=c))(causal),
+                                          (tq, tk, tv))
+    # The same attention at the tile level (pypto.language: AIC and AIV functions, tpush / tpop).
+    for name, causal in (("tile_attention", False), ("tile_attention_causal", True)):
+        dim = 64
+        q, k, v = (rng.standard_normal((bh, seq, dim)).astype(np.float32) for _ in range(3))
+        fn = tfa.make_attention(bh, seq, dim, causal)
+        out = np.zeros((bh * seq, dim), np.float32)
+        flat = tuple(t_.reshape(bh * seq, dim) for t_ in (q, k, v))
+        args = (*flat, tfa.causal_mask(128), out) if causal else (*flat, out)
+        cases[name] = {"what": f"[{bh}, {seq}, {dim}] fp32{' causal' if causal else ''}, pypto.language "
+                               "(QK^T on AIC, online softmax on AIV, PV on AIC, tpush/tpop)",
+                       "flops": 4 * bh * seq * seq * dim // (2 if causal else 1), "pypto": (fn, args),
+                       "ref": (lambda c, q_, k_, v_: lambda _: fa.reference(q_, k_, v_, c).reshape(-1, q_.shape[-1]))(
+                           causal, q, k, v),
                        "result": out}
         if torch is not None:
             tq, tk, tv = (torch.from_numpy(t_).unsqueeze(0) for t_ in (q, k, v))
@@ -336,7 +396,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
-    names = args.only or ["softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh", "transpose", "topk"] + COMPUTE
+    names = args.only or ["softmax", "tile_softmax", "pl_softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh",
+                          "transpose", "topk"] + COMPUTE
     compute_names = [nm for nm in names if nm in COMPUTE]
     names = [nm for nm in names if nm not in COMPUTE]
     info = machine_info()
@@ -363,14 +424,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("torch not installed: torch columns skipped (pip install torch==2.13.0)")
     nimpl = numpy_impls()
     pypto.set_runtime_options(workers=args.workers, run_mode="cpu")
-    makers = {"softmax": (pypto_softmax, 8), "rmsnorm": (pypto_rmsnorm, 8), "layernorm": (pypto_layernorm, 4),
+    makers = {"softmax": (pypto_softmax, 8), "tile_softmax": (pypto_tile_softmax, 8),
+              "pl_softmax": (pypto_pl_softmax, 8), "rmsnorm": (pypto_rmsnorm, 8), "layernorm": (pypto_layernorm, 4),
               "chain": (pypto_chain, 8), "gelu_tanh": (pypto_gelu, 8), "transpose": (pypto_transpose, 32),
               "topk": (pypto_topk, 8)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((R, C)).astype(np.float32)
     g = rng.standard_normal((1, C)).astype(np.float32)
     b = rng.standard_normal((1, C)).astype(np.float32)
-    inputs = {"softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,), "gelu_tanh": (x,),
+    inputs = {"softmax": (x,), "tile_softmax": (x,), "pl_softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,), "gelu_tanh": (x,),
               "transpose": (x,), "topk": (x,)}
     rows = []
     for name in names:
@@ -400,7 +462,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         p_med = results["pypto"][0]
         gbs = bytes_moved / p_med / 1e9
         print(f"\n{name} ({R}x{C} fp32, {bytes_moved / 2**20:.0f} MiB moved) check={'OK' if ok else 'MISMATCH'}; "
-              f"pypto {fn.last.program.num_kernels} kernel(s)")
+              f"pypto {num_kernels(fn)} kernel(s)")
         for impl, (med, q1, q3) in results.items():
             print(f"  {impl:>14}: {med * 1e3:8.2f} ms  [IQR {q1 * 1e3:.2f}-{q3 * 1e3:.2f}]  "
                   f"{bytes_moved / med / 1e9:6.1f} GB/s  pypto speedup x{med / p_med:5.2f}")
@@ -413,6 +475,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                        compute_rows)
         print(f"\nwrote {os.path.relpath(args.out)}")
     return 0
+
+
+def num_kernels(fn: Any) -> int:
+    last = fn.last
+    if not hasattr(last, "program"):  # a tile function: .last is its tensor-level function
+        last = last.last
+    return int(last.program.num_kernels)
 
 
 def _cell(res: Dict[str, Tuple[float, float, float]], impl: str) -> str:
