@@ -440,3 +440,31 @@ def test_dumps_graph_and_verify_passes_work_for_a_pl_program(tmp_path):
     assert "pl_range" in (d / "passes" / "00_tensor_graph.txt").read_text()
     assert (d / "graph.html").exists() and (d / "swimlane.json").exists()
     assert f.last_stats["verify"].startswith("verify_passes: tensor graph == block graph")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_program_id_is_the_task_index_of_pl_parallel(mode):
+    @pl.jit.incore(level=pl.Level.AIV)
+    def row_block(x, out):
+        i = pl.program_id()
+        t = pl.load(x, [i * 4, 0], [4, 32])
+        pl.store(pl.adds(t, pl.get_block_num() * 1.0), [i * 4, 0], out)
+
+    @pl.jit
+    def f(x: pl.Tensor[[24, 32], pl.FP32], out: pl.Out[pl.Tensor[[24, 32], pl.FP32]]):
+        for _ in pl.parallel(6):
+            row_block(x, out)
+        return out
+
+    x = _rng(9).standard_normal((24, 32)).astype(np.float32)
+    out = np.zeros_like(x)
+    run_in(mode, f, x, out)
+    np.testing.assert_array_equal(out, x + 6)
+
+    @pl.jit
+    def outside(x: pl.Tensor[[24, 32], pl.FP32], out: pl.Out[pl.Tensor[[24, 32], pl.FP32]]):
+        row_block(x, out)
+        return out
+
+    with pytest.raises(pypto.UserError, match="not inside a pl.parallel loop"):
+        outside(x, out)

@@ -29,14 +29,15 @@ from ._ops import (
     row_expand_div, row_expand_expdif, row_expand_max, row_expand_min, row_expand_mul,
     row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, sqrt, store, sub, subs, tanh,
     tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
-from ._program import (Optimization, RunConfig, at, cross_core_slot, function, jit, parallel, range, split,
-                       yield_)
+from ._program import (Optimization, RunConfig, at, cross_core_slot, function, get_block_idx, get_block_num, jit,
+                       parallel, program_id, range, split, yield_)
 from ._types import (BF16, BOOL, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, Tile)
 
 __all__ = [
     "jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
+    "get_block_idx", "get_block_num", "program_id",
     "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
     "PadValue", "SplitMode", "AtomicType",

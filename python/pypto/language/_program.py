@@ -23,7 +23,7 @@ from ..ops import core as _ops_core
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
-           "Optimization"]
+           "Optimization", "get_block_idx", "get_block_num", "program_id"]
 
 _state = threading.local()
 
@@ -97,6 +97,7 @@ class _Trace:
         self.fifos: Dict[Tuple[str, int], List[Tuple[Any, SourceLoc]]] = {}
         self.popped: Dict[int, Tuple[Any, str, SourceLoc]] = {}  # id(tile) -> (tile, free op, loc)
         self.loop_values: List[List[Any]] = []  # pl.range(init_values=...) state, innermost last
+        self.blocks: List[Tuple[Any, Any]] = []  # (index, trip count) of the enclosing pl.parallel loops
 
     def incore(self) -> Optional[_Scope]:
         for s in reversed(self.scopes):
@@ -209,7 +210,38 @@ def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterato
         raise _core.UserError("pl.parallel: iterations are independent, so they carry no values (init_values)"
                               + _format_loc(user_loc()) + "\nhint: use pl.range(..., init_values=...)")
     start, stop, step = _bounds("parallel", args)
-    return _ops_core.loop(start, stop, step, name="pl_parallel", parallel=True)
+    return _parallel_loop(start, stop, step)
+
+
+def _parallel_loop(start: Any, stop: Any, step: Any) -> Iterator[Any]:
+    trace = current_trace("parallel")
+    for i in _ops_core.loop(start, stop, step, name="pl_parallel", parallel=True):
+        trace.blocks.append((i, (stop - start + step - 1) // step))
+        try:
+            yield i
+        finally:
+            trace.blocks.pop()
+
+
+def get_block_idx() -> Any:
+    """The index of this task among the iterations of the innermost ``pl.parallel`` loop (its
+    loop index); ``pl.program_id()`` is the same."""
+    trace = current_trace("get_block_idx")
+    if not trace.blocks:
+        raise _core.UserError("pl.get_block_idx: not inside a pl.parallel loop" + _format_loc(user_loc())
+                              + "\nhint: the tasks of a program are the iterations of pl.parallel(n)")
+    return trace.blocks[-1][0]
+
+
+def get_block_num() -> Any:
+    """The number of iterations (tasks) of the innermost ``pl.parallel`` loop."""
+    trace = current_trace("get_block_num")
+    if not trace.blocks:
+        raise _core.UserError("pl.get_block_num: not inside a pl.parallel loop" + _format_loc(user_loc()))
+    return trace.blocks[-1][1]
+
+
+program_id = get_block_idx
 
 
 def _carried_loop(start: int, stop: int, step: int, values: List[Any]) -> Iterator[Any]:
