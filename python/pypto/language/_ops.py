@@ -96,7 +96,7 @@ def _check_fits(op: str, shape: Sequence[int], dtype: Any, mem: MemorySpace) -> 
                               + "\nhint: load a smaller tile and loop over the tensor (pl.range)")
 
 
-def _one_tile(fn: Callable[..., Tensor], operands: Sequence[Any], mem: MemorySpace = MemorySpace.Vec) -> Tensor:
+def _one_tile(fn: Callable[[], Any], operands: Sequence[Any], mem: MemorySpace = MemorySpace.Vec) -> Any:
     """Records `fn()` with the vec tile shape set to the tiles among `operands` (one tile of
     work); the result is a tile of that shape when an operand is one."""
     tiles = [x for x in operands if _is_tile(x)]
