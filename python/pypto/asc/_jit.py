@@ -1,0 +1,148 @@
+"""Kernels of ``pypto.asc``: ``@asc.jit`` (options as keywords: ``checked=True``), launched as
+``kernel[core_num](args...)``; ``asc.check(kernel[core_num], args...)`` runs in checked mode
+and returns the report instead of raising."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from .. import _core
+from .._tracing import _format_loc, user_loc
+from ._memory import Block, GlobalAddress, _state
+from ._sync import CheckReport, Checker
+
+
+class ConstExpr:
+    """``tile_length: asc.ConstExpr[int]``: a compile-time parameter (here every scalar is a
+    Python value already)."""
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return item
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _as_global(name: str, x: Any) -> GlobalAddress:
+    if _is_torch(x):
+        if x.device.type != "cpu":
+            raise _core.UserError(f"asc kernel argument '{name}': a {x.device.type} tensor; pass a CPU tensor"
+                                  + _format_loc(user_loc()))
+        if not x.is_contiguous():
+            raise _core.UserError(f"asc kernel argument '{name}': a non-contiguous tensor (a kernel addresses global "
+                                  "memory linearly); pass .contiguous()" + _format_loc(user_loc()))
+        x = x.detach().numpy()
+    if not isinstance(x, np.ndarray):
+        raise _core.UserError(f"asc kernel argument '{name}': a GlobalAddress parameter takes a numpy array or torch "
+                              f"tensor, got {type(x).__name__}" + _format_loc(user_loc()))
+    if not x.flags.c_contiguous:
+        raise _core.UserError(f"asc kernel argument '{name}': a non-contiguous array (a kernel addresses global memory "
+                              "linearly); pass np.ascontiguousarray(x)" + _format_loc(user_loc()))
+    return GlobalAddress(x.reshape(-1), 0, name)
+
+
+class Kernel:
+    """An ``@asc.jit`` function. Launched as ``kernel[core_num](args)`` (``kernel[core_num,
+    stream]`` is accepted) it runs once per block; called inside a running kernel it is a
+    sub-function and runs in the caller's block."""
+
+    def __init__(self, fn: Callable[..., Any], checked: bool = False, machine: str = "a2a3",
+                 workers: Optional[int] = None) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.checked = checked
+        self.machine = machine
+        self.workers = workers
+        self.sig = inspect.signature(fn)
+        self.last_report: Optional[CheckReport] = None
+
+    def __getitem__(self, launch: Any) -> "Launch":
+        core_num = launch[0] if isinstance(launch, tuple) else launch
+        if not isinstance(core_num, int) or isinstance(core_num, bool) or core_num <= 0:
+            raise _core.UserError(f"{self.fn.__name__}[core_num]: core_num must be a positive int, got {core_num!r}"
+                                  + _format_loc(user_loc()))
+        return Launch(self, core_num)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_state, "block", None) is None:
+            raise _core.UserError(f"{self.fn.__name__} is an @asc.jit kernel: launch it as "
+                                  f"{self.fn.__name__}[core_num](args...)" + _format_loc(user_loc()))
+        return self.fn(*args, **kwargs)
+
+
+class Launch:
+    """``kernel[core_num]``: call it with the kernel's arguments."""
+
+    def __init__(self, kernel: Kernel, core_num: int) -> None:
+        self.kernel, self.core_num = kernel, core_num
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        report = self.run(args, kwargs, self.kernel.checked)
+        if report is not None and not report.clean:
+            raise _core.UserError(str(report))
+
+    def run(self, args: Tuple[Any, ...], kwargs: Dict[str, Any], checked: bool) -> Optional[CheckReport]:
+        k = self.kernel
+        try:
+            bound = k.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise _core.UserError(f"{k.fn.__name__}{k.sig}: {e}" + _format_loc(user_loc())) from None
+        call: Dict[str, Any] = {}
+        for name, v in bound.arguments.items():
+            ann = k.sig.parameters[name].annotation
+            if ann is GlobalAddress or ann == "asc.GlobalAddress" or isinstance(v, np.ndarray) or _is_torch(v):
+                call[name] = _as_global(name, v)
+            else:
+                call[name] = v
+        report = CheckReport() if checked else None
+
+        def one(idx: int) -> None:
+            checker = Checker(idx, report) if report is not None else None
+            _state.block = Block(idx, self.core_num, k.machine, checker)
+            try:
+                k.fn(**call)
+                if checker is not None:
+                    checker.finish()
+            finally:
+                _state.block = None
+
+        workers = k.workers or min(self.core_num, os.cpu_count() or 1)
+        if workers <= 1 or self.core_num == 1 or checked:
+            for i in range(self.core_num):  # checked: one report, in block order
+                one(i)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in big ops
+                for f in [pool.submit(one, i) for i in range(self.core_num)]:
+                    f.result()
+        k.last_report = report
+        return report
+
+
+def jit(fn: Optional[Callable[..., Any]] = None, *, checked: bool = False, machine: str = "a2a3",
+        workers: Optional[int] = None, **options: Any) -> Any:
+    """``@asc.jit`` or ``@asc.jit(checked=True)``: an element-level kernel. `machine` names the
+    chip whose local memory sizes the kernel gets ("a2a3": 192 KiB UB, 512 KiB L1, ...).
+    PyAsc's other options are accepted."""
+    def wrap(f: Callable[..., Any]) -> Kernel:
+        return Kernel(f, checked, machine, workers)
+    return wrap(fn) if fn is not None else wrap
+
+
+def check(launch: Launch, *args: Any, **kwargs: Any) -> CheckReport:
+    """Runs ``kernel[core_num](args)`` in checked mode and returns the report (data races and
+    misplaced local tensors) instead of raising."""
+    if not isinstance(launch, Launch):
+        raise _core.UserError("asc.check(kernel[core_num], args...): give a launch" + _format_loc(user_loc()))
+    report = launch.run(args, kwargs, True)
+    assert report is not None
+    return report
+
+
+

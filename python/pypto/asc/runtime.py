@@ -1,0 +1,28 @@
+"""``asc.runtime.config`` of PyAsc: the backend and platform a program asks for. Here every
+kernel runs on this CPU; the choice is accepted and kept."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Optional
+
+
+class _Config:
+    class Backend(enum.Enum):
+        Model = "Model"
+        NPU = "NPU"
+
+    class Platform(enum.Enum):
+        Ascend910B1 = "Ascend910B1"
+        Ascend910B2 = "Ascend910B2"
+        Ascend910B3 = "Ascend910B3"
+        Ascend910B4 = "Ascend910B4"
+
+    chosen: Optional[Any] = None
+
+    @classmethod
+    def set_platform(cls, backend: Any = None, platform: Any = None) -> None:
+        cls.chosen = (backend, platform)
+
+
+config = _Config

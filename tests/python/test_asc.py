@@ -1,0 +1,321 @@
+"""pypto.asc: PyAsc-style kernels on the CPU against numpy (count and repeat forms, queues,
+reductions, compare / select, cast), and the checked mode: races it must find (missing wait,
+wrong event, a buffer reused before its copy-out finished, a scalar read without V_S) and
+correct kernels it must pass."""
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.asc as asc
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def make_vadd(events=("MTE2_V", "V_MTE3", "MTE3_MTE2"), tile=128):
+    ev = {e: getattr(asc.HardEvent, e) for e in events}
+
+    @asc.jit
+    def vadd(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int):
+        offset = asc.get_block_idx() * block_length
+        x_gm, y_gm, z_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        x_gm.set_global_buffer(x + offset, block_length)
+        y_gm.set_global_buffer(y + offset, block_length)
+        z_gm.set_global_buffer(z + offset, block_length)
+        size = tile * 2 * x.dtype.sizeof()
+        xl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 2 * tile)
+        yl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, size, 2 * tile)
+        zl = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 2 * size, 2 * tile)
+        for i in range(block_length // tile):
+            b = i % 2
+            asc.data_copy(xl[b * tile:], x_gm[i * tile:], tile)
+            asc.data_copy(yl[b * tile:], y_gm[i * tile:], tile)
+            for name in ("MTE2_V", "V_MTE2"):  # the right event, or (wrong) one in the other direction
+                if name in ev:
+                    asc.set_flag(ev[name], b)
+                    asc.wait_flag(ev[name], b)
+            asc.add(zl[b * tile:], xl[b * tile:], yl[b * tile:], tile)
+            if "V_MTE3" in ev:
+                asc.set_flag(ev["V_MTE3"], b)
+                asc.wait_flag(ev["V_MTE3"], b)
+            asc.data_copy(z_gm[i * tile:], zl[b * tile:], tile)
+            if "MTE3_MTE2" in ev:
+                asc.set_flag(ev["MTE3_MTE2"], b)
+                asc.wait_flag(ev["MTE3_MTE2"], b)
+    return vadd
+
+
+@pytest.mark.parametrize("dtype,cores", [(np.float32, 8), (np.float16, 4), (np.int32, 2)])
+def test_the_seed_vadd_against_numpy_and_clean_in_checked_mode(dtype, cores):
+    n = cores * 1024
+    r = _rng(1)
+    x = (r.standard_normal(n) * 100).astype(dtype)
+    y = (r.standard_normal(n) * 100).astype(dtype)
+    z = np.zeros_like(x)
+    make_vadd()[cores](x, y, z, n // cores)
+    np.testing.assert_array_equal(z, x + y)
+    assert asc.check(make_vadd()[cores], x, y, z, n // cores).clean
+
+
+def test_torch_tensors_are_global_memory():
+    torch = pytest.importorskip("torch")
+    x, y = torch.rand(2048), torch.rand(2048)
+    z = torch.zeros(2048)
+    make_vadd()[2](x, y, z, 1024)
+    assert torch.equal(z, x + y)
+
+
+@pytest.mark.parametrize("missing,first,second,event", [
+    ("MTE2_V", "data_copy on MTE2 (write)", "add on V (read)", "HardEvent.MTE2_V"),
+    ("V_MTE3", "add on V (write)", "data_copy on MTE3 (read)", "HardEvent.V_MTE3"),
+    ("MTE3_MTE2", "add on V (read)", "data_copy on MTE2 (write)", "HardEvent.V_MTE2"),
+])
+def test_a_missing_event_is_a_race_naming_both_instructions_and_the_event(missing, first, second, event):
+    kernel = make_vadd(events=tuple(e for e in ("MTE2_V", "V_MTE3", "MTE3_MTE2") if e != missing))
+    x = np.ones(1024, np.float32)
+    z = np.zeros_like(x)
+    report = asc.check(kernel[1], x, x, z, 1024)
+    assert report.races, "the race must be found"
+    text = str(report)
+    assert first in text and second in text and event in text and "test_asc.py:" in text
+    assert "block 0's UB bytes" in text
+    with pytest.raises(pypto.UserError, match="data race"):
+        asc.jit(kernel.fn, checked=True)[1](x, x, z, 1024)
+    kernel[1](x, x, z, 1024)  # unchecked, the instructions run in program order: the sum is right
+    np.testing.assert_array_equal(z, x + x)
+
+
+def test_the_wrong_event_is_a_race():
+    kernel = make_vadd(events=("V_MTE2", "V_MTE3", "MTE3_MTE2"))  # V_MTE2 where MTE2_V is needed
+    x = np.ones(512, np.float32)
+    report = asc.check(kernel[1], x, x, np.zeros_like(x), 512)
+    assert any(r.event == "HardEvent.MTE2_V" for r in report.races)
+
+
+def test_wait_without_set_is_reported():
+    @asc.jit
+    def k(x: asc.GlobalAddress):
+        asc.wait_flag(asc.HardEvent.MTE2_V, 3)
+
+    report = asc.check(k[1], np.zeros(8, np.float32))
+    assert "wait_flag(HardEvent.MTE2_V, 3) with no set_flag" in str(report) and "waits for ever" in str(report)
+
+
+BUFFER_NUM = 2
+
+
+@asc.jit
+def softmax_q(x: asc.GlobalAddress, z: asc.GlobalAddress, rows: int, cols: asc.ConstExpr[int], sync_s: bool = True):
+    row0 = asc.get_block_idx() * rows
+    x_gm, z_gm = asc.GlobalTensor(), asc.GlobalTensor()
+    x_gm.set_global_buffer(x + row0 * cols, rows * cols)
+    z_gm.set_global_buffer(z + row0 * cols, rows * cols)
+    pipe = asc.TPipe()
+    in_q, out_q = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM), asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
+    work, stat = asc.TBuf(asc.TPosition.VECCALC), asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(in_q, BUFFER_NUM, cols * 4)
+    pipe.init_buffer(out_q, BUFFER_NUM, cols * 4)
+    pipe.init_buffer(work, cols * 4)
+    pipe.init_buffer(stat, 64)
+    for r in range(rows):
+        xl = in_q.alloc_tensor(asc.float32)
+        asc.data_copy(xl, x_gm[r * cols:], cols)
+        in_q.enque(xl)
+        xl = in_q.deque(asc.float32)
+        zl = out_q.alloc_tensor(asc.float32)
+        s = stat.get(asc.float32)
+        asc.reduce_max(s, xl, work.get(asc.float32), cols)
+        if sync_s:
+            asc.set_flag(asc.HardEvent.V_S, 0)
+            asc.wait_flag(asc.HardEvent.V_S, 0)
+        m = s.get_value(0)
+        asc.adds(zl, xl, -m, cols)
+        asc.exp(zl, zl, cols)
+        asc.reduce_sum(s, zl, work.get(asc.float32), cols)
+        asc.set_flag(asc.HardEvent.V_S, 0)
+        asc.wait_flag(asc.HardEvent.V_S, 0)
+        asc.muls(zl, zl, 1.0 / s.get_value(0), cols)
+        out_q.enque(zl)
+        in_q.free_tensor(xl)
+        zl = out_q.deque(asc.float32)
+        asc.data_copy(z_gm[r * cols:], zl, cols)
+        out_q.free_tensor(zl)
+
+
+def test_softmax_with_queues_is_right_and_clean_and_a_missing_v_s_is_found():
+    x = _rng(2).standard_normal((16, 256)).astype(np.float32)
+    z = np.zeros_like(x)
+    softmax_q[4](x, z, 4, 256)
+    e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(z, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    assert asc.check(softmax_q[4], x, z, 4, 256).clean
+    report = asc.check(softmax_q[1], x, z, 16, 256, False)
+    assert any("reduce_max on V (write)" in str(r) and "LocalTensor.get_value on S (read)" in str(r)
+               and r.event == "HardEvent.V_S" for r in report.races)
+
+
+def test_queue_misuse_is_a_clear_error():
+    @asc.jit
+    def empty_deque(x: asc.GlobalAddress):
+        pipe = asc.TPipe()
+        q = asc.TQue(asc.TPosition.VECIN, 1)
+        pipe.init_buffer(q, 1, 256)
+        q.deque(asc.float32)
+
+    with pytest.raises(pypto.UserError, match=r"(?s)the VECIN queue is empty.*waits for ever.*q.deque"):
+        empty_deque[1](np.zeros(8, np.float32))
+
+    @asc.jit
+    def too_many(x: asc.GlobalAddress):
+        pipe = asc.TPipe()
+        q = asc.TQue(asc.TPosition.VECIN, 2)
+        pipe.init_buffer(q, 2, 256)
+        q.alloc_tensor(asc.float32)
+        q.alloc_tensor(asc.float32)
+        q.alloc_tensor(asc.float32)
+
+    with pytest.raises(pypto.UserError, match="all 2 buffer"):
+        too_many[1](np.zeros(8, np.float32))
+
+    @asc.jit
+    def too_big(x: asc.GlobalAddress):
+        pipe = asc.TPipe()
+        q = asc.TQue(asc.TPosition.VECIN, 2)
+        pipe.init_buffer(q, 2, 128 * 1024)
+
+    with pytest.raises(pypto.UserError, match="more than its 196608 on a2a3"):
+        too_big[1](np.zeros(8, np.float32))
+
+
+def test_local_tensor_outside_ub_unaligned_overlapping_and_gm_out_of_bounds():
+    @asc.jit
+    def outside(x: asc.GlobalAddress):
+        asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 196608 - 64, 32)
+
+    with pytest.raises(pypto.UserError, match=r"bytes \[196544, 196672\) of UB are outside it"):
+        outside[1](np.zeros(8, np.float32))
+
+    @asc.jit
+    def unaligned(x: asc.GlobalAddress):
+        asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 16, 8)
+
+    with pytest.raises(pypto.UserError, match="not 32-byte aligned"):
+        unaligned[1](np.zeros(8, np.float32))
+
+    @asc.jit
+    def overlap(x: asc.GlobalAddress):
+        asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+        asc.LocalTensor(asc.float32, asc.TPosition.VECOUT, 128, 64)
+
+    assert "overlap the LocalTensor made at" in str(asc.check(overlap[1], np.zeros(8, np.float32)))
+
+    @asc.jit
+    def gm_oob(x: asc.GlobalAddress, n: int):
+        g = asc.GlobalTensor()
+        g.set_global_buffer(x, n)
+        t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+        asc.data_copy(t, g[8:], 64)
+
+    with pytest.raises(pypto.UserError, match=r"64 elements of x from element 8 leave the buffer given to "
+                                              r"set_global_buffer \(56 elements"):
+        gm_oob[1](np.zeros(128, np.float32), 64)
+
+    @asc.jit
+    def odd_copy(x: asc.GlobalAddress):
+        g = asc.GlobalTensor()
+        g.set_global_buffer(x)
+        asc.data_copy(asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64), g, 10)
+
+    with pytest.raises(pypto.UserError, match="(?s)not a whole number of 32-byte blocks.*data_copy_pad"):
+        odd_copy[1](np.zeros(64, np.float32))
+
+
+@asc.jit
+def ops_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, out: asc.GlobalAddress, n: int, which: str):
+    ga, gb, go = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    ga.set_global_buffer(a)
+    gb.set_global_buffer(b)
+    go.set_global_buffer(out)
+    dt = a.dtype
+    la = asc.LocalTensor(dt, asc.TPosition.VECIN, 0, n)
+    lb = asc.LocalTensor(dt, asc.TPosition.VECIN, 32768, n)
+    lo = asc.LocalTensor(out.dtype, asc.TPosition.VECOUT, 65536, n)
+    asc.data_copy(la, ga, n)
+    asc.data_copy(lb, gb, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if which == "repeat_add":  # 2 repeats of 64 fp32 with a mask of 48, src1 read with a repeat stride of 0
+        asc.duplicate(lo, 0.0, n)
+        asc.add(lo, la, lb, 48, 2, asc.BinaryRepeatParams(1, 1, 1, 8, 8, 0))
+    elif which == "bitmask_mul":
+        asc.duplicate(lo, 0.0, n)
+        asc.mul(lo, la, lb, [0xF0F0F0F0F0F0F0F0], 1, asc.BinaryRepeatParams())
+    elif which == "unary_chain":
+        asc.exp(lo, la, n)
+        asc.muls(lo, lo, 0.5, n)
+        asc.maxs(lo, lo, 0.25, n)
+        asc.rsqrt(lo, lo, n)
+    elif which == "whole_reduce":
+        asc.duplicate(lo, 0.0, n)
+        asc.whole_reduce_sum(lo, la, 64, n // 64, 1, 1, 8)
+    elif which == "reduce_max_index":
+        asc.reduce_max(lo, la, lb, n, cal_index=True)
+    elif which == "compare_select":
+        mask = asc.LocalTensor(asc.uint8, asc.TPosition.VECCALC, 98304, n)
+        asc.compare(mask, la, lb, asc.CMPMODE.GT, n)
+        asc.select(lo, mask, la, lb, asc.SelMode.VSEL_TENSOR_TENSOR_MODE, n)
+    elif which == "cast_round":
+        asc.cast(lo, la, asc.RoundMode.CAST_ROUND, n)
+    elif which == "cast_rint":
+        asc.cast(lo, la, asc.RoundMode.CAST_RINT, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(go, lo, n)
+
+
+@pytest.mark.parametrize("which", ["repeat_add", "bitmask_mul", "unary_chain", "whole_reduce", "reduce_max_index",
+                                   "compare_select", "cast_round", "cast_rint"])
+def test_instructions_against_numpy(which):
+    n = 128
+    r = _rng(3)
+    a = r.standard_normal(n).astype(np.float32) * 3
+    b = r.standard_normal(n).astype(np.float32)
+    out_dtype = np.int32 if which.startswith("cast") else np.float32
+    if which.startswith("cast"):
+        a[:6] = [0.5, 1.5, 2.5, -0.5, -1.5, 1e10]
+    out = np.zeros(n, out_dtype)
+    ops_kernel[1](a, b, out, n, which)
+    ref = np.zeros(n, out_dtype)
+    if which == "repeat_add":
+        for rep in range(2):
+            ref[rep * 64:rep * 64 + 48] = a[rep * 64:rep * 64 + 48] + b[:48]
+    elif which == "bitmask_mul":
+        sel = [j for j in range(64) if (0xF0F0F0F0F0F0F0F0 >> j) & 1]
+        ref[sel] = a[sel] * b[sel]
+    elif which == "unary_chain":
+        ref = 1 / np.sqrt(np.maximum(np.exp(a) * np.float32(0.5), np.float32(0.25)))
+    elif which == "whole_reduce":
+        ref[:2] = a.reshape(2, 64).sum(-1)
+    elif which == "reduce_max_index":
+        ref[0] = a.max()
+        ref[1:2] = np.array([a.argmax()], np.int32).view(np.float32)
+        out, ref = out[:2], ref[:2]
+    elif which == "compare_select":
+        ref = np.where(a > b, a, b)
+    elif which == "cast_round":
+        ref = np.clip(np.sign(a) * np.floor(np.abs(a.astype(np.float64)) + 0.5), -2**31, 2**31 - 1).astype(np.int32)
+    elif which == "cast_rint":
+        ref = np.clip(np.rint(a.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_fp16_arithmetic_rounds_once_per_instruction_and_sums_in_fp32():
+    n = 256
+    a = (_rng(4).standard_normal(n) * 10).astype(np.float16)
+    b = np.full(n, 1e-3, np.float16)
+    out = np.zeros(n, np.float16)
+    ops_kernel[1](a, b, out, n, "unary_chain")
+    torch = pytest.importorskip("torch")
+    ta = torch.from_numpy(a)
+    ref = torch.rsqrt(torch.clamp_min(torch.exp(ta) * 0.5, 0.25)).numpy()
+    np.testing.assert_array_equal(out, ref)
