@@ -319,3 +319,26 @@ def test_fp16_arithmetic_rounds_once_per_instruction_and_sums_in_fp32():
     ta = torch.from_numpy(a)
     ref = torch.rsqrt(torch.clamp_min(torch.exp(ta) * 0.5, 0.25)).numpy()
     np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("m,k,n,trans_a,trans_b,bias", [(100, 72, 300, False, False, True),
+                                                        (64, 48, 80, True, False, False),
+                                                        (33, 40, 50, True, True, True)])
+def test_the_matmul_api_against_numpy_with_tails_and_transposes(m, k, n, trans_a, trans_b, bias):
+    import sys
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import asc_matmul as ex
+
+    rng = _rng(m)
+    a = rng.integers(-8, 8, (m, k)).astype(np.float16)
+    b = rng.integers(-8, 8, (k, n)).astype(np.float16)
+    bv = rng.standard_normal((1, n)).astype(np.float32)
+    tiling = ex.generate_tiling(m, n, k, bias)
+    assert int(tiling.used_core_num) <= 24
+    c = np.zeros((m, n), np.float32)
+    a_arg = np.ascontiguousarray(a.T) if trans_a else a
+    b_arg = np.ascontiguousarray(b.T) if trans_b else b
+    ex.matmul_kernel[int(tiling.used_core_num)](a_arg, b_arg, c, bv, tiling, np.zeros(64, np.uint8), trans_a, trans_b)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + (bv if bias else 0)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)

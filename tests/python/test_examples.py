@@ -24,7 +24,8 @@ def run_example(name, perturb):
 
 def test_examples_found():
     assert {"softmax_demo.py", "matmul_ffn.py", "flash_attention.py", "indexer_prolog.py", "tile_softmax.py",
-            "tile_flash_attention.py", "asc_vadd.py", "asc_softmax.py"} <= set(EXAMPLES)
+            "tile_flash_attention.py", "asc_vadd.py", "asc_softmax.py",
+            "asc_matmul.py"} <= set(EXAMPLES)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

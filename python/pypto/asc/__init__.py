@@ -23,7 +23,8 @@ Each block runs the kernel's instructions in program order with numpy on its own
 pair of conflicting accesses that no event, barrier or queue orders (docs/element-level.md).
 """
 
-from . import lib, runtime
+from . import adv, lib, runtime
+from .adv import CubeFormat
 from ._jit import ConstExpr, Kernel, Launch, check, jit
 from ._memory import (DataType, GlobalAddress, GlobalTensor, Hardware, LocalTensor, TPosition, bool_, double,
                       float16, float32, float64, float_, half, int8, int16, int32, int64, int_, uint8, uint16,
@@ -36,8 +37,21 @@ from ._ops import (CMPMODE, BinaryRepeatParams, DataCopyExtParams, DataCopyPadEx
                    whole_reduce_min, whole_reduce_sum)
 from ._sync import CheckReport, HardEvent, PipeID, Race, TBuf, TPipe, TQue, pipe_barrier, set_flag, wait_flag
 
+
+def ascend_is_aic() -> bool:
+    """Whether this block runs on a cube core: a kernel's blocks are cube cores here when the
+    kernel is a cube kernel (``@asc.jit(matmul_cube_only=True)``), vector cores otherwise."""
+    from ._memory import current_block
+    return bool(current_block("ascend_is_aic").cube)
+
+
+def ascend_is_aiv() -> bool:
+    """Whether this block runs on a vector core (see ascend_is_aic)."""
+    return not ascend_is_aic()
+
 __all__ = [
-    "jit", "check", "ConstExpr", "Kernel", "Launch", "CheckReport", "Race", "lib", "runtime",
+    "jit", "check", "ConstExpr", "Kernel", "Launch", "CheckReport", "Race", "lib", "runtime", "adv", "CubeFormat",
+    "ascend_is_aic", "ascend_is_aiv",
     "DataType", "GlobalAddress", "GlobalTensor", "LocalTensor", "TPosition", "Hardware", "HardEvent", "PipeID",
     "TPipe", "TQue", "TBuf", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx", "get_block_num",
     "get_sub_block_idx",

@@ -54,9 +54,10 @@ class Kernel:
     sub-function and runs in the caller's block."""
 
     def __init__(self, fn: Callable[..., Any], checked: bool = False, machine: str = "a2a3",
-                 workers: Optional[int] = None) -> None:
+                 workers: Optional[int] = None, cube: bool = False) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.cube = cube
         self.checked = checked
         self.machine = machine
         self.workers = workers
@@ -105,7 +106,7 @@ class Launch:
 
         def one(idx: int) -> None:
             checker = Checker(idx, report) if report is not None else None
-            _state.block = Block(idx, self.core_num, k.machine, checker)
+            _state.block = Block(idx, self.core_num, k.machine, checker, k.cube)
             try:
                 k.fn(**call)
                 if checker is not None:
@@ -126,12 +127,13 @@ class Launch:
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, checked: bool = False, machine: str = "a2a3",
-        workers: Optional[int] = None, **options: Any) -> Any:
+        workers: Optional[int] = None, matmul_cube_only: bool = False, **options: Any) -> Any:
     """``@asc.jit`` or ``@asc.jit(checked=True)``: an element-level kernel. `machine` names the
-    chip whose local memory sizes the kernel gets ("a2a3": 192 KiB UB, 512 KiB L1, ...).
-    PyAsc's other options are accepted."""
+    chip whose local memory sizes the kernel gets ("a2a3": 192 KiB UB, 512 KiB L1, ...);
+    ``matmul_cube_only=True`` makes its blocks cube cores (``asc.ascend_is_aic()``). PyAsc's
+    other options (``always_compile``, ...) are accepted."""
     def wrap(f: Callable[..., Any]) -> Kernel:
-        return Kernel(f, checked, machine, workers)
+        return Kernel(f, checked, machine, workers, matmul_cube_only)
     return wrap(fn) if fn is not None else wrap
 
 

@@ -106,8 +106,9 @@ class Block:
     """One block (core) of a launch: its index, its local memories and, in checked mode, the
     checker of its pipes."""
 
-    def __init__(self, idx: int, num: int, machine: str, checker: Any) -> None:
+    def __init__(self, idx: int, num: int, machine: str, checker: Any, cube: bool = False) -> None:
         self.idx, self.num = idx, num
+        self.cube = cube
         info = _core.machine_info(machine)
         self.machine = machine
         self.capacity = {hw: int(info[key]) for hw, key in _CAPACITY_KEY.items()}
