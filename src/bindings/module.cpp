@@ -9,13 +9,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "bindings/sim_bindings.h"
 #include "frontend/recorder.h"
 #include "frontend/row_locality.h"
 #include "ir/json_printer.h"
 #include "passes/pipeline.h"
+#include "runtime/element_replay.h"
 #include "runtime/host_memory.h"
 #include "runtime/runtime.h"
-#include "bindings/sim_bindings.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -472,7 +473,8 @@ NB_MODULE(_core, m) {
               stats["pointwise_deps"] = st.pointwise_deps;
               nb::list launches;  // what the machine model replays (pypto.sim)
               for (auto& l : st.launch_records)
-                launches.append(nb::make_tuple(l.kernel, l.grid, std::map<std::string, int64_t>(l.env.begin(), l.env.end())));
+                launches.append(
+                    nb::make_tuple(l.kernel, l.grid, std::map<std::string, int64_t>(l.env.begin(), l.env.end())));
               stats["launch_records"] = launches;
             }
             return nb::make_tuple(outs, stats);
@@ -504,6 +506,38 @@ NB_MODULE(_core, m) {
   });
   m.def("machine_names", &MachineNames);
   m.def("machine_ub_bytes", [](const std::string& name) { return GetMachine(name).ub_bytes; });
+  // pypto.asc's native path: each block's recorded stream ([n, 9] int64 fields, n float64
+  // scalars), over the launch's global arrays.
+  m.def(
+      "asc_replay",
+      [](const std::vector<std::pair<nb::ndarray<int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>,
+                                     nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>>& streams,
+         const std::vector<nb::ndarray<nb::device::cpu>>& gm, int64_t ub_bytes, int workers) {
+        std::vector<std::vector<rt::ElemInstr>> blocks;
+        for (auto& [fields, scalars] : streams) {
+          if (fields.shape(1) != 9 || scalars.shape(0) != fields.shape(0))
+            throw InternalError("asc_replay: a stream must be [n, 9] fields and n scalars");
+          std::vector<rt::ElemInstr> v(fields.shape(0));
+          const int64_t* f = fields.data();
+          for (size_t i = 0; i < v.size(); ++i, f += 9)
+            v[i] = {static_cast<rt::ElemOp>(f[0]),
+                    static_cast<rt::ElemType>(f[1]),
+                    f[2],
+                    f[3],
+                    f[4],
+                    f[5],
+                    f[6],
+                    f[7],
+                    f[8],
+                    scalars.data()[i]};
+          blocks.push_back(std::move(v));
+        }
+        std::vector<char*> ptrs;
+        for (auto& a : gm) ptrs.push_back(static_cast<char*>(a.data()));
+        nb::gil_scoped_release release;
+        rt::RunElementBlocks(blocks, ptrs, ub_bytes, workers);
+      },
+      "streams"_a, "gm"_a, "ub_bytes"_a, "workers"_a);
   m.def("machine_info", &MachineInfo, "name"_a);
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");

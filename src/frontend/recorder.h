@@ -113,14 +113,14 @@ class Recorder {
   std::set<int> written_;  // created tensors something was assembled into
   int next_op_ = 0;
   int next_tmp_ = 0;
-  std::set<std::string> symbols_;                   // every symbol minted for this function
+  std::set<std::string> symbols_;  // every symbol minted for this function
   enum class Scope : uint8_t { Loop, Branch, Read };
   /// Closes the innermost scope (of any kind) of stack_.
   void CloseScope();
-  std::vector<Scope> scopes_;                       // per open region of stack_ past the body
-  std::vector<std::string> open_vars_;              // per open region of stack_ past the body: its index
-  std::vector<std::pair<int, SourceLoc>> reads_;    // tensors read as scalars: must stay inputs
-  std::map<std::string, SourceLoc> read_symbols_;   // symbol of each scalar read -> its line
+  std::vector<Scope> scopes_;                      // per open region of stack_ past the body
+  std::vector<std::string> open_vars_;             // per open region of stack_ past the body: its index
+  std::vector<std::pair<int, SourceLoc>> reads_;   // tensors read as scalars: must stay inputs
+  std::map<std::string, SourceLoc> read_symbols_;  // symbol of each scalar read -> its line
   /// UserError when `shape` depends on a scalar read: tensors in memory (created, returned) are
   /// allocated when the call starts, before any element is read.
   void CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape, const SourceLoc& loc) const;

@@ -342,3 +342,104 @@ def test_the_matmul_api_against_numpy_with_tails_and_transposes(m, k, n, trans_a
     ex.matmul_kernel[int(tiling.used_core_num)](a_arg, b_arg, c, bv, tiling, np.zeros(64, np.uint8), trans_a, trans_b)
     ref = a.astype(np.float64) @ b.astype(np.float64) + (bv if bias else 0)
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_the_native_path_replays_a_recorded_stream_with_the_interpreters_answer(dtype):
+    # The first launch interprets and records each block's stream; later launches with the same
+    # signature run it natively (no Python per instruction), bit for bit the same.
+    kernel = make_vadd()
+    n = 4 * 1024
+    r = _rng(5)
+    for trial in range(3):
+        x = (r.standard_normal(n) * 50).astype(dtype)
+        y = (r.standard_normal(n) * 50).astype(dtype)
+        z = np.full_like(x, 7)
+        kernel[4](x, y, z, n // 4)
+        np.testing.assert_array_equal(z, x + y)
+        assert kernel.last_native == (trial > 0)
+
+
+@asc.jit
+def chain_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, scale: float):
+    gx, gz = asc.GlobalTensor(), asc.GlobalTensor()
+    gx.set_global_buffer(x + asc.get_block_idx() * n, n)
+    gz.set_global_buffer(z + asc.get_block_idx() * n, n)
+    a = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    b = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 4 * n, n)
+    asc.data_copy(a, gx, n)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.muls(b, a, scale, n)
+    asc.adds(b, b, -1.5, n)
+    asc.maxs(b, b, -2.0, n)
+    asc.mins(b, b, 3.0, n)
+    asc.abs(b, b, n)
+    asc.sqrt(b, b, n)
+    asc.relu(b, b, n)
+    asc.mul(b, b, a, n)
+    asc.sub(b, b, a, n)
+    asc.div(b, b, a, n)
+    asc.max(b, b, a, n)
+    asc.min(b, b, a, n)
+    asc.duplicate(a, 0.5, 8)
+    asc.add(b, b, a, 8)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(gz, b, n)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_native_and_interpreted_agree_bit_for_bit_with_nan_inf_and_zeros(dtype):
+    n = 256
+    x = (_rng(6).standard_normal(2 * n) * 4).astype(dtype)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-8]
+    first, second = np.zeros_like(x), np.zeros_like(x)
+    chain_kernel[2](x, first, n, 0.75)
+    assert not chain_kernel.last_native
+    chain_kernel[2](x, second, n, 0.75)
+    assert chain_kernel.last_native
+    np.testing.assert_array_equal(first.view(np.uint16 if dtype == np.float16 else np.uint32),
+                                  second.view(np.uint16 if dtype == np.float16 else np.uint32))
+    chain_kernel[2](x, second, n, 0.5)  # another scalar: recorded again
+    assert not chain_kernel.last_native
+
+
+def test_a_kernel_with_scalar_reads_stays_interpreted():
+    x = _rng(7).standard_normal((4, 256)).astype(np.float32)
+    z = np.zeros_like(x)
+    for _ in range(2):
+        softmax_q[1](x, z, 4, 256)
+        assert not softmax_q.last_native
+
+
+def test_native_int32_wraps_as_numpy_and_integer_division_stays_interpreted():
+    @asc.jit
+    def k(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, op: str):
+        gx, gz = asc.GlobalTensor(), asc.GlobalTensor()
+        gx.set_global_buffer(x)
+        gz.set_global_buffer(z)
+        a = asc.LocalTensor(asc.int32, asc.TPosition.VECIN, 0, n)
+        b = asc.LocalTensor(asc.int32, asc.TPosition.VECOUT, 4 * n, n)
+        asc.data_copy(a, gx, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        if op == "mul":
+            asc.mul(b, a, a, n)
+            asc.adds(b, b, 2**31 - 1, n)
+        else:
+            asc.div(b, a, a, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.data_copy(gz, b, n)
+
+    x = np.array([0, 1, -1, 46341, -46341, 2**31 - 1, -2**31, 7] * 8, np.int32)
+    z1, z2 = np.zeros_like(x), np.zeros_like(x)
+    with np.errstate(over="ignore"):
+        ref = (x * x + np.int32(2**31 - 1)).astype(np.int32)
+    k[1](x, z1, 64, "mul")
+    k[1](x, z2, 64, "mul")
+    assert k.last_native
+    np.testing.assert_array_equal(z1, ref)
+    np.testing.assert_array_equal(z2, ref)
+    k[1](x, z1, 64, "div")
+    k[1](x, z1, 64, "div")  # x / 0 for the zeros: interpreted (numpy's float division), never a SIGFPE
+    assert not k.last_native

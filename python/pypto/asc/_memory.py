@@ -115,6 +115,7 @@ class Block:
         self.mem: Dict[Hardware, np.ndarray] = {}
         self.checker = checker
         self.static_tensors: List[Tuple[Hardware, int, int, SourceLoc]] = []  # constructor-made LocalTensors
+        self.tape: Optional["Tape"] = None  # the instruction stream being recorded for the native path
 
     def memory(self, hw: Hardware) -> np.ndarray:
         m = self.mem.get(hw)
@@ -328,3 +329,28 @@ class LocalTensor:
 
     def __repr__(self) -> str:
         return f"LocalTensor({self.dtype}, {self.pos.name}, addr={self.addr}, size={self.size})"
+
+
+class Tape:
+    """A block's instruction stream for the native path (src/runtime/element_replay.h): rows of
+    (op, type, dst mem, dst byte, src0 mem, src0 byte, src1 mem, src1 byte, count) and a scalar;
+    memory i < len(gm) is the launch's i-th array, len(gm) the block's UB. It stays valid while
+    every instruction is one the native path runs (data moves and exactly rounded elementwise ops
+    in count form); anything else (a scalar read, a reduction, ...) invalidates it."""
+
+    def __init__(self, gm_index: Dict[int, int]) -> None:
+        self.gm_index = gm_index
+        self.rows: List[Tuple[int, ...]] = []
+        self.scalars: List[float] = []
+        self.valid = True
+        self.pending = False  # the instruction being recorded was taped (record() checks it)
+
+    def mem(self, t: Any) -> Optional[Tuple[int, int]]:
+        """(memory index, byte offset) of a GlobalTensor / LocalTensor operand, or None."""
+        if isinstance(t, GlobalTensor):
+            if t.addr is None or id(t.addr.root) not in self.gm_index:
+                return None
+            return self.gm_index[id(t.addr.root)], t.addr.offset * t.addr.root.itemsize
+        if isinstance(t, LocalTensor) and t.hw is Hardware.UB:
+            return len(self.gm_index), t.addr
+        return None

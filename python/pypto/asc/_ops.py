@@ -14,6 +14,32 @@ import numpy as np
 from .. import _core
 from .._tracing import _format_loc, user_loc
 from ._memory import GlobalTensor, Hardware, LocalTensor, current_block
+
+# The native path's opcodes and types (src/runtime/element_replay.h: ElemOp, ElemType).
+_NATIVE_OPS = {name: i for i, name in enumerate(["copy", "duplicate", "add", "sub", "mul", "div", "max", "min", "adds",
+                                                 "muls", "maxs", "mins", "abs", "relu", "sqrt"])}
+_NATIVE_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.int32): 2}
+
+
+def _tape(op: str, dst: Any, srcs: Sequence[Any], count: Any, scalar: float = 0.0) -> None:
+    """Appends the instruction to the block's tape when the native path can run it."""
+    tape = current_block(op).tape
+    if tape is None or not tape.valid:
+        return
+    dtype = (dst.dtype.np if isinstance(dst, LocalTensor) else dst.addr.root.dtype) if dst is not None else None
+    code = _NATIVE_OPS.get(op)
+    operands = [tape.mem(t) for t in [dst, *srcs]]
+    dtypes = {t.dtype.np if isinstance(t, LocalTensor) else t.addr.root.dtype for t in [dst, *srcs]}
+    if (code is None or not isinstance(count, int) or any(m is None for m in operands) or len(dtypes) != 1
+            or (op != "copy" and dtype not in _NATIVE_TYPES)
+            or (op in ("div", "sqrt") and np.dtype(dtype).kind == "i")):  # numpy's integer / and sqrt are float
+        tape.valid = False
+        return
+    mems = [m for m in operands if m is not None] + [(-1, 0)] * (3 - len(operands))
+    n = count * np.dtype(dtype).itemsize if op == "copy" else count
+    tape.rows.append((code, _NATIVE_TYPES.get(np.dtype(dtype), 0), *mems[0], *mems[1], *mems[2], n))
+    tape.scalars.append(float(scalar))
+    tape.pending = True
 from ._sync import record
 
 Mask = Union[int, Sequence[int]]
@@ -146,6 +172,10 @@ def data_copy(dst: Any, src: Any, count_or_params: Any) -> None:
 
 def _move(op: str, pipe: str, dst: Any, src: Any, dst_idx: Any, src_idx: Any) -> None:
     n_src, n_dst = _extent(src_idx), _extent(dst_idx)
+    if isinstance(src_idx, int) and isinstance(dst_idx, int) and op == "data_copy":
+        _tape("copy", dst, [src], n_src)
+    else:
+        _tape(op, dst, [src], None)
     s_sel: Any = src_idx if isinstance(src_idx, np.ndarray) else slice(None)
     d_sel: Any = dst_idx if isinstance(dst_idx, np.ndarray) else slice(None)
     reads, writes = [], []
@@ -273,8 +303,11 @@ def _extent(sel: Sel) -> int:
 
 
 def _vector(op: str, dsts: List[LocalTensor], srcs: List[LocalTensor], fn: Callable[..., Any], dst_sel: Sel,
-            src_sel: List[Sel], fill: Any = None) -> None:
+            src_sel: List[Sel], fill: Any = None, scalar: Any = None) -> None:
     """Runs one vector instruction: reads srcs at their selections, writes dsts[0] at dst_sel."""
+    count = dst_sel if isinstance(dst_sel, int) and all(isinstance(s_, int) and s_ == dst_sel for s_ in src_sel) \
+        else None
+    _tape(op, dsts[0], srcs, count, float(fill if fill is not None else scalar if scalar is not None else 0.0))
     reads, views = [], []
     for t, sel in zip(srcs, src_sel):
         _local_operand(op, t)
@@ -350,7 +383,7 @@ def _unary(name: str, fn: Callable[..., Any], scalar: bool = False) -> Callable[
         es = dst.dtype.sizeof()
         f = (lambda x: fn(x, np.asarray(s).astype(x.dtype))) if scalar else fn
         if count is not None:
-            _vector(name, [dst], [src], f, count, [count])
+            _vector(name, [dst], [src], f, count, [count], scalar=s)
         else:
             _vector(name, [dst], [src], f, _repeat_index(es, mask, rep, p.dst_blk_stride, p.dst_rep_stride),
                     [_repeat_index(es, mask, rep, p.src_blk_stride, p.src_rep_stride)])

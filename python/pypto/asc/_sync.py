@@ -228,7 +228,12 @@ class Checker:
 
 def record(op: str, pipe: str, reads: List[Tuple[Any, int, int]], writes: List[Tuple[Any, int, int]]) -> None:
     """One instruction on `pipe` reading and writing these (key, first byte, bytes) spans."""
-    checker = current_block(op).checker
+    block = current_block(op)
+    if block.tape is not None:  # an instruction the native path cannot run ends the recording
+        if not block.tape.pending:
+            block.tape.valid = False
+        block.tape.pending = False
+    checker = block.checker
     if checker is None:
         return
     p = _P[pipe]
