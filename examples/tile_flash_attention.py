@@ -38,24 +38,31 @@ PERTURB = os.environ.get("PYPTO_EXAMPLE_PERTURB", "") not in ("", "0")
 NEG = -1e30  # the mask value: exp(NEG - m) is 0 for any finite row max m
 
 
-def make_attention(bh: int, seq: int, dim: int, causal: bool, block: int = 128) -> Callable[..., Any]:
+def make_attention(bh: int, seq: int, dim: int, causal: bool, block: int = 128,
+                   block_q: int = 0) -> Callable[..., Any]:
     """attention(q, k, v[, mask], out) on [bh * seq, dim] fp32 matrices, out written in place
-    (mask [block, block] when causal)."""
-    if seq % block:
-        raise ValueError(f"seq {seq} must be a multiple of the block {block}")
-    nq = seq // block
+    (mask [block, block] when causal). Steps take `block_q` queries (default: 256 when not causal
+    and seq allows it, else `block`) against `block` keys: larger query blocks mean fewer
+    launches and each loaded key block serves more queries."""
+    if not block_q:
+        block_q = 256 if not causal and seq % 256 == 0 else block
+    if causal and block_q != block:
+        raise ValueError("the causal version needs block_q == block (its diagonal block is masked)")
+    if seq % block or seq % block_q:
+        raise ValueError(f"seq {seq} must be a multiple of the blocks {block_q} and {block}")
+    nq, nk = seq // block_q, seq // block
     scale = 1.0 / math.sqrt(dim)
     rows = bh * seq
 
     @pl.jit.incore(level=pl.Level.AIC)
     def qk_cube(q: Any, k: Any, qrow: Any, krow: Any) -> None:
-        tq = pl.load(q, [qrow, 0], [block, dim], target_memory=pl.MemorySpace.Left)
+        tq = pl.load(q, [qrow, 0], [block_q, dim], target_memory=pl.MemorySpace.Left)
         tk = pl.load(k, [krow, 0], [block, dim], target_memory=pl.MemorySpace.Right)
         pl.tpush_to_aiv(pl.matmul(tq, tk, b_trans=True), split=0)
 
     @pl.jit.incore(level=pl.Level.AIV)
     def softmax_update(m: Any, row_sum_t: Any, qrow: Any, mask: Any, first: bool) -> Any:
-        s = pl.tpop_from_aic(shape=[block, block], dtype=pl.FP32)
+        s = pl.tpop_from_aic(shape=[block_q, block], dtype=pl.FP32)
         x = pl.muls(s, scale)
         if mask is not None:
             x = pl.add(x, pl.load(mask, [0, 0], [block, block]))
@@ -65,11 +72,11 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block: int = 128) 
             p = pl.row_expand_expdif(x, m_new)
             pl.store(pl.row_sum(p), [qrow, 0], row_sum_t)
         else:
-            m_old = pl.load(m, [qrow, 0], [block, 1])
+            m_old = pl.load(m, [qrow, 0], [block_q, 1])
             m_new = pl.maximum(m_old, row_max)
             p = pl.row_expand_expdif(x, m_new)
             alpha = pl.exp(pl.sub(m_old, m_new))
-            l_old = pl.load(row_sum_t, [qrow, 0], [block, 1])
+            l_old = pl.load(row_sum_t, [qrow, 0], [block_q, 1])
             pl.store(pl.add(pl.mul(l_old, alpha), pl.row_sum(p)), [qrow, 0], row_sum_t)
         pl.store(m_new, [qrow, 0], m)
         pl.tfree_to_aic(s)
@@ -78,23 +85,23 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block: int = 128) 
 
     @pl.jit.incore(level=pl.Level.AIC)
     def pv_cube(v: Any, krow: Any) -> None:
-        p = pl.tpop_from_aiv(shape=[block, block], dtype=pl.FP32)
+        p = pl.tpop_from_aiv(shape=[block_q, block], dtype=pl.FP32)
         tv = pl.load(v, [krow, 0], [block, dim], target_memory=pl.MemorySpace.Right)
         pl.tpush_to_aiv(pl.matmul(p, tv), split=0)
         pl.tfree_to_aiv(p)
 
     @pl.jit.incore(level=pl.Level.AIV)
     def acc_update(acc: Any, qrow: Any, alpha: Any) -> None:
-        pv = pl.tpop_from_aic(shape=[block, dim], dtype=pl.FP32)
+        pv = pl.tpop_from_aic(shape=[block_q, dim], dtype=pl.FP32)
         if alpha is None:
             pl.store(pv, [qrow, 0], acc)
         else:
-            pl.store(pl.add(pl.row_expand_mul(pl.load(acc, [qrow, 0], [block, dim]), alpha), pv), [qrow, 0], acc)
+            pl.store(pl.add(pl.row_expand_mul(pl.load(acc, [qrow, 0], [block_q, dim]), alpha), pv), [qrow, 0], acc)
         pl.tfree_to_aic(pv)
 
     @pl.jit.incore(level=pl.Level.AIV)
     def finish(acc: Any, row_sum_t: Any, out: Any, qrow: Any) -> None:
-        o = pl.row_expand_div(pl.load(acc, [qrow, 0], [block, dim]), pl.load(row_sum_t, [qrow, 0], [block, 1]))
+        o = pl.row_expand_div(pl.load(acc, [qrow, 0], [block_q, dim]), pl.load(row_sum_t, [qrow, 0], [block_q, 1]))
         pl.store(o, [qrow, 0], out)
 
     def step(q: Any, k: Any, v: Any, m: Any, row_sum_t: Any, acc: Any, qrow: Any, krow: Any, mask: Any,
@@ -110,14 +117,14 @@ def make_attention(bh: int, seq: int, dim: int, causal: bool, block: int = 128) 
         acc = pl.create_tensor([rows, dim], dtype=pl.FP32)
         for t in pl.parallel(bh * nq):  # one task chain per (batch-head, query block)
             b, i = t // nq, t % nq
-            qrow = b * seq + i * block
+            qrow = b * seq + i * block_q
             if causal:
                 step(q, k, v, m, row_sum_t, acc, qrow, qrow, mask, first=True)  # the diagonal block, masked
                 for j in pl.range(i):
                     step(q, k, v, m, row_sum_t, acc, qrow, b * seq + j * block, None, first=False)
             else:
                 step(q, k, v, m, row_sum_t, acc, qrow, b * seq, None, first=True)
-                for j in pl.range(1, nq):
+                for j in pl.range(1, nk):
                     step(q, k, v, m, row_sum_t, acc, qrow, b * seq + j * block, None, first=False)
             finish(acc, row_sum_t, out, qrow)
 

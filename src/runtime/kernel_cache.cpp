@@ -203,7 +203,8 @@ std::string KernelCacheDir() {
 static std::string BaseFlags() {
   // -ffp-contract=off: a * b + c stays two roundings, as the instructions and numpy compute it
   // (GCC would fuse them into an FMA); explicit FMA intrinsics are unaffected.
-  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -ffp-contract=off -fPIC";
+  // -fwrapv: the PTO math lets integer lanes wrap, as the vector instructions do (see CMakeLists).
+  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -ffp-contract=off -fwrapv -fPIC";
 }
 
 namespace detail {
