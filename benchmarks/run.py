@@ -480,7 +480,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def run_asc(quick: bool, reps: int, triad: float) -> List[Any]:
     """The element-level vadd (pypto.asc) beside numpy."""
-    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import pypto.asc as asc
 
     tile = 8192
