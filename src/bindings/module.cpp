@@ -7,6 +7,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings/sim_bindings.h"
@@ -506,38 +507,68 @@ NB_MODULE(_core, m) {
   });
   m.def("machine_names", &MachineNames);
   m.def("machine_ub_bytes", [](const std::string& name) { return GetMachine(name).ub_bytes; });
-  // pypto.asc's native path: each block's recorded stream ([n, 9] int64 fields, n float64
-  // scalars), over the launch's global arrays.
+  // pypto.asc's native path. A stream is ([n, 16] int64 fields, n float64 scalars, the index
+  // lists concatenated, their n_lists + 1 offsets) over the global arrays and the UB.
+  using I64Rows = nb::ndarray<int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+  using I64Vec = nb::ndarray<int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  using F64Vec = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  using AscStream = std::tuple<I64Rows, F64Vec, I64Vec, I64Vec>;
+  auto to_stream = [](const AscStream& st) {
+    auto& [fields, scalars, idx, offsets] = st;
+    if (fields.shape(1) != rt::kElemInstrFields || scalars.shape(0) != fields.shape(0) || offsets.shape(0) < 1)
+      throw InternalError("asc: a stream must be [n, 16] fields, n scalars and index lists");
+    rt::ElemStream s;
+    s.instrs.resize(fields.shape(0));
+    const int64_t* f = fields.data();
+    for (size_t i = 0; i < s.instrs.size(); ++i, f += rt::kElemInstrFields) {
+      rt::ElemInstr& in = s.instrs[i];
+      in.op = static_cast<rt::ElemOp>(f[0]);
+      in.type = static_cast<rt::ElemType>(f[1]);
+      in.src_type = static_cast<rt::ElemType>(f[2]);
+      int64_t* rest[] = {&in.dst_mem, &in.dst_off,  &in.src0_mem, &in.src0_off, &in.src1_mem, &in.src1_off, &in.count,
+                         &in.dst_idx, &in.src0_idx, &in.src1_idx, &in.sreg,     &in.aux,      &in.flags};
+      for (int k = 0; k < 13; ++k) *rest[k] = f[3 + k];
+      in.scalar = scalars.data()[i];
+    }
+    const int64_t* off = offsets.data();
+    for (size_t k = 0; k + 1 < offsets.shape(0); ++k) {
+      if (off[k] < 0 || off[k + 1] < off[k] || off[k + 1] > static_cast<int64_t>(idx.shape(0)))
+        throw InternalError("asc: bad index list offsets");
+      s.index_lists.emplace_back(idx.data() + off[k], idx.data() + off[k + 1]);
+    }
+    return s;
+  };
+  // The recorded streams of a launch signature, converted once and replayed per launch.
+  struct AscProgram {
+    std::vector<rt::ElemStream> blocks;
+  };
+  nb::class_<AscProgram>(m, "AscProgram")
+      .def("__init__",
+           [to_stream](AscProgram* p, const std::vector<AscStream>& streams) {
+             new (p) AscProgram();
+             for (auto& st : streams) p->blocks.push_back(to_stream(st));
+           })
+      .def(
+          "run",
+          [](const AscProgram& p, const std::vector<nb::ndarray<nb::device::cpu>>& gm, int64_t ub_bytes, int workers) {
+            std::vector<char*> ptrs;
+            for (auto& a : gm) ptrs.push_back(static_cast<char*>(a.data()));
+            nb::gil_scoped_release release;
+            rt::RunElementBlocks(p.blocks, ptrs, ub_bytes, workers);
+          },
+          "gm"_a, "ub_bytes"_a, "workers"_a);
+  // The interpreter runs an instruction it can express natively here: one semantics for both.
   m.def(
-      "asc_replay",
-      [](const std::vector<std::pair<nb::ndarray<int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>,
-                                     nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>>& streams,
-         const std::vector<nb::ndarray<nb::device::cpu>>& gm, int64_t ub_bytes, int workers) {
-        std::vector<std::vector<rt::ElemInstr>> blocks;
-        for (auto& [fields, scalars] : streams) {
-          if (fields.shape(1) != 9 || scalars.shape(0) != fields.shape(0))
-            throw InternalError("asc_replay: a stream must be [n, 9] fields and n scalars");
-          std::vector<rt::ElemInstr> v(fields.shape(0));
-          const int64_t* f = fields.data();
-          for (size_t i = 0; i < v.size(); ++i, f += 9)
-            v[i] = {static_cast<rt::ElemOp>(f[0]),
-                    static_cast<rt::ElemType>(f[1]),
-                    f[2],
-                    f[3],
-                    f[4],
-                    f[5],
-                    f[6],
-                    f[7],
-                    f[8],
-                    scalars.data()[i]};
-          blocks.push_back(std::move(v));
-        }
+      "asc_exec",
+      [to_stream](const AscStream& stream, const std::vector<nb::ndarray<nb::device::cpu>>& mem) {
+        rt::ElemStream s = to_stream(stream);
         std::vector<char*> ptrs;
-        for (auto& a : gm) ptrs.push_back(static_cast<char*>(a.data()));
+        for (auto& a : mem) ptrs.push_back(static_cast<char*>(a.data()));
+        std::vector<double> regs;
         nb::gil_scoped_release release;
-        rt::RunElementBlocks(blocks, ptrs, ub_bytes, workers);
+        rt::RunElementStream(s, ptrs.data(), regs);
       },
-      "streams"_a, "gm"_a, "ub_bytes"_a, "workers"_a);
+      "stream"_a, "mem"_a);
   m.def("machine_info", &MachineInfo, "name"_a);
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");

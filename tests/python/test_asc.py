@@ -283,8 +283,14 @@ def test_instructions_against_numpy(which):
     out_dtype = np.int32 if which.startswith("cast") else np.float32
     if which.startswith("cast"):
         a[:6] = [0.5, 1.5, 2.5, -0.5, -1.5, 1e10]
+    if which == "compare_select":
+        a[:4], b[:4] = [np.nan, 1.0, np.inf, -0.0], [1.0, np.nan, np.inf, 0.0]
     out = np.zeros(n, out_dtype)
     ops_kernel[1](a, b, out, n, which)
+    again = np.zeros(n, out_dtype)
+    ops_kernel[1](a, b, again, n, which)  # every instruction here runs natively on the second launch
+    assert ops_kernel.last_native
+    np.testing.assert_array_equal(again, out)
     ref = np.zeros(n, out_dtype)
     if which == "repeat_add":
         for rep in range(2):
@@ -306,7 +312,7 @@ def test_instructions_against_numpy(which):
         ref = np.clip(np.sign(a) * np.floor(np.abs(a.astype(np.float64)) + 0.5), -2**31, 2**31 - 1).astype(np.int32)
     elif which == "cast_rint":
         ref = np.clip(np.rint(a.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
-    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6, equal_nan=True)
 
 
 def test_fp16_arithmetic_rounds_once_per_instruction_and_sums_in_fp32():
@@ -405,12 +411,160 @@ def test_native_and_interpreted_agree_bit_for_bit_with_nan_inf_and_zeros(dtype):
     assert not chain_kernel.last_native
 
 
-def test_a_kernel_with_scalar_reads_stays_interpreted():
-    x = _rng(7).standard_normal((4, 256)).astype(np.float32)
-    z = np.zeros_like(x)
+def _softmax_ref(x):
+    e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_scalar_reads_replay_with_the_values_of_the_new_data():
+    # get_value's results feed adds / muls through Python arithmetic (-m, 1.0 / s): the replay
+    # recomputes them from its own data, so a second launch on other data is still right.
+    for trial in range(3):
+        x = (_rng(7 + trial).standard_normal((8, 256)) * (trial + 1)).astype(np.float32)
+        z = np.zeros_like(x)
+        softmax_q[2](x, z, 4, 256)
+        assert softmax_q.last_native == (trial > 0)
+        np.testing.assert_allclose(z, _softmax_ref(x), rtol=1e-5, atol=1e-7)
+
+
+def test_a_scalar_that_steers_python_keeps_the_kernel_interpreted():
+    @asc.jit
+    def clamp_by_sign(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int):
+        gx, gz = asc.GlobalTensor(), asc.GlobalTensor()
+        gx.set_global_buffer(x)
+        gz.set_global_buffer(z)
+        a = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, n)
+        asc.data_copy(a, gx, n)
+        asc.set_flag(asc.HardEvent.MTE2_S, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_S, 0)
+        if a.get_value(0) > 0:  # a branch on data: a replay could not follow it
+            asc.muls(a, a, 2.0, n)
+        else:
+            asc.muls(a, a, -1.0, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.data_copy(gz, a, n)
+
+    for first in (1.0, -1.0, 3.0):
+        x = np.full(64, first, np.float32)
+        z = np.zeros_like(x)
+        clamp_by_sign[1](x, z, 64)
+        assert not clamp_by_sign.last_native
+        np.testing.assert_array_equal(z, x * (2.0 if first > 0 else -1.0))
+
+
+@asc.jit
+def wide_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, which: str):
+    gx, gy, gz = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    gx.set_global_buffer(x)
+    gy.set_global_buffer(y)
+    gz.set_global_buffer(z)
+    a = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    b = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 32768, n)
+    o = asc.LocalTensor(z.dtype, asc.TPosition.VECOUT, 65536, n)
+    asc.data_copy(a, gx, n)
+    asc.data_copy(b, gy, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if which == "math":
+        asc.exp(o, a, n)
+        asc.add(o, o, b, n)
+        asc.abs(o, o, n)
+        asc.ln(o, o, n)
+        asc.reciprocal(b, b, n)
+        asc.mul(o, o, b, n)
+        asc.leaky_relu(o, o, 0.25, n)
+    elif which == "repeat":  # mask 40 of 64, strided source blocks, a repeat stride of 0 on src1
+        asc.duplicate(o, 0.0, n)
+        asc.sub(o, a, b, 40, 2, asc.BinaryRepeatParams(1, 2, 1, 8, 16, 0))
+        asc.exp(o, o, 40, 2, asc.UnaryRepeatParams(1, 1, 8, 8))
+    elif which == "reduce":
+        asc.duplicate(o, 0.0, n)
+        asc.reduce_sum(o, a, b, n)
+        asc.set_flag(asc.HardEvent.V_S, 0)
+        asc.wait_flag(asc.HardEvent.V_S, 0)
+        total = o.get_value(0)
+        asc.set_flag(asc.HardEvent.S_V, 0)
+        asc.wait_flag(asc.HardEvent.S_V, 0)
+        asc.whole_reduce_max(o[8:], a, 64, n // 64, 1, 1, 8)
+        asc.set_flag(asc.HardEvent.V_S, 0)
+        asc.wait_flag(asc.HardEvent.V_S, 0)
+        o.set_value(1, total * 2 - 1)
+    elif which == "cast":
+        asc.cast(o, a, asc.RoundMode.CAST_FLOOR, n)
+    elif which == "pad":
+        asc.duplicate(o, 0.0, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.data_copy_pad(o, gx, asc.DataCopyExtParams(2, 20, 4, 0),
+                          asc.DataCopyPadExtParams(True, 0, 3, -7.0))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(gz, o, n)
+
+
+def _wide_ref(which, x, y):
+    f = np.float32
+    if which == "math":
+        o = np.log(np.abs(np.exp(x) + y)) * (f(1) / y)
+        return np.where(o >= 0, o, o * f(0.25))
+    o = np.zeros_like(x)
+    if which == "repeat":
+        j = np.arange(40)
+        for r in range(2):  # src0 blocks of 8 fp32 two blocks apart, repeats 16 blocks apart
+            o[r * 64 + j] = np.exp(x[r * 128 + (j // 8) * 16 + j % 8] - y[j])
+        return o
+    if which == "reduce":
+        o[0] = x.astype(np.float64).sum()
+        o[1] = f(o[0]) * 2 - 1
+        o[8:8 + len(x) // 64] = x.reshape(-1, 64).max(-1)
+        return o
+    if which == "pad":
+        o[:5], o[5:8] = x[:5], -7.0
+        o[8:13], o[13:16] = x[6:11], -7.0
+        return o
+    raise AssertionError(which)
+
+
+@pytest.mark.parametrize("which", ["math", "repeat", "reduce", "pad"])
+def test_the_native_path_covers_math_repeat_forms_reductions_scalars_and_padding(which):
+    n = 256
+    for trial in range(2):
+        r = _rng(20 + trial)
+        x = (r.standard_normal(n) * 2).astype(np.float32)
+        y = (r.uniform(0.5, 2.0, n)).astype(np.float32)
+        z = np.full(n, 9.0, np.float32)
+        wide_kernel[1](x, y, z, n, which)
+        assert wide_kernel.last_native == (trial > 0), which
+        ref = _wide_ref(which, x, y)
+        if which == "pad":
+            z, ref = z[:16], ref[:16]
+        np.testing.assert_allclose(z, ref, rtol=3e-6, atol=1e-6)
+
+
+def test_native_cast_floor_into_int32_saturates():
+    x = np.array([1.5, -1.5, 2.0, -0.0, np.nan, np.inf, -np.inf, 3e9] * 8, np.float32)
+    z = np.zeros(64, np.int32)
     for _ in range(2):
-        softmax_q[1](x, z, 4, 256)
-        assert not softmax_q.last_native
+        wide_kernel[1](x, x, z, 64, "cast")
+        np.testing.assert_array_equal(z, np.array([1, -2, 2, 0, 0, 2**31 - 1, -2**31, 2**31 - 1] * 8, np.int32))
+    assert wide_kernel.last_native
+
+
+def test_bfloat16_kernels_compute_in_fp32_and_round_once_as_torch():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    n = 4 * 1024
+    for trial in range(2):
+        x = (torch.randn(n, generator=g) * 30).to(torch.bfloat16)
+        y = (torch.randn(n, generator=g) * 30).to(torch.bfloat16)
+        z = torch.zeros(n, dtype=torch.bfloat16)
+        kernel = make_vadd()
+        kernel[4](x, y, z, n // 4)
+        assert torch.equal(z, x + y)
+    xs = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-40] + [1.0] * 250).to(torch.bfloat16)
+    ys = torch.zeros(256, dtype=torch.bfloat16)
+    zs = torch.zeros(256, dtype=torch.bfloat16)
+    wide_kernel[1](xs, ys + 1, zs, 256, "math")
+    ref = torch.nn.functional.leaky_relu(torch.log(torch.abs(torch.exp(xs.float()).bfloat16().float() + 1)).bfloat16()
+                                         .float(), 0.25)
+    torch.testing.assert_close(zs.float(), ref, rtol=1e-2, atol=1e-6, equal_nan=True)
 
 
 def test_native_int32_wraps_as_numpy_and_integer_division_stays_interpreted():

@@ -17,8 +17,10 @@ synchronization.
     vadd_kernel[8](x, y, z, n // 8)            # numpy arrays or torch tensors, z written in place
     report = asc.check(vadd_kernel[8], x, y, z, n // 8)   # data races, as a report
 
-Each block runs the kernel's instructions in program order with numpy on its own local memory
-(UB, L1, L0A/B/C of the chip named by ``machine=``, default a2a3); blocks run on a thread pool.
+Each block runs the kernel's instructions in program order on its own local memory (UB, L1,
+L0A/B/C of the chip named by ``machine=``, default a2a3); the first launch of a signature
+interprets and records each block's stream, later ones replay it natively on the runtime's
+worker pool.
 ``@asc.jit(checked=True)`` (or ``asc.check``) models the pipes as concurrent and reports every
 pair of conflicting accesses that no event, barrier or queue orders (docs/element-level.md).
 """
@@ -26,7 +28,7 @@ pair of conflicting accesses that no event, barrier or queue orders (docs/elemen
 from . import adv, lib, runtime
 from .adv import CubeFormat
 from ._jit import ConstExpr, Kernel, Launch, check, jit
-from ._memory import (DataType, GlobalAddress, GlobalTensor, Hardware, LocalTensor, TPosition, bool_, double,
+from ._memory import (DataType, GlobalAddress, GlobalTensor, Hardware, LocalTensor, TPosition, bfloat16, bool_, double,
                       float16, float32, float64, float_, half, int8, int16, int32, int64, int_, uint8, uint16,
                       uint32, uint64)
 from ._ops import (CMPMODE, BinaryRepeatParams, DataCopyExtParams, DataCopyPadExtParams, DataCopyParams, RoundMode,
@@ -56,7 +58,7 @@ __all__ = [
     "TPipe", "TQue", "TBuf", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx", "get_block_num",
     "get_sub_block_idx",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
-    "half", "float_", "double", "int_", "bool_",
+    "bfloat16", "half", "float_", "double", "int_", "bool_",
     "BinaryRepeatParams", "UnaryRepeatParams", "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams",
     "RoundMode", "CMPMODE", "SelMode",
     "data_copy", "data_copy_pad", "duplicate", "add", "sub", "mul", "div", "max", "min", "bitwise_and", "bitwise_or",

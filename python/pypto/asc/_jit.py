@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import _core
 from .._tracing import _format_loc, user_loc
-from ._memory import Block, GlobalAddress, Tape, _state
+from ._memory import Block, GlobalAddress, _state, bfloat16
+from ._native import Tape
 from ._sync import CheckReport, Checker
 
 
@@ -38,7 +39,12 @@ def _as_global(name: str, x: Any) -> GlobalAddress:
         if not x.is_contiguous():
             raise _core.UserError(f"asc kernel argument '{name}': a non-contiguous tensor (a kernel addresses global "
                                   "memory linearly); pass .contiguous()" + _format_loc(user_loc()))
+        if str(x.dtype) == "torch.bfloat16":  # its bit patterns, as asc.bfloat16
+            return GlobalAddress(x.detach().view(_torch_int16()).numpy().view(np.uint16).reshape(-1), 0, name, bfloat16)
         x = x.detach().numpy()
+    if isinstance(x, np.ndarray) and x.dtype.name == "bfloat16":  # ml_dtypes' bfloat16
+        x = np.ascontiguousarray(x)
+        return GlobalAddress(x.view(np.uint16).reshape(-1), 0, name, bfloat16)
     if not isinstance(x, np.ndarray):
         raise _core.UserError(f"asc kernel argument '{name}': a GlobalAddress parameter takes a numpy array or torch "
                               f"tensor, got {type(x).__name__}" + _format_loc(user_loc()))
@@ -46,6 +52,11 @@ def _as_global(name: str, x: Any) -> GlobalAddress:
         raise _core.UserError(f"asc kernel argument '{name}': a non-contiguous array (a kernel addresses global memory "
                               "linearly); pass np.ascontiguousarray(x)" + _format_loc(user_loc()))
     return GlobalAddress(x.reshape(-1), 0, name)
+
+
+def _torch_int16() -> Any:
+    import torch
+    return torch.int16
 
 
 class Kernel:
@@ -65,7 +76,7 @@ class Kernel:
         self.last_report: Optional[CheckReport] = None
         # The native path: per launch signature, each block's recorded stream (None: the kernel
         # does something the native path cannot run, so it stays interpreted).
-        self.native: Dict[Any, Optional[List[Tuple[np.ndarray, np.ndarray]]]] = {}
+        self.native: Dict[Any, Optional[_core.AscProgram]] = {}
         self.last_native = False
 
     def __getitem__(self, launch: Any) -> "Launch":
@@ -108,23 +119,29 @@ class Launch:
                 call[name] = v
         report = CheckReport() if checked else None
         gm = [v for v in call.values() if isinstance(v, GlobalAddress)]
+        roots: List[np.ndarray] = []
+        gm_index: Dict[int, int] = {}
+        for g in gm:
+            if id(g.root) not in gm_index:
+                gm_index[id(g.root)] = len(roots)
+                roots.append(g.root)
         key = self._key(call) if not checked else None
         workers = k.workers or min(self.core_num, os.cpu_count() or 1)
         streams = k.native.get(key) if key is not None else None
         if streams is not None:
-            _core.asc_replay(streams, [g.root for g in gm], self._ub_bytes(), workers)
+            streams.run(roots, self._ub_bytes(), workers)
             k.last_native = True
             return None
         k.last_native = False
         recording = key is not None and key not in k.native
         tapes: List[Optional[Tape]] = [None] * self.core_num
-        gm_index = {id(g.root): i for i, g in enumerate(gm)}
 
         def one(idx: int) -> None:
             checker = Checker(idx, report) if report is not None else None
             block = _state.block = Block(idx, self.core_num, k.machine, checker, k.cube)
+            block.gm_roots, block.gm_index = roots, gm_index
             if recording:
-                block.tape = tapes[idx] = Tape(gm_index)
+                block.tape = tapes[idx] = Tape()
             try:
                 k.fn(**call)
                 if checker is not None:
@@ -142,8 +159,7 @@ class Launch:
         k.last_report = report
         if recording and key is not None:
             ok = all(t is not None and t.valid for t in tapes)
-            k.native[key] = [(np.array(t.rows, np.int64).reshape(-1, 9), np.array(t.scalars, np.float64))
-                             for t in tapes if t is not None] if ok else None
+            k.native[key] = _core.AscProgram([t.packed() for t in tapes if t is not None]) if ok else None
         return report
 
     def _ub_bytes(self) -> int:
@@ -156,7 +172,7 @@ class Launch:
         for name, v in call.items():
             if isinstance(v, GlobalAddress):
                 # writeable too: a stream that writes an array must not replay onto a read-only one
-                parts.append((name, v.root.shape, str(v.root.dtype), bool(v.root.flags.writeable)))
+                parts.append((name, v.root.shape, v.dtype.name, bool(v.root.flags.writeable)))
             elif isinstance(v, (int, float, bool, str, type(None))):
                 parts.append((name, type(v).__name__, v))
             else:

@@ -32,10 +32,10 @@ class DataType:
         return f"asc.{self.name}"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, DataType) and other.np == self.np
+        return isinstance(other, DataType) and other.name == self.name
 
     def __hash__(self) -> int:
-        return hash(self.np)
+        return hash(self.name)
 
 
 int8 = DataType("int8", np.int8)
@@ -49,6 +49,9 @@ uint64 = DataType("uint64", np.uint64)
 float16 = DataType("float16", np.float16)
 float32 = DataType("float32", np.float32)
 float64 = DataType("float64", np.float64)
+# bfloat16 is stored as its bit patterns (numpy has no bfloat16); every instruction on it runs
+# natively, computing in fp32 and rounding once to nearest even.
+bfloat16 = DataType("bfloat16", np.uint16)
 half = float16
 float_ = float32
 double = float64
@@ -115,7 +118,13 @@ class Block:
         self.mem: Dict[Hardware, np.ndarray] = {}
         self.checker = checker
         self.static_tensors: List[Tuple[Hardware, int, int, SourceLoc]] = []  # constructor-made LocalTensors
-        self.tape: Optional["Tape"] = None  # the instruction stream being recorded for the native path
+        self.tape: Any = None  # the instruction stream being recorded (_native.Tape)
+        self.gm_roots: List[np.ndarray] = []  # the launch's arrays: native memories 0..n-1, then UB
+        self.gm_index: Dict[int, int] = {}
+
+    def memories(self) -> List[np.ndarray]:
+        """The memories a native instruction addresses: the launch's arrays, then this UB."""
+        return [*self.gm_roots, self.memory(Hardware.UB)]
 
     def memory(self, hw: Hardware) -> np.ndarray:
         m = self.mem.get(hw)
@@ -137,14 +146,14 @@ class GlobalAddress:
     """A kernel parameter in global memory (``x: asc.GlobalAddress``): an array argument, with
     ``.dtype`` and ``addr + offset`` (in elements)."""
 
-    def __init__(self, root: np.ndarray, offset: int, name: str) -> None:
+    def __init__(self, root: np.ndarray, offset: int, name: str, dtype: Optional[DataType] = None) -> None:
         self.root = root  # the argument, flattened (a view: writes reach the caller)
         self.offset = offset
         self.name = name
-        self.dtype = dtype_of(root.dtype)
+        self.dtype = dtype if dtype is not None else dtype_of(root.dtype)
 
     def __add__(self, k: Any) -> "GlobalAddress":
-        return GlobalAddress(self.root, self.offset + int(k), self.name)
+        return GlobalAddress(self.root, self.offset + int(k), self.name, self.dtype)
 
     __radd__ = __add__
 
@@ -214,16 +223,41 @@ class GlobalTensor:
     def get_value(self, i: int) -> Any:
         from ._sync import scalar_access
         root, first, _ = self.window("GlobalTensor.get_value", int(i) + 1)
+        from ._native import load_scalar
+        value = load_scalar(self, int(i), root[first + int(i)].item())
         scalar_access("GlobalTensor.get_value", ("gm", id(root)), (first + int(i)) * root.itemsize, root.itemsize,
                       False)
-        return root[first + int(i)].item()
+        return value
 
     def set_value(self, i: int, v: Any) -> None:
         from ._sync import scalar_access
         root, first, _ = self.window("GlobalTensor.set_value", int(i) + 1)
+        from ._native import plain, store_scalar
+        store_scalar(self, int(i), v)
         scalar_access("GlobalTensor.set_value", ("gm", id(root)), (first + int(i)) * root.itemsize, root.itemsize,
                       True)
-        root[first + int(i)] = v
+        _store(root, first + int(i), plain(v), self.dtype)
+
+
+def _load(a: np.ndarray, i: int, dtype: DataType) -> Any:
+    if dtype is bfloat16:
+        return float(np.array([int(a[i]) << 16], np.uint32).view(np.float32)[0])
+    return a[i].item()
+
+
+def _store(a: np.ndarray, i: int, v: Any, dtype: DataType) -> None:
+    if dtype is bfloat16:
+        a[i] = to_bf16_bits(np.array([v], np.float32))[0]
+    else:
+        a[i] = v
+
+
+def to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    """fp32 values to bfloat16 bit patterns, rounded to nearest even (NaN stays NaN)."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, np.float32))
+    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
 
 
 def _slice_start(key: Any, what: str) -> int:
@@ -317,40 +351,19 @@ class LocalTensor:
         from ._sync import scalar_access
         a = self.array("LocalTensor.get_value", int(i) + 1)
         key, lo, _ = self.span(int(i) + 1)
+        from ._native import load_scalar
+        value = load_scalar(self, int(i), _load(a, int(i), self.dtype))
         scalar_access("LocalTensor.get_value", key, lo + int(i) * self.dtype.sizeof(), self.dtype.sizeof(), False)
-        return a[int(i)].item()
+        return value
 
     def set_value(self, i: int, v: Any) -> None:
         from ._sync import scalar_access
         a = self.array("LocalTensor.set_value", int(i) + 1)
         key, lo, _ = self.span(int(i) + 1)
+        from ._native import plain, store_scalar
+        store_scalar(self, int(i), v)
         scalar_access("LocalTensor.set_value", key, lo + int(i) * self.dtype.sizeof(), self.dtype.sizeof(), True)
-        a[int(i)] = v
+        _store(a, int(i), plain(v), self.dtype)
 
     def __repr__(self) -> str:
         return f"LocalTensor({self.dtype}, {self.pos.name}, addr={self.addr}, size={self.size})"
-
-
-class Tape:
-    """A block's instruction stream for the native path (src/runtime/element_replay.h): rows of
-    (op, type, dst mem, dst byte, src0 mem, src0 byte, src1 mem, src1 byte, count) and a scalar;
-    memory i < len(gm) is the launch's i-th array, len(gm) the block's UB. It stays valid while
-    every instruction is one the native path runs (data moves and exactly rounded elementwise ops
-    in count form); anything else (a scalar read, a reduction, ...) invalidates it."""
-
-    def __init__(self, gm_index: Dict[int, int]) -> None:
-        self.gm_index = gm_index
-        self.rows: List[Tuple[int, ...]] = []
-        self.scalars: List[float] = []
-        self.valid = True
-        self.pending = False  # the instruction being recorded was taped (record() checks it)
-
-    def mem(self, t: Any) -> Optional[Tuple[int, int]]:
-        """(memory index, byte offset) of a GlobalTensor / LocalTensor operand, or None."""
-        if isinstance(t, GlobalTensor):
-            if t.addr is None or id(t.addr.root) not in self.gm_index:
-                return None
-            return self.gm_index[id(t.addr.root)], t.addr.offset * t.addr.root.itemsize
-        if isinstance(t, LocalTensor) and t.hw is Hardware.UB:
-            return len(self.gm_index), t.addr
-        return None

@@ -15,31 +15,9 @@ from .. import _core
 from .._tracing import _format_loc, user_loc
 from ._memory import GlobalTensor, Hardware, LocalTensor, current_block
 
-# The native path's opcodes and types (src/runtime/element_replay.h: ElemOp, ElemType).
-_NATIVE_OPS = {name: i for i, name in enumerate(["copy", "duplicate", "add", "sub", "mul", "div", "max", "min", "adds",
-                                                 "muls", "maxs", "mins", "abs", "relu", "sqrt"])}
-_NATIVE_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.int32): 2}
-
-
-def _tape(op: str, dst: Any, srcs: Sequence[Any], count: Any, scalar: float = 0.0) -> None:
-    """Appends the instruction to the block's tape when the native path can run it."""
-    tape = current_block(op).tape
-    if tape is None or not tape.valid:
-        return
-    dtype = (dst.dtype.np if isinstance(dst, LocalTensor) else dst.addr.root.dtype) if dst is not None else None
-    code = _NATIVE_OPS.get(op)
-    operands = [tape.mem(t) for t in [dst, *srcs]]
-    dtypes = {t.dtype.np if isinstance(t, LocalTensor) else t.addr.root.dtype for t in [dst, *srcs]}
-    if (code is None or not isinstance(count, int) or any(m is None for m in operands) or len(dtypes) != 1
-            or (op != "copy" and dtype not in _NATIVE_TYPES)
-            or (op in ("div", "sqrt") and np.dtype(dtype).kind == "i")):  # numpy's integer / and sqrt are float
-        tape.valid = False
-        return
-    mems = [m for m in operands if m is not None] + [(-1, 0)] * (3 - len(operands))
-    n = count * np.dtype(dtype).itemsize if op == "copy" else count
-    tape.rows.append((code, _NATIVE_TYPES.get(np.dtype(dtype), 0), *mems[0], *mems[1], *mems[2], n))
-    tape.scalars.append(float(scalar))
-    tape.pending = True
+from . import _native
+from ._memory import bfloat16
+from ._native import plain
 from ._sync import record
 
 Mask = Union[int, Sequence[int]]
@@ -172,35 +150,43 @@ def data_copy(dst: Any, src: Any, count_or_params: Any) -> None:
 
 def _move(op: str, pipe: str, dst: Any, src: Any, dst_idx: Any, src_idx: Any) -> None:
     n_src, n_dst = _extent(src_idx), _extent(dst_idx)
-    if isinstance(src_idx, int) and isinstance(dst_idx, int) and op == "data_copy":
-        _tape("copy", dst, [src], n_src)
-    else:
-        _tape(op, dst, [src], None)
     s_sel: Any = src_idx if isinstance(src_idx, np.ndarray) else slice(None)
     d_sel: Any = dst_idx if isinstance(dst_idx, np.ndarray) else slice(None)
     reads, writes = [], []
     if isinstance(src, GlobalTensor):
         root, first, span = _gm_span(src, op, n_src)
-        values = root[first:first + n_src][s_sel]
+        values: Any = lambda: root[first:first + n_src][s_sel]  # noqa: E731
         reads.append(span)
     else:
         _check_aligned(op, src)
-        values = src.array(op, n_src)[s_sel]
+        local = src.array(op, n_src)
+        values = lambda: local[s_sel]  # noqa: E731
         reads.append(src.span(n_src))
     if isinstance(dst, GlobalTensor):
-        root, first, span = _gm_span(dst, op, n_dst)
-        if not root.flags.writeable:
+        target, first_dst, span = _gm_span(dst, op, n_dst)
+        if not target.flags.writeable:
             raise _core.UserError(f"asc.{op}: {dst.addr.name if dst.addr else 'the output'} is a read-only array"
                                   + _loc())
+        target = target[first_dst:first_dst + n_dst]
         writes.append(span)
-        record(op, pipe, reads, writes)
-        root[first:first + n_dst][d_sel] = values.astype(root.dtype, copy=False)
     else:
         _check_aligned(op, dst)
         target = dst.array(op, n_dst)
         writes.append(dst.span(n_dst))
-        record(op, pipe, reads, writes)
-        target[d_sel] = values.astype(target.dtype, copy=False)
+    native = _native.run("copy", dst, [src], dst_idx, [src_idx])
+    record(op, pipe, reads, writes)
+    if native is not None:
+        native()
+        return
+    _no_bf16(op, dst, src)
+    target[d_sel] = values().astype(target.dtype, copy=False)
+
+
+def _no_bf16(op: str, *tensors: Any) -> None:
+    """The numpy path cannot compute on bfloat16 (stored as bits): those go native or fail here."""
+    if any(getattr(t, "dtype", None) == bfloat16 for t in tensors):
+        raise _core.UserError(f"asc.{op}: not supported on bfloat16 in this form (bfloat16 runs the native "
+                              "instructions: copies, elementwise, cast, reductions)" + _loc())
 
 
 class DataCopyExtParams:
@@ -243,7 +229,13 @@ def data_copy_pad(dst: Any, src: Any, params: DataCopyExtParams, pad_params: Opt
         _move("data_copy_pad", pipe, dst, src, l_idx, g_idx)
         if pad_params is not None and pad_params.is_pad and local_burst > n:
             pad = np.concatenate([np.arange(n, local_burst) + b * l_step for b in range(params.block_count)])
-            dst.array("data_copy_pad", int(pad.max()) + 1)[pad] = pad_params.padding_value
+            target = dst.array("data_copy_pad", int(pad.max()) + 1)
+            native = _native.run("duplicate", dst, [], pad, [], scalar=pad_params.padding_value)
+            _native.settle()  # the padding belongs to the copy just recorded
+            if native is not None:
+                native()
+            else:
+                target[pad] = plain(pad_params.padding_value)
     else:
         _move("data_copy_pad", pipe, dst, src, g_idx, l_idx)
 
@@ -303,29 +295,33 @@ def _extent(sel: Sel) -> int:
 
 
 def _vector(op: str, dsts: List[LocalTensor], srcs: List[LocalTensor], fn: Callable[..., Any], dst_sel: Sel,
-            src_sel: List[Sel], fill: Any = None, scalar: Any = None) -> None:
-    """Runs one vector instruction: reads srcs at their selections, writes dsts[0] at dst_sel."""
-    count = dst_sel if isinstance(dst_sel, int) and all(isinstance(s_, int) and s_ == dst_sel for s_ in src_sel) \
-        else None
-    _tape(op, dsts[0], srcs, count, float(fill if fill is not None else scalar if scalar is not None else 0.0))
-    reads, views = [], []
+            src_sel: List[Sel], fill: Any = None, scalar: Any = None, aux: int = 0) -> None:
+    """Runs one vector instruction: reads srcs at their selections, writes dsts[0] at dst_sel.
+    Natively when the C++ expresses it (the same code a replay runs), else with numpy."""
+    reads, arrays = [], []
     for t, sel in zip(srcs, src_sel):
         _local_operand(op, t)
         n = _extent(sel)
-        a = t.array(op, n)
-        a = a[sel] if isinstance(sel, np.ndarray) else a
-        # 16-bit floats compute in fp32 and round once when written (as torch computes them).
-        views.append(a.astype(np.float32) if a.dtype == np.float16 else a)
+        arrays.append((t.array(op, n), sel))
         reads.append(t.span(n))
     dst = dsts[0]
     _local_operand(op, dst)
     n = _extent(dst_sel)
     target = dst.array(op, n)
+    native = _native.run(op, dst, srcs, dst_sel, src_sel, aux=aux,
+                         scalar=fill if fill is not None else scalar if scalar is not None else 0.0)
     record(op, "V", reads, [dst.span(n)])
+    if native is not None:
+        native()
+        return
+    _no_bf16(op, dst, *srcs)
+    # 16-bit floats compute in fp32 and round once when written (as torch computes them).
+    views = [a[sel] if isinstance(sel, np.ndarray) else a for a, sel in arrays]
+    views = [a.astype(np.float32) if a.dtype == np.float16 else a for a in views]
     where: Any = dst_sel if isinstance(dst_sel, np.ndarray) else slice(None)
     with np.errstate(all="ignore"):
         if fill is not None:
-            target[where] = np.asarray(fill).astype(target.dtype)
+            target[where] = np.asarray(plain(fill)).astype(target.dtype)
         else:
             target[where] = np.asarray(fn(*views)).astype(target.dtype, copy=False)
 
@@ -381,7 +377,7 @@ def _unary(name: str, fn: Callable[..., Any], scalar: bool = False) -> Callable[
             s, args = (kwargs.pop("scalar"), args) if "scalar" in kwargs else (args[0], args[1:])
         count, mask, rep, p = _count_or_repeat(dst.dtype.sizeof(), args, kwargs, "unary")
         es = dst.dtype.sizeof()
-        f = (lambda x: fn(x, np.asarray(s).astype(x.dtype))) if scalar else fn
+        f = (lambda x: fn(x, np.asarray(plain(s)).astype(x.dtype))) if scalar else fn
         if count is not None:
             _vector(name, [dst], [src], f, count, [count], scalar=s)
         else:
@@ -442,11 +438,11 @@ def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, *args: Any, 
             v = np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max)
         return v.astype(out_np)
     if count is not None:
-        _vector("cast", [dst], [src], conv, count, [count])
+        _vector("cast", [dst], [src], conv, count, [count], aux=int(mode))
     else:
         _vector("cast", [dst], [src], conv, _repeat_index(dst.dtype.sizeof(), mask, rep, p.dst_blk_stride,
                                                            p.dst_rep_stride),
-                [_repeat_index(src.dtype.sizeof(), mask, rep, p.src_blk_stride, p.src_rep_stride)])
+                [_repeat_index(src.dtype.sizeof(), mask, rep, p.src_blk_stride, p.src_rep_stride)], aux=int(mode))
 
 
 _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
@@ -458,16 +454,26 @@ def compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, cmp_mode: CM
     bit k of byte k // 8)."""
     n = int(count)
     a, b = src0.array("compare", n), src1.array("compare", n)
-    _write_bits("compare", dst, _CMP[CMPMODE(cmp_mode)](a, b), [src0.span(n), src1.span(n)])
+    _write_bits("compare", dst, lambda: _CMP[CMPMODE(cmp_mode)](a, b), [src0, src1], n, int(cmp_mode), 0.0, 0)
 
 
-def _write_bits(op: str, dst: LocalTensor, flags: np.ndarray, reads: List[Tuple[Any, int, int]]) -> None:
-    """`flags` packed one bit per element (bit k of byte k // 8) into `dst`."""
+def _write_bits(op: str, dst: LocalTensor, flags: Callable[[], np.ndarray], srcs: List[LocalTensor], n: int,
+                mode: int, scalar: Any, with_scalar: int) -> None:
+    """The comparison's flags packed one bit per element (bit k of byte k // 8) into `dst`."""
     _local_operand(op, dst)
-    bits = np.packbits(flags, bitorder="little")
-    elems = -(-bits.size // dst.dtype.sizeof())
+    for s in srcs:
+        _local_operand(op, s)
+    nbytes = -(-n // 8)
+    elems = -(-nbytes // dst.dtype.sizeof())
     out = dst.array(op, elems).view(np.uint8)
-    record(op, "V", reads, [dst.span(elems)])
+    native = _native.run("compare", dst, srcs, elems, [n] * len(srcs), aux=mode, flags=with_scalar, scalar=scalar,
+                         count=n)
+    record(op, "V", [s.span(n) for s in srcs], [dst.span(elems)])
+    if native is not None:
+        native()
+        return
+    _no_bf16(op, *srcs)
+    bits = np.packbits(flags(), bitorder="little")
     out[:bits.size] = bits
 
 
@@ -475,7 +481,8 @@ def compare_scalar(dst: LocalTensor, src0: LocalTensor, scalar: Any, cmp_mode: C
     """``compare_scalar(dst, src0, scalar, cmp_mode, count)``: bits of src0 against a scalar."""
     n = int(count)
     a = src0.array("compare_scalar", n)
-    _write_bits("compare_scalar", dst, _CMP[CMPMODE(cmp_mode)](a, np.asarray(scalar).astype(a.dtype)), [src0.span(n)])
+    _write_bits("compare_scalar", dst, lambda: _CMP[CMPMODE(cmp_mode)](a, np.asarray(plain(scalar)).astype(a.dtype)),
+                [src0], n, int(cmp_mode), scalar, 1)
 
 
 def select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SelMode,
@@ -485,17 +492,23 @@ def select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     n = int(count)
     nbytes = -(-n // 8)
     mask_elems = -(-nbytes // sel_mask.dtype.sizeof())
-    bits = np.unpackbits(sel_mask.array("select", mask_elems).view(np.uint8)[:nbytes],
-                         bitorder="little")[:n].astype(bool)
+    mask = sel_mask.array("select", mask_elems)
     a = src0.array("select", n)
     reads = [sel_mask.span(mask_elems), src0.span(n)]
-    if isinstance(src1, LocalTensor):
-        b = src1.array("select", n)
+    tensor_b = isinstance(src1, LocalTensor)
+    if tensor_b:
+        b_arr = src1.array("select", n)
         reads.append(src1.span(n))
-    else:
-        b = np.full(n, src1, a.dtype)
     out = dst.array("select", n)
+    native = _native.run("select", dst, [sel_mask, src0], n, [mask_elems, n], count=n,
+                         scalar=0.0 if tensor_b else src1, other=src1 if tensor_b else None)
     record("select", "V", reads, [dst.span(n)])
+    if native is not None:
+        native()
+        return
+    _no_bf16("select", dst, src0)
+    bits = np.unpackbits(mask.view(np.uint8)[:nbytes], bitorder="little")[:n].astype(bool)
+    b = b_arr if tensor_b else np.full(n, plain(src1), a.dtype)
     out[:] = np.where(bits, a, b)
 
 
@@ -507,17 +520,28 @@ def _reduce(name: str, fn: Callable[[np.ndarray], Any], arg: Optional[Callable[[
     def op(dst: LocalTensor, src: LocalTensor, shared_tmp_buffer: LocalTensor, *args: Any, **kwargs: Any) -> None:
         cal_index = bool(kwargs.pop("cal_index", False))
         es = src.dtype.sizeof()
+        src_sel: Sel
         if "count" in kwargs or len(args) == 1:
-            idx = np.arange(int(kwargs.get("count", args[0] if args else 0)))
+            src_sel = int(kwargs.get("count", args[0] if args else 0))
+            idx = np.arange(src_sel)
         else:
             names = ["mask", "repeat_time", "src_rep_stride"]
             vals = dict(zip(names, args))
             vals.update(kwargs)
-            idx = _repeat_index(es, vals["mask"], int(vals["repeat_time"]), 1, int(vals["src_rep_stride"]))
+            idx = src_sel = _repeat_index(es, vals["mask"], int(vals["repeat_time"]), 1, int(vals["src_rep_stride"]))
+        _local_operand(name, src)
+        _local_operand(name, dst)
         n = int(idx.max()) + 1 if idx.size else 0
-        x = src.array(name, n)[idx]
+        src_array = src.array(name, n)
         out = dst.array(name, 2 if cal_index else 1)
+        native = _native.run(name, dst, [src], 2 if cal_index else 1, [src_sel], aux=int(idx.size),
+                             flags=int(cal_index), count=int(idx.size))
         record(name, "V", [src.span(n)], [dst.span(2 if cal_index else 1), shared_tmp_buffer.span(1)])
+        if native is not None:
+            native()
+            return
+        _no_bf16(name, dst, src)
+        x = src_array[idx]
         with np.errstate(all="ignore"):
             out[0] = fn(_wide(x)).astype(out.dtype) if x.size else 0
             if cal_index and arg is not None:
@@ -544,12 +568,21 @@ def _whole(name: str, fn: Callable[[np.ndarray], Any]) -> Callable[..., None]:
         es = src.dtype.sizeof()
         per = np.count_nonzero(_mask_bits(es, mask))
         idx = _repeat_index(es, mask, int(repeat_time), int(src_blk_stride), int(src_rep_stride))
+        _local_operand(name, src)
+        _local_operand(name, dst)
         n = int(idx.max()) + 1 if idx.size else 0
-        x = src.array(name, n)[idx].reshape(int(repeat_time), per)
+        src_array = src.array(name, n)
         d_idx = np.arange(int(repeat_time)) * int(dst_rep_stride)
         m = int(d_idx.max()) + 1 if d_idx.size else 0
         out = dst.array(name, m)
+        native = _native.run(name.replace("whole_", ""), dst, [src], d_idx, [idx], aux=int(per), count=int(idx.size)) \
+            if idx.size else None
         record(name, "V", [src.span(n)], [dst.span(m)])
+        if native is not None:
+            native()
+            return
+        _no_bf16(name, dst, src)
+        x = src_array[idx].reshape(int(repeat_time), per)
         with np.errstate(all="ignore"):
             out[d_idx] = fn(x).astype(out.dtype)
     op.__name__ = name
