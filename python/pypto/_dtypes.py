@@ -51,6 +51,11 @@ DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
 UNSUPPORTED_DTYPES = [DT_UINT16, DT_UINT32, DT_UINT64, DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP8E4M3,
                       DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
 
+# PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
+for _name, _dt in list(globals().items()):
+    if _name.startswith("DT_"):
+        setattr(DataType, _name, _dt)
+
 
 def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
     """`x` as a pypto dtype, or a UserError naming `what` (PyPTO's dtypes without a CPU

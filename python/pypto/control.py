@@ -4,19 +4,28 @@ time; one on a Python value keeps deciding at trace time.
 
 The function's `if` statements are rewritten once, before the first trace, into
 
-    _pypto_b = _pypto_branch(test)
-    for _pypto_ in _pypto_b.then():      # once, or never, or a recorded branch
+    _pypto_b = _pypto_branch(test, <names the then path assigns>, <names the else path assigns>)
+    _pypto_b.save(locals())                 # the assigned names' values before the `if`
+    for _pypto_ in _pypto_b.then():         # once, or never, or a recorded branch
         <body>
+        _pypto_b.end_path(locals())
+    if _pypto_b.symbolic: <each name> = _pypto_b.before("<name>")
     for _pypto_ in _pypto_b.otherwise():
-        <orelse>
-    if _pypto_b.symbolic: <each name assigned in the branches> = _pypto_b.poison("<name>")
+        <orelse, or pass>
+        _pypto_b.end_path(locals())
+    if _pypto_b.symbolic: <each name> = _pypto_b.result("<name>")
 
 A recorded branch is a loop of 0 or 1 iterations over [0, truth(test)), so every level of the
 compiler handles it as it handles pypto.loop, and the dumps show both paths. Each path is
-traced once. A name assigned in a runtime branch cannot be used after it (it holds the value
-of whichever path ran): it is bound to a value that raises a clear UserError when used, and a
-tensor computed in a branch and read outside is refused by the recorder. An `if` whose body
-holds a `break` or `continue` of an enclosing Python loop is left alone.
+traced once, the else path starting from the values before the `if`. **A name assigned in a
+runtime branch is merged after it**, as PyPTO programs expect (`if ...: y = a else: y = b`, then
+read y): when both paths end with a tensor of one shape and dtype under that name, the first
+path makes a tensor and each path copies its value into it at its end, and the name is that
+tensor after the `if`; integers and symbolic scalars become the value the condition picks
+(`t * a + (1 - t) * b`); equal Python values stay. When the paths disagree (another shape, a
+tensor against a number, a name only one path binds), the name is bound to a value that raises a
+clear UserError when used. An `if` whose body holds a `break` or `continue` of an enclosing
+Python loop is left alone.
 """
 
 from __future__ import annotations
@@ -113,13 +122,23 @@ for _m in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", 
     setattr(_Unavailable, _m, _poison_dunder(_m))
 
 
-class _Branch:
-    """One rewritten `if`: decides at trace time, or records both paths as runtime branches."""
+_MISSING = object()
 
-    def __init__(self, test: Any) -> None:
+
+class _Branch:
+    """One rewritten `if`: decides at trace time, or records both paths as runtime branches and
+    merges what they assign (see the module doc)."""
+
+    def __init__(self, test: Any, then_names: Tuple[str, ...] = (), else_names: Tuple[str, ...] = ()) -> None:
         self.test = test
         self.symbolic = _symbolic(test)
         self.line = user_loc()[1]
+        self.assigns = (set(then_names), set(else_names))
+        self.names = sorted(self.assigns[0] | self.assigns[1])
+        self.old: Dict[str, Any] = {}
+        self.ends: List[Dict[str, Any]] = []
+        self.merged: Dict[str, Any] = {}  # name -> the tensor both paths write, or a scalar
+        self.failed: set = set()
 
     def _path(self, negate: bool) -> Iterator[None]:
         if not self.symbolic:
@@ -139,8 +158,96 @@ class _Branch:
     def otherwise(self) -> Iterator[None]:
         return self._path(True)
 
-    def poison(self, name: str) -> _Unavailable:
+    def save(self, frame_locals: Dict[str, Any]) -> None:
+        """Before the paths: the values the assigned names have (the else path starts from them)."""
+        if self.symbolic:
+            self.old = {n: frame_locals[n] for n in self.names if n in frame_locals}
+
+    def before(self, name: str) -> Any:
+        """A name's value before the branch, for the else path (unbound: an error when used)."""
+        return self.old.get(name, _Unbound(name, self.line))
+
+    def end_path(self, frame_locals: Dict[str, Any]) -> None:
+        """The last statement of each path, inside it: each assigned name's value is written into
+        the one tensor both paths write (made by the first), so it can be read after the `if`."""
+        if not self.symbolic:
+            return
+        path = len(self.ends)
+        ends = {n: frame_locals.get(n, _MISSING) for n in self.names}
+        self.ends.append(ends)
+        rec = current_recorder("if")
+        tiles = list(rec.vec_tile_shapes())
+        rec.clear_vec_tile_shapes()  # the copies take automatic tiles, whatever the path set last
+        try:
+            self._merge_path(rec, path, ends)
+        finally:
+            if tiles:
+                rec.set_vec_tile_shapes(tiles, user_loc())
+
+    def _merge_path(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:
+        from .tensor import Tensor
+        for n in self.names:
+            v, old = ends[n], self.old.get(n, _MISSING)
+            if isinstance(v, _Unbound):
+                v = ends[n] = _MISSING
+            if n in self.failed:
+                continue
+            if path == 0:
+                if v is old and n not in self.assigns[1]:
+                    continue  # neither path changes it
+                if isinstance(v, Tensor) and v.is_traced:
+                    try:
+                        shape = [d for d in v.shape]
+                        merged = Tensor(_rec=rec, _id=rec.create_tensor(shape, v.dtype, n, user_loc()))
+                        rec.assemble(v._id, [0] * len(shape), merged._vid, user_loc())
+                        self.merged[n] = merged
+                    except _core.UserError:
+                        self.failed.add(n)  # e.g. a shape that depends on data read in the kernel
+                continue
+            merged = self.merged.get(n)
+            if merged is not None:
+                if (isinstance(v, Tensor) and v.is_traced and v.dtype == merged.dtype
+                        and [str(d) for d in v.shape] == [str(d) for d in merged.shape]):
+                    try:
+                        rec.assemble(v._id, [0] * len(v.shape), merged._vid, user_loc())
+                    except _core.UserError:
+                        self.failed.add(n)
+                else:
+                    self.failed.add(n)
+
+    def result(self, name: str) -> Any:
+        """The name's value after the branch: the merged tensor, the value both paths agree on, a
+        scalar chosen by the condition, or (when the paths disagree in kind) an error when used."""
+        old = self.old.get(name, _MISSING)
+        if name in self.failed or len(self.ends) != 2:
+            return self.poison(name)
+        if name in self.merged:
+            return self.merged[name]
+        v0, v1 = self.ends[0][name], self.ends[1][name]
+        if v0 is _MISSING or v1 is _MISSING:
+            return self.poison(name)
+        if v0 is v1 or v0 is old and v1 is old:
+            return v0
+        ints = (int, SymbolicScalar)
+        if isinstance(v0, ints) and isinstance(v1, ints) and not isinstance(v0, bool) and not isinstance(v1, bool):
+            if isinstance(v0, int) and isinstance(v1, int) and v0 == v1:
+                return v0
+            t = _truth(self.test)
+            return t * v0 + (1 - t) * v1
+        if type(v0) is type(v1) and isinstance(v0, (float, str, bool)) and v0 == v1:
+            return v0
+        return self.poison(name)
+
+    def poison(self, name: str) -> "_Unavailable":
         return _Unavailable(name, self.line)
+
+
+class _Unbound(_Unavailable):
+    """A name the else path sees unbound (the then path bound it)."""
+
+    def fail(self) -> None:
+        raise _core.UserError(f"`{self._name}` is not bound on this path of the runtime branch at line {self._line} "
+                              "(only the other path assigns it)" + _format_loc(user_loc()))
 
 
 def _and(*thunks: Callable[[], Any]) -> Any:
@@ -264,18 +371,36 @@ class _IfRewriter(ast.NodeTransformer):
             return ast.For(target=name("_pypto_", True), iter=it, body=body, orelse=[])
 
         test = _TestRewriter().visit(node.test)
+        then_names, else_names = _assigned(node.body), _assigned(node.orelse)
+        names = sorted(set(then_names) | set(else_names))
+
+        def call(method: str, *args: ast.expr) -> ast.Call:
+            return ast.Call(func=ast.Attribute(name(b), method, ast.Load()), args=list(args), keywords=[])
+
+        def strs(ns: List[str]) -> ast.Tuple:
+            return ast.Tuple([ast.Constant(n) for n in ns], ast.Load())
+
+        def at_end(body: List[ast.stmt]) -> List[ast.stmt]:
+            return body + [ast.Expr(call("end_path", ast.Call(name("locals"), [], [])))] if names else body
+
+        def bind_all(method: str) -> ast.If:
+            return ast.If(test=ast.Attribute(name(b), "symbolic", ast.Load()),
+                          body=[ast.Assign(targets=[name(n, True)], value=call(method, ast.Constant(n)))
+                                for n in names], orelse=[])
+
         out: List[ast.stmt] = [
             ast.Assign(targets=[name(b, True)],
-                       value=ast.Call(func=name("_pypto_branch"), args=[test], keywords=[])),
-            path("then", node.body)]
-        if node.orelse:
-            out.append(path("otherwise", node.orelse))
-        names = _assigned(node.body + node.orelse)
+                       value=ast.Call(func=name("_pypto_branch"), args=[test, strs(then_names), strs(else_names)],
+                                      keywords=[]))]
         if names:
-            poison = [ast.Assign(targets=[name(n, True)],
-                                 value=ast.Call(func=ast.Attribute(name(b), "poison", ast.Load()),
-                                                args=[ast.Constant(n)], keywords=[])) for n in names]
-            out.append(ast.If(test=ast.Attribute(name(b), "symbolic", ast.Load()), body=poison, orelse=[]))
+            out.append(ast.Expr(call("save", ast.Call(name("locals"), [], []))))
+        out.append(path("then", at_end(node.body)))
+        if names:
+            out.append(bind_all("before"))  # the else path starts from the values before the `if`
+        if node.orelse or names:
+            out.append(path("otherwise", at_end(node.orelse or [ast.Pass()])))
+        if names:
+            out.append(bind_all("result"))
         for s in out:
             ast.copy_location(s, node)
             for sub in ast.walk(s):

@@ -62,7 +62,7 @@ class Tensor:
                  name: Optional[str] = None, *, format: Optional[TileOpFormat] = None,  # noqa: A002 - PyPTO's name
                  _rec: Any = None, _id: int = -1) -> None:
         self._rec = _rec
-        self._id = _id
+        self._vid = _id  # the recorder's value id (`_id` reads it as an operand)
         if _rec is None:
             if shape is not None and not isinstance(shape, (list, tuple)):
                 if shape is Ellipsis:
@@ -107,6 +107,21 @@ class Tensor:
                 raise _core.UserError(f"pypto.Tensor[...]: {x!r} is not a shape, dtype, format or name" + _loc_suffix())
         return cls(shape, **kw)
 
+    # Set by a runtime loop on the value a name had before it (ops.core.CarriedValues): [read?].
+    _watch: Optional[List[bool]] = None
+    _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
+
+    @property
+    def _id(self) -> int:
+        """The value id, as an op's operand: marks a watched value as read."""
+        if self._watch is not None:
+            self._watch[0] = True
+        return self._vid
+
+    @_id.setter
+    def _id(self, v: int) -> None:
+        self._vid = v
+
     # --- annotation / metadata -----------------------------------------------------------
     @property
     def is_traced(self) -> bool:
@@ -117,11 +132,11 @@ class Tensor:
         """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
             return self._spec
-        return [_dim(d) for d in self._rec.value_shape(self._id)]  # a list, as PyPTO returns
+        return [_dim(d) for d in self._rec.value_shape(self._vid)]  # a list, as PyPTO returns
 
     @property
     def dtype(self) -> DataType:
-        return self._dtype if self._rec is None else self._rec.value_dtype(self._id)
+        return self._dtype if self._rec is None else self._rec.value_dtype(self._vid)
 
     @property
     def ndim(self) -> int:
@@ -132,7 +147,7 @@ class Tensor:
 
     @property
     def name(self) -> Optional[str]:
-        return self._name if self._rec is None else self._rec.value_name(self._id)
+        return self._name if self._rec is None else self._rec.value_name(self._vid)
 
     def __repr__(self) -> str:
         if self._rec is None and self._spec is None:
@@ -416,6 +431,9 @@ class Tensor:
                 if isinstance(k, slice) and k.start is not None and k.stop is None and d < len(value.shape):
                     extents[d] = value.shape[d]
         if not isinstance(value, Tensor):
+            from .control import _Unavailable
+            if isinstance(value, _Unavailable):
+                value.fail()  # a name the runtime branch before left without one value
             raise _core.UserError(
                 f"assigning {type(value).__name__} to a tensor window: only tensors can be assigned"
                 + _loc_suffix(), )
@@ -440,7 +458,7 @@ class Tensor:
             if not _core.to_sym(a).same_as(_core.to_sym(b)):
                 rec.assume_equal(a, b, f"dim {d} of the tensor assigned to %{self.name}[...] (shape {tuple(vs)}) "
                                  f"and of the window (shape {tuple(extents)})", user_loc())
-        rec.assemble(value._id, offsets, self._id, user_loc())
+        rec.assemble(value._id, offsets, self._vid, user_loc())
 
     def move(self, other: "Tensor") -> None:
         """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``)."""

@@ -77,6 +77,32 @@ def test_if_on_python_values_stays_a_trace_time_choice():
     assert "IF_" not in f.last.program.tensor_graph()
 
 
+def test_names_assigned_in_both_paths_are_merged_after_the_branch():
+    # As PyPTO programs write it: each path assigns the name, the code after reads it.
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        for i in pypto.loop(0, 4):
+            y = x + 0.5
+            k = 1
+            if i == 0:
+                y = x * 2.0
+                k = i + 2
+            elif i == 1:
+                k = 7  # y keeps its value from before the if on this path
+            else:
+                y = pypto.exp(x)
+                k = 3
+            out[i:i + 1, :] = y[i:i + 1, :]
+            out[i:i + 1, 0:1] = y[i:i + 1, k:k + 1]  # k: chosen by the branch at run time
+
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    out = np.zeros((4, 8), np.float32)
+    f(x, out)
+    ref = np.concatenate([x[:1] * 2, x[1:2] + 0.5, np.exp(x[2:])])
+    ref[:, 0] = [ref[0, 2], ref[1, 7], ref[2, 3], ref[3, 3]]
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
 def test_branch_misuse_is_a_clear_error():
     @pypto.jit
     def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
@@ -84,11 +110,21 @@ def test_branch_misuse_is_a_clear_error():
             if i == 0:
                 y = x * 2.0
             else:
-                y = x * 3.0
+                y = x[0:2, :] * 3.0  # another shape: no one tensor can hold y after the if
             out[i:i + 1, :] = y[i:i + 1, :]
 
     with pytest.raises(pypto.UserError, match=r"`y` is assigned in the runtime branch at line \d+"):
         f(np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))
+
+    @pypto.jit
+    def only_then(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        for i in pypto.loop(0, 4):
+            if i == 0:
+                z = x * 2.0
+            else:
+                out[...] = z  # noqa: F821 - unbound on this path
+    with pytest.raises(pypto.UserError, match=r"`z` is not bound on this path of the runtime branch"):
+        only_then(np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))
 
     @pypto.jit
     def g(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):

@@ -104,6 +104,40 @@ def test_values_rebound_before_they_are_read_and_python_counters_are_not_carries
     assert count == [1]  # the body was traced once
 
 
+def test_a_value_bound_in_a_python_loop_before_its_read_and_a_self_reshape_are_not_carries():
+    # DeepSeek's hc_pre: a loop_unroll body (traced once per factor) whose inner Python loop
+    # binds mm_res at k == 0 and accumulates after; compressor: `t = reshape(t, s)` in a body.
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        flat = pypto.reshape(x, [1, 32])
+        for i, k in pypto.loop_unroll(0, 4, 1, unroll_list=[2, 1]):
+            flat = pypto.reshape(flat, [1, 32], inplace=True)
+            for j in range(3):
+                part = x[i:i + k, :] * float(j + 1)
+                if j == 0:
+                    acc = part
+                else:
+                    acc = acc + part
+            out[i:i + k, :] = acc + flat[0:1, 0:8]
+
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    out = np.zeros_like(x)
+    f(x, out)
+    np.testing.assert_array_equal(out, x * 6 + x[0])
+
+    @pypto.jit
+    def g(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        acc = x * 0.0
+        for i in pypto.loop(4):
+            for j in range(2):
+                acc = acc + x  # the pre-loop acc is read: a real carry
+        out[:] = acc
+
+    with pytest.raises(pypto.UserError, match="`acc` is carried from one iteration of the pypto.loop"):
+        _call(g, (4, 8), (4, 8))
+
+
 def test_numpy_on_a_traced_tensor_names_numpy_and_the_pypto_op():
     @pypto.jit
     def f(x: pypto.Tensor((4, 4), F32)):

@@ -456,10 +456,11 @@ class CarriedValues:
     `check()` after it raises when one of them was rebound to another traced value (rebinding it
     to the same tensor, `c = pypto.assemble(...)`-style, carries nothing)."""
 
-    def __init__(self, loc: SourceLoc) -> None:
+    def __init__(self, loc: SourceLoc, enabled: bool = True) -> None:
         self.loc = loc
         self.before: Dict[str, Tuple[Any, int, int]] = {}
-        carried = loop_carried(loc)
+        self.outer: Dict[int, Any] = {}
+        carried = loop_carried(loc) if enabled else []
         frame = user_frame() if carried else None
         bound = frame.f_locals if frame is not None else {}
         for var, read_line, assign_line in carried:
@@ -469,15 +470,37 @@ class CarriedValues:
             if (isinstance(value, Tensor) and value.is_traced) or (
                     isinstance(value, _core.SymbolicScalar) and not value.is_concrete()):
                 self.before[var] = (value, read_line, assign_line)
+                if isinstance(value, Tensor) and id(value) not in self.outer:
+                    # Whether the body reads it at all: the static reads are only "may read"
+                    # (`if k == 0: acc = x` / `else: acc = acc + x` in a Python loop reads acc
+                    # only after binding it). An enclosing loop's watch is restored after.
+                    self.outer[id(value)] = value._watch
+                    value._watch = [False]
+        self.read: Dict[int, bool] = {}
+
+    def release(self) -> None:
+        """Stops watching (idempotent); a read counts for an enclosing loop's watch too."""
+        for value, _, _ in self.before.values():
+            if isinstance(value, Tensor) and id(value) in self.outer:
+                was_read = bool(value._watch and value._watch[0])
+                self.read[id(value)] = was_read
+                value._watch = self.outer.pop(id(value))
+                if was_read and value._watch is not None:
+                    value._watch[0] = True
 
     def check(self, what: str) -> None:
+        self.release()
         if not self.before:
             return
         frame = user_frame()
         now = frame.f_locals if frame is not None else {}
         for var, (value, read_line, assign_line) in self.before.items():
-            if var not in now or now[var] is value:
+            if var not in now or now[var] is value or (isinstance(value, Tensor) and not self.read.get(id(value))):
                 continue
+            new = now[var]
+            if (isinstance(new, Tensor) and new._reshape_of is value
+                    and all(isinstance(d, int) for d in new.shape)):
+                continue  # `t = reshape(t, s)`: the next iteration's reshape would give t again
             text = linecache.getline(self.loc[0], read_line).rstrip("\n")
             raise _core.UserError(
                 f"`{var}` is carried from one iteration of the {what} at line {self.loc[1]} to the next: it is read at "
@@ -521,7 +544,8 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
                               f"once, so `{kind}` cannot end it" + _format_loc((loc[0], line, col, text))
                               + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
                               "loop over range() for a loop unrolled at trace time")
-    carried = CarriedValues(loc)
+    one_trip = all(isinstance(b, int) for b in (start, stop, step)) and step != 0 and len(range(start, stop, step)) <= 1
+    carried = CarriedValues(loc, enabled=not one_trip)  # one iteration carries nothing
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     from ..control import register_loop
     register_loop(idx, start, stop, step)
@@ -529,6 +553,7 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
         yield idx
         carried.check("pypto.loop")
     finally:
+        carried.release()
         rec.end_loop()
 
 

@@ -101,7 +101,9 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
             known *= 1 if i in minus else int(d)
         shape[minus[0]] = total // known
     rec = current_recorder("reshape")
-    return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
+    out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
+    out._reshape_of = x  # `t = reshape(t, s)` in a loop body repeats itself: no carried value
+    return out
 
 
 def _record(op: str, x: Tensor, attrs: dict) -> Tensor:
