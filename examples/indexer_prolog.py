@@ -70,7 +70,7 @@ def make_indexer_prolog(tokens: int, hidden: int, heads: int, dim: int, rope_dim
             # Symmetric int8 quantization per token: scale = max|q| / 127.
             pypto.set_vec_tile_shapes(32, D)
             scale = pypto.maximum(pypto.amax(pypto.abs(roped), dim=-1, keepdim=True), EPS) * (1.0 / 127.0)
-            pypto.assemble(pypto.cast(roped / scale, pypto.DT_INT8), [0, h * D], q_int8)
+            pypto.assemble(pypto.cast(roped / scale, pypto.DT_INT8, pypto.CastMode.CAST_RINT), [0, h * D], q_int8)
             pypto.assemble(scale, [0, h], q_scale)
 
     return indexer_prolog

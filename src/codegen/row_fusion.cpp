@@ -496,8 +496,9 @@ bool RowLocal(const Kernel& k, const Instr& in, std::vector<int64_t>& lead) {
     return true;
   if (in.opcode == Opcode::TLOAD) return in.param >= 0 && fits(in.dst, true);
   if (in.opcode == Opcode::TSTORE) return in.param >= 0 && fits(in.srcs[0], true);
-  if (in.opcode == Opcode::TCVT)
-    return in.dst >= 0 && in.srcs.size() == 1 && fits(in.dst, true) && fits(in.srcs[0], true) &&
+  if (in.opcode == Opcode::TCVT)  // the fused row conversions round to nearest even
+    return in.round == RoundMode::RINT && in.dst >= 0 && in.srcs.size() == 1 && fits(in.dst, true) &&
+           fits(in.srcs[0], true) &&
            (k.bufs[in.dst].dtype == DataType::FP32) != (k.bufs[in.srcs[0]].dtype == DataType::FP32);
   if (in.dst < 0 || !fits(in.dst)) return false;
   auto it = FusableOps().find(in.opcode);

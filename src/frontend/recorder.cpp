@@ -266,11 +266,12 @@ int Recorder::Reduce(const std::string& op, int x, int64_t dim, bool keepdim, co
   return Record(std::move(c));
 }
 
-int Recorder::Cast(int x, DataType dtype, const SourceLoc& loc) {
+int Recorder::Cast(int x, DataType dtype, const SourceLoc& loc, RoundMode round) {
   OpCall c;
   c.op = "cast";
   c.inputs = {x};
   c.attrs.set("dtype", dtype);
+  if (round != RoundMode::RINT) c.attrs.set("round_mode", static_cast<int64_t>(round));
   c.loc = loc;
   return Record(std::move(c));
 }

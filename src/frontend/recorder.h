@@ -33,7 +33,8 @@ class Recorder {
   /// Any op of the registry with its attributes (the kinds without an entry of their own:
   /// compare, where, ...). Returns the result value.
   int Op(const std::string& op, const std::vector<int>& inputs, Attrs attrs, const SourceLoc& loc = {});
-  int Cast(int x, DataType dtype, const SourceLoc& loc = {});
+  /// x converted to `dtype`, rounding with `round` (PyPTO's CastMode, resolved by the caller).
+  int Cast(int x, DataType dtype, const SourceLoc& loc = {}, RoundMode round = RoundMode::RINT);
   /// a @ b on the cube unit; `out_dtype` < 0 picks the default (the input dtype; int32 for int8).
   int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});
   /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].

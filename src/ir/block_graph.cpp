@@ -60,6 +60,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     }
     if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
+    if (in.opcode == Opcode::TCVT && in.round != RoundMode::RINT) os << ", " << RoundModeName(in.round);
     if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);
     if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary))
       os << ", axis=" << in.axis;

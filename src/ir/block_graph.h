@@ -58,6 +58,7 @@ struct Instr {
   int axis = -1;                    // column reductions and broadcasts: the tile axis
   bool transpose = false;           // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
   CmpMode cmp = CmpMode::EQ;        // TCMP / TCMPS: the comparison
+  RoundMode round = RoundMode::RINT;  // TCVT: the rounding
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;
   Expr trip;

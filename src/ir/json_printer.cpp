@@ -211,6 +211,7 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
       if (in.has_scalar) w.Key("scalar").Double(in.scalar);
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
       if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
+      if (in.opcode == Opcode::TCVT) w.Key("round").Str(RoundModeName(in.round));
       if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) w.Key("cmp").Str(CmpModeName(in.cmp));
       if (in.axis >= 0) w.Key("axis").Int(in.axis);
     }

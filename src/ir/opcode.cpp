@@ -90,6 +90,11 @@ const char* CmpModeName(CmpMode m) {
   return names[static_cast<int>(m)];
 }
 
+const char* RoundModeName(RoundMode m) {
+  constexpr const char* names[] = {"RINT", "ROUND", "FLOOR", "CEIL", "TRUNC"};
+  return names[static_cast<int>(m)];
+}
+
 const char* MemSpaceName(MemSpace s) {
   switch (s) {
     case MemSpace::Vec:

@@ -11,6 +11,7 @@
 
 #include "ir/dtype.h"
 #include "pto/isa_list.hpp"
+#include "pto/round.hpp"
 #include "pto/types.hpp"
 
 namespace pypto {
@@ -29,6 +30,9 @@ using InstrDtypes = pto::isa::Dtypes;
 /// The comparison of TCMP / TCMPS (EQ NE LT LE GT GE).
 using CmpMode = pto::CmpMode;
 const char* CmpModeName(CmpMode m);
+/// The rounding of TCVT (RINT ROUND FLOOR CEIL TRUNC; PyPTO's CastMode).
+using RoundMode = pto::RoundMode;
+const char* RoundModeName(RoundMode m);
 
 const char* OpcodeName(Opcode op);
 std::optional<Opcode> ParseOpcode(std::string_view name);

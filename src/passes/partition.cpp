@@ -468,7 +468,10 @@ class Partitioner {
           ins.scalar = t.attrs.get<double>("scalar");
           ins.scalar_first = t.attrs.has("scalar_first");
         }
-        if (def.kind == OpKind::Cast) ins.dtype = t.attrs.get<DataType>("dtype");
+        if (def.kind == OpKind::Cast) {
+          ins.dtype = t.attrs.get<DataType>("dtype");
+          if (t.attrs.has("round_mode")) ins.round = static_cast<RoundMode>(t.attrs.get<int64_t>("round_mode"));
+        }
         ins.srcs = {x};
         ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
         out.push_back(ins);

@@ -517,7 +517,7 @@ const HandlerTable& Handlers() {
         using D = typename decltype(dtag)::type;
         pto::visit_dtype(ToPto(c.bufs[in.srcs[0]].buf->dtype), [&](auto stag) {
           using S = typename decltype(stag)::type;
-          pto::ref::TCVT(Ref2D<D>(c.bufs[in.dst]), Ref2D<S>(c.bufs[in.srcs[0]]));
+          pto::ref::TCVT(Ref2D<D>(c.bufs[in.dst]), Ref2D<S>(c.bufs[in.srcs[0]]), in.round);
         });
       });
     };

@@ -131,7 +131,10 @@ def test_int32_reductions_with_tail(name, op, ref):
 def test_int32_fp32_casts():
     vals = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3e9, -3e9, 2.4, 2.6, -2.6, 7.0], np.float32)
     x = np.tile(vals, (5, 1))
-    y = make(F32, I32, lambda t: pypto.cast(t, I32))(x)
+    y = make(F32, I32, lambda t: pypto.cast(t, I32))(x)  # PyPTO's default: truncate, as torch's .to(int)
+    ref = np.clip(np.trunc(vals.astype(np.float64)), -2 ** 31, 2 ** 31 - 1).astype(np.int64)
+    np.testing.assert_array_equal(y, np.tile(ref, (5, 1)))
+    y = make(F32, I32, lambda t: pypto.cast(t, I32, pypto.CastMode.CAST_RINT))(x)
     ref = np.clip(np.rint(vals.astype(np.float64)), -2 ** 31, 2 ** 31 - 1).astype(np.int64)
     np.testing.assert_array_equal(y, np.tile(ref, (5, 1)))
     xi = np.arange(55, dtype=np.int32).reshape(SHAPE) - 20

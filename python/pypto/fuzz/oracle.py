@@ -104,9 +104,10 @@ def int_to_float(dt: str, v: np.ndarray) -> np.ndarray:
 
 
 def float_to_int(dt: str, v64: np.ndarray) -> np.ndarray:
-    """Round to nearest even and saturate; NaN -> 0 (docs/isa.md TCVT)."""
+    """pypto.cast's default from a float: truncate toward zero (CAST_TRUNC, torch's .to(int)) and
+    saturate; NaN -> 0."""
     lo, hi = IBOUNDS[dt]
-    q = np.where(np.isnan(v64), 0.0, np.rint(v64))
+    q = np.where(np.isnan(v64), 0.0, np.trunc(v64))
     if dt != "int64":
         return np.clip(q, lo, hi).astype(NP_INT[dt])
     with np.errstate(all="ignore"):
@@ -356,7 +357,7 @@ class Shadow(NewOps):
                 e = np.where(fin & (e > 0) & (np.abs(rr) + e > FMAX[to]), np.inf, e)
                 return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), to)
             lo, hi = IBOUNDS[to]
-            if fr in FLOATS:  # round to nearest even, saturate; NaN -> 0 (docs/isa.md TCVT)
+            if fr in FLOATS:  # truncate (pypto.cast's default), saturate; NaN -> 0
                 r = float_to_int(to, v64)
                 e = np.where(inexact, np.ceil(e_in) + 1.0, 0.0)
             else:  # int -> int saturates (compared as int64: exact)

@@ -280,11 +280,19 @@ tanh = _unary("tanh", _ops.tanh)
 sigmoid = _unary("sigmoid", _ops.sigmoid)
 
 
+_CAST_MODES = {"none": "CAST_NONE", "rint": "CAST_RINT", "round": "CAST_ROUND", "floor": "CAST_FLOOR",
+               "ceil": "CAST_CEIL", "trunc": "CAST_TRUNC", "odd": "CAST_ODD"}
+
+
 def cast(tile: Tensor, target_type: Any, mode: str = "round") -> Tensor:
-    """``pl.cast(x, target_type, mode=)``: conversion (round to nearest even; the other modes of
-    the language are accepted and round the same way)."""
+    """``pl.cast(x, target_type, mode=)``: conversion rounding by `mode` ("round": to nearest,
+    ties away from zero; "rint": ties to even; "floor", "ceil", "trunc"; "none": the
+    conversion's default, pypto.CastMode's)."""
     _require("cast", "vector")
-    return _one_tile(lambda: _ops.cast(tile, target_type), [tile])
+    if mode not in _CAST_MODES:
+        raise _core.UserError(f"pl.cast: mode {mode!r} is not one of {sorted(_CAST_MODES)}" + _format_loc(user_loc()))
+    cm = getattr(_ops.CastMode, _CAST_MODES[mode])
+    return _one_tile(lambda: _ops.cast(tile, target_type, cm), [tile])
 
 
 # --- reductions and broadcasts ------------------------------------------------------------------------

@@ -10,12 +10,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._core import DataType
-from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
+from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exits, loop_carried, maybe_recorder,
                         user_frame, user_loc)
 from ..tensor import Tensor
 
 __all__ = [
+    "CastMode",
+    "SaturationMode",
     "exp",
     "log",
     "abs",
@@ -213,12 +215,69 @@ def sum(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # noqa: A00
     return _reduce("sum", x, dim, keepdim)
 
 
-def cast(x: Tensor, dtype: DataType) -> Tensor:
-    """Convert to `dtype` (round to nearest even; float -> int saturates)."""
+class CastMode(enum.Enum):
+    """PyPTO's rounding of pypto.cast. CAST_NONE picks the default: CAST_TRUNC from a float to an
+    integer (torch's .to(int)), CAST_RINT otherwise. Into a narrower float the others round in
+    their direction (CAST_ROUND: to nearest, ties away from zero); from a float to the same
+    dtype they round to an integer (PyPTO's floor / ceil by cast). CAST_ODD (round to odd, fp32
+    -> fp16 on the chip) is not implemented here and takes the default, as PyPTO does for a mode
+    the conversion does not support."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+    CAST_FLOOR = 3
+    CAST_CEIL = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+class SaturationMode(enum.Enum):
+    """PyPTO's overflow handling of pypto.cast into an integer. Here a conversion into an integer
+    always saturates (NaN gives 0), which is what ON asks; OFF is accepted and saturates too."""
+
+    OFF = 0
+    ON = 1
+
+
+# pto::RoundMode of each CastMode (RINT ROUND FLOOR CEIL TRUNC).
+_PTO_ROUND = {CastMode.CAST_RINT: 0, CastMode.CAST_ROUND: 1, CastMode.CAST_FLOOR: 2, CastMode.CAST_CEIL: 3,
+              CastMode.CAST_TRUNC: 4}
+
+
+def cast(x: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
+         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
+    """Convert to `dtype`, rounding as `mode` says (see CastMode: by default floats truncate into
+    integers, as torch's .to(int), and round to nearest even otherwise); into integers it
+    saturates (NaN -> 0)."""
     rec = current_recorder("cast")
     x = _t(x, "cast")
     dtype = check_dtype(dtype, "pypto.cast", _suffix())
-    return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc()))
+    if not isinstance(mode, CastMode):
+        raise _core.UserError(f"pypto.cast: mode must be a pypto.CastMode, got {mode!r}" + _suffix())
+    if not isinstance(satmode, SaturationMode):
+        raise _core.UserError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}" + _suffix())
+    src = x.dtype
+    float_src = is_float_dtype(src)
+    asked = mode in _PTO_ROUND  # a float cast to its own dtype rounds to an integer only when asked
+    if not asked:  # CAST_NONE, and CAST_ODD (not here): the default of the conversion
+        mode = CastMode.CAST_TRUNC if float_src and is_int_dtype(dtype) else CastMode.CAST_RINT
+    if float_src and dtype == src and asked:
+        from .logic import where
+        from .math import ceil, floor, sign, trunc
+        from .math import round as round_even
+        if mode is CastMode.CAST_RINT:
+            return round_even(x)
+        if mode is CastMode.CAST_FLOOR:
+            return floor(x)
+        if mode is CastMode.CAST_CEIL:
+            return ceil(x)
+        t = trunc(x)
+        if mode is CastMode.CAST_TRUNC:
+            return t
+        frac = x - t  # exact; ties (|frac| == 0.5) go away from zero
+        return t + where(abs(frac) >= 0.5, sign(x), 0.0)  # +-inf: frac is NaN, t stays
+    return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc(), _PTO_ROUND[mode]))
 
 
 class PrecisionType(enum.Enum):

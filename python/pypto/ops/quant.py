@@ -9,7 +9,7 @@ from .. import _core
 from .._core import DataType
 from .._dtypes import DT_FP32, DT_INT8, DT_UINT8, is_float_dtype, is_int_dtype
 from ..tensor import Tensor
-from .core import _suffix, _t, add, cast, mul
+from .core import CastMode, _suffix, _t, add, cast, mul
 
 __all__ = ["quantize", "dequantize"]
 
@@ -47,7 +47,7 @@ def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # n
     q = mul(xf, _per("quantize", x, scale, a, "scale"))
     if zero_points is not None:
         q = add(q, _per("quantize", x, zero_points, a, "zero_points"))
-    return cast(q, otype)  # round half to even, then saturate
+    return cast(q, otype, CastMode.CAST_RINT)  # round half to even, then saturate
 
 
 def dequantize(input: Tensor, scale: Tensor, otype: DataType = DT_FP32, axis: int = -1,  # noqa: A002

@@ -96,10 +96,13 @@ class TensorGraphEvaluator:
                 r = _BINARY[op[:-7]](x, np.asarray(attrs["scalar"]).astype(x.dtype))
             elif op in _REDUCE:
                 r = _REDUCE[op](x, axis=int(attrs["dim"]), keepdims=bool(attrs["keepdim"]))
-            elif op == "cast":  # PTO rounds to nearest even and saturates into integers
+            elif op == "cast":  # PTO rounds by the mode (RINT when absent) and saturates into integers
                 if np.issubdtype(out_dt, np.integer) and np.issubdtype(x.dtype, np.floating):
                     info = np.iinfo(out_dt)
-                    r = np.clip(np.rint(x.astype(np.float64)), info.min, info.max)
+                    v = x.astype(np.float64)
+                    rounded = [np.rint(v), np.sign(v) * np.floor(np.abs(v) + 0.5), np.floor(v), np.ceil(v),
+                               np.trunc(v)][int(attrs.get("round_mode", 0))]
+                    r = np.clip(np.nan_to_num(rounded, nan=0.0), info.min, info.max)
                 else:
                     r = x
             elif op == "matmul":  # exact products, summed in float64 (int8: exactly in int64)
