@@ -132,6 +132,29 @@ def test_view_with_valid_shape_writes_its_valid_part(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_matmul_contracts_over_the_valid_k_of_a_view(mode):
+    """compress_flash_attention: softmax over the valid part of a [g, 640] score view, then
+    @ kv [640, d]: K is the valid extent, kv's first rows take part."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(s: pypto.Tensor((2, 16), F32), kv: pypto.Tensor((16, 8), F32), n: pypto.Tensor((1,), pypto.DT_INT32),
+          out: pypto.Tensor((2, 8), F32)):
+        pypto.set_vec_tile_shapes(2, 16)
+        valid = n[0]
+        p = pypto.exp(pypto.view(s, [2, 16], [0, 0], valid_shape=[2, valid]))
+        out[:] = pypto.matmul(p, kv, F32)
+
+    r = np.random.default_rng(3)
+    s, kv = r.standard_normal((2, 16)).astype(np.float32), r.standard_normal((16, 8)).astype(np.float32)
+    for valid in (16, 11, 1):
+        out = np.zeros((2, 8), np.float32)
+        f(s, kv, np.array([valid], np.int32), out)
+        ref = np.exp(s[:, :valid].astype(np.float64)) @ kv[:valid]
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(pypto.UserError):  # a valid extent beyond the tensors: checked at run time
+        f(s, kv, np.array([17], np.int32), out)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_symbolic_tile_dim_with_a_bound(mode):
     """ffn_module.py: set_vec_tile_shapes(*x.shape[:2]) where x is a view whose valid rows are
     min(batch - off, 16): the tile is the bound, 16."""

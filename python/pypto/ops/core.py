@@ -321,6 +321,28 @@ class TransMode(enum.Enum):
 _EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
 
 
+def _valid_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor, Tensor]:
+    """PyPTO's valid-shape rule for K: an operand whose K is a run-time extent (the valid part of
+    a view, `view(..., valid_shape=[m, n])`) against one with a static K contracts over that
+    valid K, the static operand's first K rows (or columns) taking part; the view checks at run
+    time that they exist."""
+    ka = a.shape[-2] if a_trans else a.shape[-1]
+    kb = b.shape[-1] if b_trans else b.shape[-2]
+
+    def dynamic(d: Any) -> bool:
+        return isinstance(d, _core.SymbolicScalar) and not d.is_concrete()
+    if isinstance(ka, int) == isinstance(kb, int) or not (dynamic(ka) or dynamic(kb)):
+        return a, b
+
+    def trim(t: Tensor, k: Any, k_axis: int) -> Tensor:
+        shape = list(t.shape)
+        shape[k_axis] = k
+        return view(t, shape, [0] * len(shape))
+    if isinstance(kb, int):
+        return a, trim(b, ka, -1 if b_trans else -2)
+    return trim(a, kb, -2 if a_trans else -1), b
+
+
 def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_trans: bool = False,
            b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
     """a @ b on the cube unit. a is [..., M, K] ([..., K, M] with a_trans), b is [K, N] or
@@ -349,6 +371,7 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
                               "emulated; fp32 operands multiply exactly" + _suffix())
     if "scale" in ext and "scale_tensor" in ext:
         raise _core.UserError("pypto.matmul: give extend_params 'scale' or 'scale_tensor', not both" + _suffix())
+    a, b = _valid_k(a, b, bool(a_trans), bool(b_trans))
     if not any(k in ext for k in ("bias_tensor", "scale", "scale_tensor", "relu_type")):
         return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
     acc_dtype = _core.DataType.INT32 if a.dtype == _core.DataType.INT8 else DT_FP32
