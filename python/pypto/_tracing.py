@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import _core
 
@@ -25,6 +26,20 @@ def current_recorder(op: str) -> "_core.Recorder":
             + _format_loc(user_loc())
         )
     return rec
+
+
+@contextlib.contextmanager
+def automatic_tiles(op: str) -> Iterator[None]:
+    """Within: the automatic vec tile shapes, whatever the program set (a composite op's own
+    steps, of another rank than the user's tile); the user's are back after."""
+    rec = current_recorder(op)
+    saved = list(rec.vec_tile_shapes())
+    rec.clear_vec_tile_shapes()
+    try:
+        yield
+    finally:
+        if saved:
+            rec.set_vec_tile_shapes(saved, user_loc())
 
 
 def maybe_recorder() -> Optional["_core.Recorder"]:

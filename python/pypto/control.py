@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 from . import _core
 from ._core import SymbolicScalar
-from ._tracing import _format_loc, current_recorder, user_loc
+from ._tracing import _format_loc, automatic_tiles, current_recorder, user_loc
 
 __all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
@@ -175,14 +175,8 @@ class _Branch:
         path = len(self.ends)
         ends = {n: frame_locals.get(n, _MISSING) for n in self.names}
         self.ends.append(ends)
-        rec = current_recorder("if")
-        tiles = list(rec.vec_tile_shapes())
-        rec.clear_vec_tile_shapes()  # the copies take automatic tiles, whatever the path set last
-        try:
-            self._merge_path(rec, path, ends)
-        finally:
-            if tiles:
-                rec.set_vec_tile_shapes(tiles, user_loc())
+        with automatic_tiles("if"):  # the copies' tiles, whatever the path set last
+            self._merge_path(current_recorder("if"), path, ends)
 
     def _merge_path(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:
         from .tensor import Tensor

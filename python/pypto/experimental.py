@@ -96,7 +96,9 @@ def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: Any) -
     if tensor_a.ndim != 3 or tensor_b.ndim != 3:
         raise _err("transposed_batchmatmul", f"takes (M, B, K) and (B, K, N), got {list(tensor_a.shape)} and "
                    f"{list(tensor_b.shape)}")
-    return transpose(matmul(transpose(tensor_a, 0, 1), tensor_b, out_dtype), 0, 1)
+    from ._tracing import automatic_tiles
+    with automatic_tiles("experimental.transposed_batchmatmul"):  # one op in PyPTO: its own tiles
+        return transpose(matmul(transpose(tensor_a, 0, 1), tensor_b, out_dtype), 0, 1)
 
 
 def _paged_rows(op: str, indices: Tensor, block_table: Tensor, block_size: int) -> Tensor:

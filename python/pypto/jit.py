@@ -66,6 +66,7 @@ class CompiledFunction:
         self.dump_dir = dump_dir
         self.graph_written = False
         self.writes = writes or []  # per parameter: the program writes it (an in-place output)
+        self.reshaped = [False] * len(self.writes)  # per parameter: the program reshapes it
         # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
         # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
         self.returns: List[Tuple[str, int]] = []
@@ -103,6 +104,17 @@ def _value_key(name: str, v: Any) -> Any:
                               "\nhint: pass ints, floats, bools, strings, lists/tuples/dicts of them, or a "
                               "dataclass") from None
     return (type(v).__qualname__, v)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays share an element: exactly for interleaved slices of one buffer (the
+    two column ranges of a cache), conservatively when that is too hard to decide."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=100000))
+    except np.exceptions.TooHardError:
+        return True
 
 
 class JitFunction:
@@ -318,6 +330,7 @@ class JitFunction:
                 json.dump(config.recorded(groups), f, indent=1, default=str)
         compiled = CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
         compiled.returns = plan
+        compiled.reshaped = [t._reshaped for t in traced.values()]
         return compiled
 
     def _options(self) -> Dict[str, Dict[str, Any]]:
@@ -438,7 +451,7 @@ class JitFunction:
             if not compiled.writes[i]:
                 continue
             for j, a in enumerate(arrays):
-                if j == i or not np.may_share_memory(o, a):
+                if j == i or not _overlap(o, a):
                     continue
                 same = (o.__array_interface__["data"][0] == a.__array_interface__["data"][0]
                         and o.shape == a.shape and o.strides == a.strides and o.dtype == a.dtype)
@@ -506,6 +519,15 @@ class JitFunction:
         self.last = compiled
         if compiled.writes and any(compiled.writes):
             arrays = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
+        staged: List[Tuple[int, np.ndarray]] = []  # (param, the caller's array) run on a dense copy
+        for i, reshaped in enumerate(compiled.reshaped):
+            if reshaped and not arrays[i].flags.c_contiguous:
+                # The function reshapes this parameter (a reshape is the same memory in another
+                # shape): a strided array (a slice of a cache, ...) runs on a dense copy, copied
+                # back when the function writes it.
+                staged.append((i, arrays[i]))
+                arrays = list(arrays)
+                arrays[i] = np.ascontiguousarray(arrays[i])
         swimlane_to = getattr(_swimlane_request, "path", None)
         trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to)
         run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
@@ -516,6 +538,9 @@ class JitFunction:
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
+        for i, original in staged:
+            if compiled.writes[i]:
+                original[...] = arrays[i]
         if swimlane_to:
             import json
 

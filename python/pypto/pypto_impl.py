@@ -1,6 +1,6 @@
 """The few names of CANN PyPTO's internal module ``pypto.pypto_impl`` that its model code uses
-(``from pypto import pypto_impl``): ``Element``, ``ScalarDivS`` and
-``GetCompilerMonitorTotalElapsed``. Programs should use the public names (``pypto.Element``,
+(``from pypto import pypto_impl``): ``Element``, ``ScalarDivS``,
+``GetCompilerMonitorTotalElapsed`` and ``GetNPUArch`` / ``SetNPUArch``. Programs should use the public names (``pypto.Element``,
 ``pypto.div``); these exist so such code runs unchanged."""
 
 from __future__ import annotations
@@ -9,7 +9,18 @@ from typing import Any
 
 from .element import Element
 
-__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed"]
+__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch"]
+
+
+def GetNPUArch() -> str:  # noqa: N802 - PyPTO's name
+    """pypto.platform.npuarch."""
+    from .npu_platform import platform
+    return platform.npuarch
+
+
+def SetNPUArch(value: str) -> None:  # noqa: N802 - PyPTO's name
+    from .npu_platform import platform
+    platform.npuarch = value
 
 
 def ScalarDivS(tensor: Any, other: Any, reverse: bool = False) -> Any:  # noqa: N802 - PyPTO's name

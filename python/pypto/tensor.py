@@ -110,6 +110,7 @@ class Tensor:
     # Set by a runtime loop on the value a name had before it (ops.core.CarriedValues): [read?].
     _watch: Optional[List[bool]] = None
     _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
+    _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)
 
     @property
     def _id(self) -> int:
@@ -133,6 +134,12 @@ class Tensor:
         if self._rec is None:
             return self._spec
         return [_dim(d) for d in self._rec.value_shape(self._vid)]  # a list, as PyPTO returns
+
+    @property
+    def valid_shape(self) -> Any:
+        """PyPTO's valid extent of each dim. A tensor here holds only its valid part (a view with
+        ``valid_shape`` has that shape), so this is ``shape``."""
+        return self.shape
 
     @property
     def dtype(self) -> DataType:
@@ -179,6 +186,11 @@ class Tensor:
     def __rmul__(self, o: Any) -> "Tensor":
         from . import ops
         return ops.mul(self, o)
+
+    def __matmul__(self, o: Any) -> "Tensor":
+        """``a @ b``: pypto.matmul(a, b), the result in a's dtype."""
+        from . import ops
+        return ops.matmul(self, o)
 
     def __truediv__(self, o: Any) -> "Tensor":
         from . import ops
@@ -456,8 +468,14 @@ class Tensor:
         # call checks them when it binds the shapes.
         for d, (a, b) in enumerate(zip(vs, extents)):
             if not _core.to_sym(a).same_as(_core.to_sym(b)):
-                rec.assume_equal(a, b, f"dim {d} of the tensor assigned to %{self.name}[...] (shape {tuple(vs)}) "
-                                 f"and of the window (shape {tuple(extents)})", user_loc())
+                try:
+                    rec.assume_equal(a, b, f"dim {d} of the tensor assigned to %{self.name}[...] (shape {tuple(vs)}) "
+                                     f"and of the window (shape {tuple(extents)})", user_loc())
+                except _core.UserError:
+                    # A run-time extent (a valid shape, min(n - i, 128)) into a static window:
+                    # PyPTO writes the valid part; the write stays inside the tensor (checked).
+                    if not (isinstance(b, int) and isinstance(a, SymbolicScalar) and not a.is_concrete()):
+                        raise
         rec.assemble(value._id, offsets, self._vid, user_loc())
 
     def move(self, other: "Tensor") -> None:

@@ -397,10 +397,11 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
   }
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
-  if (src.kind == ValueKind::View || src.kind == ValueKind::Reshape)
+  // A reshape of a reshape is the base's memory in the last shape.
+  if (src.kind == ValueKind::Reshape) return Reshape(src.base, shape_in, loc);
+  if (src.kind == ValueKind::View)
     throw UserError("pypto.reshape of " + DescribeValue(src) +
-                        ", a slice or a reshape of another tensor, that "
-                        "merges or splits dims is not supported",
+                        ", a slice of another tensor, that merges or splits dims is not supported",
                     loc, "reshape the whole tensor first, then slice it");
   Expr a(1), b(1);
   for (auto& d : Simplified(src.shape)) a = a * d;

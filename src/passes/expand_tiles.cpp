@@ -141,6 +141,26 @@ class TileExpander {
     if (clipped) t.tile_reason += ", clipped to the extent -> " + IntList(t.tile);
   }
 
+  // An assemble only moves data (on the chip a copy between global memories, with no UB tile):
+  // a tile the program set for its computation that does not fit UB twice is halved, outer
+  // dims first, until it does; the copy's result does not depend on its tile.
+  void FitCopyTile(const OpCall& call, TileOp& t) {
+    const int64_t bytes = DataTypeBytes(g_.fn.value(call.inputs[0]).dtype);
+    const int64_t cap = ctx_.machine().ub_bytes / 2;  // operand and result
+    auto size = [&] {
+      int64_t n = bytes;
+      for (auto d : t.tile) n *= d;
+      return n;
+    };
+    if (size() <= cap) return;
+    const std::vector<int64_t> before = t.tile;
+    const int rank = static_cast<int>(t.tile.size());
+    for (int d = 0; d < rank && size() > cap; ++d)
+      while (size() > cap && t.tile[d] > 1 && (d < rank - 1 || t.tile[d] * bytes > 32))
+        t.tile[d] = (t.tile[d] + 1) / 2;
+    t.tile_reason += "; halved to fit UB as a copy " + IntList(before) + " -> " + IntList(t.tile);
+  }
+
   // An index or a scan along an axis needs the whole axis in one tile: a static extent, and the
   // tile must still fit UB.
   void WholeAxisTile(const OpCall& call, TileOp& t) {
@@ -272,6 +292,7 @@ class TileExpander {
       t.tile_reason = "the output block " + IntList(t.tile) + " of the matmul it stores";
     } else if (def.kind != OpKind::Matmul) {
       ChooseTile(call, t);
+      if (def.kind == OpKind::Assemble) FitCopyTile(call, t);
     }
     // A scatter that adds or multiplies: positions along `dim` can repeat, so one task takes the
     // whole dim (tasks then write disjoint parts of the destination).

@@ -468,3 +468,47 @@ def test_matmul_extend_params(mode):
 
         with pytest.raises(pypto.UserError, match=match):
             g(arr(16, 16))
+
+
+def test_model_code_names_platform_operation_dtype_members_matmul_operator_and_valid_shape():
+    # Names CANN PyPTO's model code uses (DeepSeek, GLM, Qwen blocks).
+    assert pypto.platform.npuarch == "DAV_2201"
+    assert pypto.pypto_impl.GetNPUArch() == "DAV_2201"
+    with pytest.raises(pypto.UserError, match="npuarch"):
+        pypto.platform.npuarch = "DAV_9999"
+    assert pypto.DataType.DT_FP32 == pypto.DT_FP32 and pypto.DataType.DT_BF16 == pypto.DT_BF16
+    from pypto.operation import add, op_wrapper
+
+    @op_wrapper
+    def twice(t):
+        """doc"""
+        return add(t, t)
+    assert twice.__doc__ == "doc"
+
+    @pypto.jit
+    def f(a: pypto.Tensor((8, 16), pypto.DT_FP32), b: pypto.Tensor((16, 4), pypto.DT_FP32)):
+        assert [int(d) for d in a.valid_shape] == [8, 16]
+        return twice(a @ b)
+
+    a = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((16, 4)).astype(np.float32)
+    np.testing.assert_allclose(f(a, b), 2 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-5)
+
+
+def test_elementwise_ops_take_the_valid_part_of_a_static_operand():
+    # qwen3_next: a [min(s - i, 128), 128] valid view times a static [128, 128] mask.
+    @pypto.jit
+    def f(x: pypto.Tensor((10, 8), pypto.DT_FP32), mask: pypto.Tensor((4, 8), pypto.DT_FP32),
+          out: pypto.Tensor((10, 8), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(0, 10, 4):
+            n = (10 - i).min(4)
+            v = pypto.view(x, [4, 8], [i, 0], valid_shape=[n, 8])
+            out[i:i + 4, :] = v * mask  # rows of mask beyond n take no part
+
+    x = np.random.default_rng(2).standard_normal((10, 8)).astype(np.float32)
+    mask = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    out = np.zeros_like(x)
+    f(x, mask, out)
+    ref = x * np.concatenate([mask, mask, mask[:2]])
+    np.testing.assert_allclose(out, ref, rtol=1e-6)

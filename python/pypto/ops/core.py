@@ -106,7 +106,35 @@ def _binary(op: str, x: Any, y: Any) -> Tensor:
     if isinstance(y, _core.SymbolicScalar):
         raise _core.UserError(f"pypto.{op}: a symbolic scalar operand is not supported yet" + _suffix())
     y = _t(y, op)
+    x, y = _fit_valid(x, y)
     return Tensor(_rec=rec, _id=rec.binary(op, x._id, y._id, user_loc()))
+
+
+def _is_dynamic(d: Any) -> bool:
+    return isinstance(d, _core.SymbolicScalar) and not d.is_concrete()
+
+
+def _fit_valid(x: Tensor, y: Tensor) -> Tuple[Tensor, Tensor]:
+    """PyPTO's valid shapes in elementwise ops: a dim that is a run-time extent on one operand
+    (the valid part of a view, `valid_shape=[min(n - i, 128), ...]`) against a static size on
+    the other takes the valid part of the static operand (its first elements along that dim;
+    the view checks at run time that they exist). Equal dims and size-1 broadcasts are as
+    before."""
+    xs, ys = list(x.shape), list(y.shape)
+    n = min(len(xs), len(ys))
+    fix_x, fix_y = list(xs), list(ys)
+    changed_x = changed_y = False
+    for k in range(1, n + 1):
+        a, b = xs[-k], ys[-k]
+        if _is_dynamic(a) and isinstance(b, int) and b > 1:
+            fix_y[-k], changed_y = a, True
+        elif _is_dynamic(b) and isinstance(a, int) and a > 1:
+            fix_x[-k], changed_x = b, True
+    if changed_x:
+        x = view(x, fix_x, [0] * len(fix_x))
+    if changed_y:
+        y = view(y, fix_y, [0] * len(fix_y))
+    return x, y
 
 
 def exp(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:

@@ -79,6 +79,12 @@ def _static(d: Any) -> bool:
     return isinstance(d, int) or (isinstance(d, SymbolicScalar) and d.is_concrete())
 
 
+def _only_unit_dims_differ(a: List[Any], b: List[Any]) -> bool:
+    """Whether two shapes differ only by dims of size 1 (a remap, no data movement)."""
+    return [str(d) for d in a if not (isinstance(d, int) and d == 1)] == \
+        [str(d) for d in b if not (isinstance(d, int) and d == 1)]
+
+
 def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequence[Any]] = None,  # noqa: A002
             inplace: bool = False) -> Tensor:
     """``input`` with ``shape`` of as many elements, in row-major order (one entry may be -1 when
@@ -101,8 +107,13 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
             known *= 1 if i in minus else int(d)
         shape[minus[0]] = total // known
     rec = current_recorder("reshape")
+    if rec.value_kind(x._vid) == "view" and not _only_unit_dims_differ(list(x.shape), shape):
+        # A slice is strided in its base: merging or splitting its dims reads a dense copy of it
+        # (PyPTO's reshape of a tile-sized slice); writes into the result do not reach the base.
+        x = clone(x)
     out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
     out._reshape_of = x  # `t = reshape(t, s)` in a loop body repeats itself: no carried value
+    x._reshaped = True
     return out
 
 
