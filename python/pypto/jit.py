@@ -117,6 +117,11 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
         return True
 
 
+# Lists the @pypto.jit calls are appended to while a torch.npu.graph capture is open
+# (pypto.npu_compat.NPUGraph replays them).
+call_recorders: List[List[Any]] = []
+
+
 class JitFunction:
     def __init__(self, fn: Callable[..., Any], debug_options: Optional[Dict[str, Any]] = None,
                  pass_options: Optional[Dict[str, Any]] = None,
@@ -476,6 +481,8 @@ class JitFunction:
                                f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)
+            calls.append((self, args, kwargs))
         if self.tuned_tiles and ops._default_tiles() == (None, None):
             # Tile shapes pypto.tune(..., apply=True) chose: the defaults of a function that sets
             # none (an enclosing pypto.options scope still wins).

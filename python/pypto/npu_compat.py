@@ -23,11 +23,12 @@ What it does, and nothing more:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import runpy
 import sys
 import types
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 _NPU_DEVICE = re.compile(r"^npu(:\d+)?$")
 _installed = False
@@ -85,7 +86,38 @@ def _device_module() -> types.ModuleType:
         return None
 
     npu.set_compile_mode = _set_compile_mode  # type: ignore[attr-defined]
+    npu.NPUGraph = NPUGraph  # type: ignore[attr-defined]
+    npu.graph = graph  # type: ignore[attr-defined]
     return npu
+
+
+class NPUGraph:
+    """torch.npu.NPUGraph (an ACL graph): the code run under ``torch.npu.graph(g)`` runs once,
+    eagerly, and the @pypto.jit calls it made are recorded; ``replay()`` runs those calls again
+    on the same arguments (so new values written into the captured inputs give new outputs, as
+    on the device). Torch operations inside the capture are not replayed: on the CPU they ran
+    once at capture."""
+
+    def __init__(self) -> None:
+        self.calls: List[Any] = []
+
+    def replay(self) -> None:
+        for fn, args, kwargs in self.calls:
+            fn(*args, **kwargs)
+
+    def reset(self) -> None:
+        self.calls = []
+
+
+@contextlib.contextmanager
+def graph(g: NPUGraph, *args: Any, **kwargs: Any) -> Iterator[NPUGraph]:
+    """torch.npu.graph(g): records the @pypto.jit calls made inside into g (see NPUGraph)."""
+    from .jit import call_recorders
+    call_recorders.append(g.calls)
+    try:
+        yield g
+    finally:
+        call_recorders.remove(g.calls)
 
 
 def _format_cast(t: Any, fmt: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -133,6 +165,9 @@ def install() -> None:
     mode.__enter__()  # for the whole process, as torch_npu's device would be
     torch.Tensor.npu = lambda self, *a, **k: self  # type: ignore[attr-defined]
     torch.Tensor.is_npu = property(lambda self: False)  # type: ignore[attr-defined]
+    for name in ("NPUGraph", "graph"):  # a torch.npu that existed before: add what it lacks
+        if not hasattr(npu, name):
+            setattr(npu, name, globals()[name])
     torch_npu = _Module("torch_npu")
     torch_npu.npu = npu  # type: ignore[attr-defined]
     torch_npu.npu_format_cast = _format_cast  # type: ignore[attr-defined]

@@ -60,7 +60,16 @@ class Tensor:
 
     def __init__(self, shape: Optional[Sequence[Any]] = None, dtype: Optional[DataType] = None,
                  name: Optional[str] = None, *, format: Optional[TileOpFormat] = None,  # noqa: A002 - PyPTO's name
-                 _rec: Any = None, _id: int = -1) -> None:
+                 _rec: Any = None, _id: int = -1, _annotation: bool = False) -> None:
+        if _rec is None and not _annotation and shape is not None and shape is not Ellipsis:
+            from ._tracing import maybe_recorder
+            rec = maybe_recorder()
+            if rec is not None and isinstance(shape, (list, tuple)) and len(shape) > 0:
+                # `pypto.Tensor(shape, dtype)` in a traced body: a new tensor, as pypto.tensor.
+                _rec = rec
+                dt = check_dtype(dtype, "pypto.Tensor", _loc_suffix()) if dtype is not None else DT_FP32
+                _id = rec.create_tensor(list(shape), dt, name or "",
+                                        user_loc())
         self._rec = _rec
         self._vid = _id  # the recorder's value id (`_id` reads it as an operand)
         if _rec is None:
@@ -105,7 +114,7 @@ class Tensor:
                 kw.update({k: v for k, v in x.items() if k in ("dtype", "name", "format")})
             else:
                 raise _core.UserError(f"pypto.Tensor[...]: {x!r} is not a shape, dtype, format or name" + _loc_suffix())
-        return cls(shape, **kw)
+        return cls(shape, _annotation=True, **kw)
 
     # Set by a runtime loop on the value a name had before it (ops.core.CarriedValues): [read?].
     _watch: Optional[List[bool]] = None
