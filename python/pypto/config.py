@@ -257,9 +257,10 @@ def set_matrix_size(size: Sequence[int]) -> None:
     row-major (ND), so it is accepted, checked and recorded, but changes nothing."""
     global _version
     if (not isinstance(size, (list, tuple)) or len(size) != 3
-            or not all(_is_int(s) and s > 0 for s in size)):
-        raise _core.UserError(f"pypto.set_matrix_size({size!r}): it takes [m, k, n], three positive ints")
-    _matrix_size[:] = list(size)
+            or not all((_is_int(s) and s > 0) or isinstance(s, _core.SymbolicScalar) for s in size)):
+        raise _core.UserError(f"pypto.set_matrix_size({size!r}): it takes [m, k, n], three positive ints (or "
+                              "symbolic sizes in a traced function)")
+    _matrix_size[:] = [s if _is_int(s) else str(s) for s in size]
     _version += 1
 
 

@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import inspect
+import os
 import textwrap
+import types
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 from . import _core
@@ -452,6 +455,37 @@ def _builtin_minmax(fn: Callable[..., Any], fdef: ast.FunctionDef) -> List[ast.N
     return [n for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
             and n.id in ("min", "max") and n.id not in shadowed and n.id not in fn.__globals__
             and n.id not in fn.__code__.co_freevars]
+
+
+_REWRITTEN: Dict[Any, Callable[..., Any]] = {}  # helper -> its rewritten version (weakly: code objects live long)
+
+
+@contextlib.contextmanager
+def helpers_with_runtime_branches(fn: Callable[..., Any]) -> Iterator[None]:
+    """While a jit function traces: the plain functions of its module (and of modules in its
+    directory) that its globals name run rewritten, so an `if pypto.cond(...)` in a helper the
+    kernel calls (`compute(...)` defined beside it) is a runtime branch too. An `if` on a Python
+    value still decides at trace time, so the helpers mean the same; the module's names are
+    restored after the trace."""
+    g = getattr(fn, "__globals__", None)
+    home = os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or "")
+    swapped: List[Tuple[str, Any]] = []
+    if g is not None and home:
+        for name, obj in list(g.items()):
+            if (not isinstance(obj, types.FunctionType) or obj is fn or name.startswith("_pypto")
+                    or os.path.dirname(obj.__code__.co_filename) != home):
+                continue
+            new = _REWRITTEN.get(obj.__code__)
+            if new is None:
+                new = _REWRITTEN[obj.__code__] = with_runtime_branches(obj)
+            if new is not obj:
+                swapped.append((name, obj))
+                g[name] = new
+    try:
+        yield
+    finally:
+        for name, obj in swapped:
+            g[name] = obj  # type: ignore[index]
 
 
 def with_runtime_branches(fn: Callable[..., Any]) -> Callable[..., Any]:

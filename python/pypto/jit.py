@@ -317,7 +317,8 @@ class JitFunction:
             ops._apply_default_tiles()
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)
-            result = self._traced_fn(*args)
+            with control.helpers_with_runtime_branches(self.fn):
+                result = self._traced_fn(*args)
             plan = self._record_return(rec, result, [t._id for t in traced.values()])
         if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
             raise _core.UserError(self._no_output_message())

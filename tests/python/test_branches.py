@@ -157,3 +157,27 @@ def test_symbolic_comparisons_are_predicates():
     with pytest.raises(pypto.UserError, match="only known when the kernel runs"):
         bool(i < 3)
     assert len({i, pypto.SymbolicScalar.var("j")}) == 2  # still hashable
+
+
+def _helper_with_a_runtime_if(x, out, i):
+    # A plain helper beside the kernel (DeepSeek's *_compute functions): its `if pypto.cond(...)`
+    # is a runtime branch while the kernel traces.
+    if pypto.cond(i < 2):
+        out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+    else:
+        out[i:i + 1, :] = x[i:i + 1, :] - 1.0
+
+
+def test_an_if_in_a_helper_function_of_the_kernels_module_is_a_runtime_branch():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32), out: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, 4):
+            _helper_with_a_runtime_if(x, out, i)
+
+    x = np.random.default_rng(5).standard_normal((4, 8)).astype(np.float32)
+    out = np.zeros_like(x)
+    f(x, out)
+    np.testing.assert_array_equal(out, np.concatenate([x[:2] * 2, x[2:] - 1]))
+    assert globals()["_helper_with_a_runtime_if"].__code__.co_name == "_helper_with_a_runtime_if"
+    assert "IF_" in f.last.program.tensor_graph()

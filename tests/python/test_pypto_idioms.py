@@ -239,3 +239,16 @@ def test_full_then_matmul_result(mode):
     f(h, w, out)
     up = (h.float() @ w.float()).bfloat16().float()  # the bf16 rounding of `up` may differ by an ulp
     torch.testing.assert_close(out, 1 / (torch.exp(up) + 1), rtol=2e-2, atol=1e-6)
+
+
+def test_a_view_reaching_past_the_tensor_is_its_part_inside():
+    """sparse_compress_flash_attention: view(table, [1, 1024], [b, 0]) of a [B, 16] block table;
+    PyPTO derives the valid shape, the part inside the tensor ([1, 16])."""
+    @pypto.jit
+    def f(t: pypto.Tensor((3, 16), pypto.DT_INT32)):
+        v = pypto.view(t, [1, 1024], [1, 0])
+        assert [int(d) for d in v.shape] == [1, 16]
+        return v + 0
+
+    t = np.arange(48, dtype=np.int32).reshape(3, 16)
+    np.testing.assert_array_equal(f(t), t[1:2])

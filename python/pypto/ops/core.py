@@ -440,11 +440,17 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
                               + "\nhint: convert with pypto.cast(x, dtype)")
     shape = list(x.shape) if shape is None else list(shape)
     offsets = [0] * rank if offsets is None else list(offsets)
-    extents = list(valid_shape) if valid_shape is not None else shape
+    extents = list(valid_shape) if valid_shape is not None else list(shape)
     for what, v in (("shape", shape), ("offsets", offsets), ("valid_shape", extents)):
         if len(v) != rank:
             raise _core.UserError(f"pypto.view: {what} {v} has {len(v)} entries for a tensor of rank {rank} "
                                   f"{x!r}" + _suffix())
+    if valid_shape is None:
+        # PyPTO derives the valid shape of a view that reaches past the tensor: the part inside
+        # it (static sizes here; a run-time extent is checked when the call reaches the view).
+        for d, (n, off, dim) in enumerate(zip(shape, offsets, x.shape)):
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in (n, off, dim)) and 0 <= off < dim < off + n:
+                extents[d] = dim - off
     out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
     if valid_shape is not None:
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
