@@ -274,11 +274,12 @@ NB_MODULE(_core, m) {
                     nb::handle loc) { return r.Op(op, inputs, ToAttrs(attrs), MakeLoc(loc)); })
       .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,
                         nb::handle loc) { return r.Reduce(op, x, dim, keepdim, MakeLoc(loc)); })
-      .def("cast",
-           [](Recorder& r, int x, DataType dt, nb::handle loc, int round) {
-             return r.Cast(x, dt, MakeLoc(loc), static_cast<RoundMode>(round));
-           },
-           "x"_a, "dtype"_a, "loc"_a, "round"_a = 0)
+      .def(
+          "cast",
+          [](Recorder& r, int x, DataType dt, nb::handle loc, int round) {
+            return r.Cast(x, dt, MakeLoc(loc), static_cast<RoundMode>(round));
+          },
+          "x"_a, "dtype"_a, "loc"_a, "round"_a = 0)
       .def(
           "matmul",
           [](Recorder& r, int a, int b, std::optional<DataType> out_dtype, bool a_trans, bool b_trans, nb::handle loc) {

@@ -454,7 +454,8 @@ class KernelWriter {
     if (op == Opcode::TCVT) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       (void)s;
-      std::string round = in.round == RoundMode::RINT ? "" : std::string(", pto::RoundMode::") + RoundModeName(in.round);
+      std::string round =
+          in.round == RoundMode::RINT ? "" : std::string(", pto::RoundMode::") + RoundModeName(in.round);
       return "pto::TCVT(" + Ref(in.dst) + ", " + Ref(in.srcs[0]) + round + ")";
     }
     std::string srcs;

@@ -423,9 +423,10 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
     for (const Expr* e : {&a, &b})
       for (const std::string& var : e->FreeVars()) checkable = checkable && dims.count(var);
     if (!checkable) throw UserError(mismatch, loc, "the new shape must hold the same number of elements");
-    AssumeEqual(a, b, "the element count of %" + src.name + " " + ShapeStr(src.shape) + " and of its reshape to " +
-                          ShapeStr(shape),
-                loc);
+    AssumeEqual(
+        a, b,
+        "the element count of %" + src.name + " " + ShapeStr(src.shape) + " and of its reshape to " + ShapeStr(shape),
+        loc);
   }
   Value v;
   v.kind = ValueKind::Reshape;
@@ -572,9 +573,8 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
     throw UserError(what + ": only integer tensors give a symbolic scalar", loc,
                     "index an integer tensor (DT_INT32, as PyPTO documents), or slice with ':' to keep the dim");
   if (static_cast<int>(index.size()) != v.rank())
-    throw UserError(what + ": " + std::to_string(index.size()) + " indices for a tensor of rank " +
-                        std::to_string(v.rank()),
-                    loc);
+    throw UserError(
+        what + ": " + std::to_string(index.size()) + " indices for a tensor of rank " + std::to_string(v.rank()), loc);
   if (root.kind != ValueKind::Input || v.kind == ValueKind::Reshape)
     throw UserError(what + ": only an input parameter (or a slice of one) can be read as a scalar, and %" + root.name +
                         " is " + (root.kind == ValueKind::Temp ? "an intermediate result" : "written by the function"),

@@ -53,11 +53,11 @@ struct Instr {
   std::vector<Expr> coord;  // TLOAD/TSTORE: element offset of the tile in the param, per dim
   bool has_scalar = false;  // tile-scalar instructions (TADDS, ...) take `scalar`
   double scalar = 0;
-  bool scalar_first = false;        // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
-  DataType dtype = DataType::FP32;  // TCVT destination
-  int axis = -1;                    // column reductions and broadcasts: the tile axis
-  bool transpose = false;           // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
-  CmpMode cmp = CmpMode::EQ;        // TCMP / TCMPS: the comparison
+  bool scalar_first = false;          // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
+  DataType dtype = DataType::FP32;    // TCVT destination
+  int axis = -1;                      // column reductions and broadcasts: the tile axis
+  bool transpose = false;             // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
+  CmpMode cmp = CmpMode::EQ;          // TCMP / TCMPS: the comparison
   RoundMode round = RoundMode::RINT;  // TCVT: the rounding
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;

@@ -156,8 +156,7 @@ class TileExpander {
     const std::vector<int64_t> before = t.tile;
     const int rank = static_cast<int>(t.tile.size());
     for (int d = 0; d < rank && size() > cap; ++d)
-      while (size() > cap && t.tile[d] > 1 && (d < rank - 1 || t.tile[d] * bytes > 32))
-        t.tile[d] = (t.tile[d] + 1) / 2;
+      while (size() > cap && t.tile[d] > 1 && (d < rank - 1 || t.tile[d] * bytes > 32)) t.tile[d] = (t.tile[d] + 1) / 2;
     t.tile_reason += "; halved to fit UB as a copy " + IntList(before) + " -> " + IntList(t.tile);
   }
 

@@ -275,6 +275,12 @@ bool PartialOverlap(const Operand& a, const Operand& b, int64_t bytes) {
   return a.base != b.base && a.base < b.base + bytes && b.base < a.base + bytes;
 }
 
+// 4-byte operands, contiguous and not partly overlapping: the instruction runs in place.
+bool InPlace(const Operands& o, bool binary) {
+  return !o.dst.idx && !o.src0.idx && !(binary && o.src1.idx) && !PartialOverlap(o.dst, o.src0, o.n * 4) &&
+         !(binary && PartialOverlap(o.dst, o.src1, o.n * 4));
+}
+
 template <class T>
 void Elementwise(ElemOp op, const Operands& o) {
   const bool binary = Binary(op);
@@ -282,8 +288,7 @@ void Elementwise(ElemOp op, const Operands& o) {
   if constexpr (kFloat<T>) {
     const float s = static_cast<float>(o.scalar);
     // fp32 contiguous operands that do not partly overlap: in place, no copies.
-    if (std::is_same_v<T, float> && !o.dst.idx && !o.src0.idx && !(binary && o.src1.idx) &&
-        !PartialOverlap(o.dst, o.src0, n * 4) && !(binary && PartialOverlap(o.dst, o.src1, n * 4))) {
+    if (std::is_same_v<T, float> && InPlace(o, binary)) {
       FloatOp(op, reinterpret_cast<const float*>(o.src0.base),
               binary ? reinterpret_cast<const float*>(o.src1.base) : nullptr, s, reinterpret_cast<float*>(o.dst.base),
               n);
@@ -300,8 +305,7 @@ void Elementwise(ElemOp op, const Operands& o) {
     throw std::logic_error("element replay: 64-bit integer arithmetic is interpreted");
   } else {
     const T st = FromDouble<T>(o.scalar);
-    if (std::is_same_v<T, int32_t> && !o.dst.idx && !o.src0.idx && !(binary && o.src1.idx) &&
-        !PartialOverlap(o.dst, o.src0, n * 4) && !(binary && PartialOverlap(o.dst, o.src1, n * 4))) {
+    if (std::is_same_v<T, int32_t> && InPlace(o, binary)) {
       IntOp<int32_t>(op, reinterpret_cast<const int32_t*>(o.src0.base),
                      binary ? reinterpret_cast<const int32_t*>(o.src1.base) : nullptr, static_cast<int32_t>(st),
                      reinterpret_cast<int32_t*>(o.dst.base), n);
