@@ -523,7 +523,20 @@ def tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = No
                               + _loc_suffix())
     dtype = DT_FP32 if dtype is None else dtype
     rec = current_recorder("tensor")
-    return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))
+    try:
+        return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))
+    except _core.UserError as e:
+        # A shape that depends on an element the kernel reads (sparse attention's
+        # `[min(valid - i * 2048, 2048), d]`) is known only when the call gets there, but tensors
+        # are allocated when it starts: allocate the bound of each dim and hand out the window
+        # of the run-time shape (as PyPTO's tensor has a static shape and a valid one).
+        bounds = [d if isinstance(d, int) else d.upper_bound() if isinstance(d, SymbolicScalar) else None
+                  for d in shape]
+        if "depends on" not in str(e) or any(b is None or b <= 0 for b in bounds):
+            raise
+        base = Tensor(_rec=rec, _id=rec.create_tensor(list(bounds), dtype, name or "", user_loc()))
+        from . import ops
+        return ops.view(base, list(shape), [0] * len(shape))
 
 
 def _add_location_to_symbolic_errors() -> None:

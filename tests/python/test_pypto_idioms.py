@@ -252,3 +252,22 @@ def test_a_view_reaching_past_the_tensor_is_its_part_inside():
 
     t = np.arange(48, dtype=np.int32).reshape(3, 16)
     np.testing.assert_array_equal(f(t), t[1:2])
+
+
+def test_a_tensor_whose_shape_depends_on_a_read_element_takes_its_bound():
+    """sparse attention: pypto.tensor([min(valid - i * 4, 4), 8]) with `valid` read from an input:
+    allocated at its bound [4, 8], used as the window of the run-time shape."""
+    @pypto.jit
+    def f(x: pypto.Tensor((10, 8), F32), n: pypto.Tensor((1,), pypto.DT_INT32), out: pypto.Tensor((10, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        valid = n[0]
+        for i in pypto.loop(0, 3):
+            rows = (valid - i * 4).min(4)
+            t = pypto.tensor([rows, 8], F32, "t")
+            t[:] = pypto.view(x, [4, 8], [i * 4, 0], valid_shape=[rows, 8]) * 2.0
+            pypto.assemble(t, [i * 4, 0], out)
+
+    x = np.random.default_rng(4).standard_normal((10, 8)).astype(np.float32)
+    out = np.zeros_like(x)
+    f(x, np.array([10], np.int32), out)
+    np.testing.assert_array_equal(out, x * 2)
