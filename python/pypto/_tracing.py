@@ -42,6 +42,21 @@ def automatic_tiles(op: str) -> Iterator[None]:
             rec.set_vec_tile_shapes(saved, user_loc())
 
 
+@contextlib.contextmanager
+def runtime_scope() -> Iterator[None]:
+    """Marks a runtime loop or branch body being traced (see at_top_level)."""
+    _state.scopes = getattr(_state, "scopes", 0) + 1
+    try:
+        yield
+    finally:
+        _state.scopes -= 1
+
+
+def at_top_level() -> bool:
+    """Whether the trace is outside every runtime loop and branch (what it records runs once)."""
+    return getattr(_state, "scopes", 0) == 0
+
+
 def maybe_recorder() -> Optional["_core.Recorder"]:
     return getattr(_state, "recorder", None)
 

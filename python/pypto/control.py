@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 from . import _core
 from ._core import SymbolicScalar
-from ._tracing import _format_loc, automatic_tiles, current_recorder, user_loc
+from ._tracing import _format_loc, automatic_tiles, current_recorder, runtime_scope, user_loc
 
 __all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
@@ -151,7 +151,8 @@ class _Branch:
         rec = current_recorder("if")
         rec.begin_branch(self.test, negate, user_loc())
         try:
-            yield None
+            with runtime_scope():
+                yield None
         finally:
             rec.end_loop()
 

@@ -271,3 +271,17 @@ def test_a_tensor_whose_shape_depends_on_a_read_element_takes_its_bound():
     out = np.zeros_like(x)
     f(x, np.array([10], np.int32), out)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_a_full_before_a_loop_is_a_tensor_the_loop_accumulates_into():
+    """qat: acc = pypto.full([1, 1], 0.0) before the loop, acc[:] = acc + partial in it."""
+    @pypto.jit
+    def f(x: pypto.Tensor((8, 16), F32)):
+        pypto.set_vec_tile_shapes(2, 16)
+        acc = pypto.full([1, 16], 0.0, F32)
+        for i in pypto.loop(0, 8, 2):
+            acc[:] = pypto.add(acc, pypto.sum(x[i:i + 2, :], dim=0, keepdim=True))
+        return acc * 1.0
+
+    x = np.random.default_rng(6).standard_normal((8, 16)).astype(np.float32)
+    np.testing.assert_allclose(f(x), x.sum(0, keepdims=True), rtol=1e-5, atol=1e-5)

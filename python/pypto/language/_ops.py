@@ -205,7 +205,7 @@ def create_tile(shape: Sequence[Any], dtype: Any = DT_FP32, target_memory: Memor
     _require("create_tile", "move")
     dims = _static_dims(shape, "create_tile", "shape")
     _check_fits("create_tile", dims, dtype, target_memory)
-    return _mark(_ops.full(dims, 0, dtype), dims, target_memory)
+    return _mark(_ops.creation.full_value(dims, 0, dtype), dims, target_memory)
 
 
 create = create_tile
@@ -221,7 +221,7 @@ def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32) -> Tensor:
 def full(shape: Sequence[Any], dtype: Any, value: Number) -> Tensor:
     """``pl.full(shape, dtype=, value=)``: a tensor (or tile) holding `value`."""
     _require("full", "move")
-    return _ops.full(list(shape), value, dtype)
+    return _ops.creation.full_value(list(shape), value, dtype)
 
 
 def fillpad(tile: Tensor, pad_value: Union[PadValue, Number] = PadValue.zero) -> Tensor:

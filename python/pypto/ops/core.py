@@ -12,7 +12,7 @@ from .. import _core
 from .._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exits, loop_carried, maybe_recorder,
-                        user_frame, user_loc)
+                        runtime_scope, user_frame, user_loc)
 from ..tensor import Tensor
 
 __all__ = [
@@ -666,7 +666,8 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
     from ..control import register_loop
     register_loop(idx, start, stop, step)
     try:
-        yield idx
+        with runtime_scope():
+            yield idx
         carried.check("pypto.loop")
     finally:
         carried.release()

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _core
 from .._core import DataType, SymbolicScalar
 from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_dtype, to_numpy_dtype
-from .._tracing import current_recorder, user_loc
+from .._tracing import at_top_level, automatic_tiles, current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, add, cast, mul
 
@@ -38,7 +38,24 @@ def _record(op: str, attrs: dict) -> Tensor:
 def full(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
          valid_shape: Optional[Sequence[Any]] = None) -> Tensor:
     """A tensor of ``size`` (dims may be symbolic) holding ``fill_value`` in ``dtype``; with
-    ``valid_shape``, the tensor has that shape (on the CPU there is no padding to fill)."""
+    ``valid_shape``, the tensor has that shape (on the CPU there is no padding to fill).
+
+    Made outside every runtime loop and branch, it is a tensor in memory that later code may
+    write (``acc = pypto.full([1, n], 0.0, ...)`` before a loop that does ``acc[:] = acc + x``,
+    as PyPTO programs accumulate); inside one, a value computed where it is used."""
+    value = full_value(size, fill_value, dtype, valid_shape=valid_shape)
+    if not at_top_level():
+        return value
+    from ..tensor import tensor
+    out = tensor(list(value.shape), dtype)
+    with automatic_tiles("full"):
+        out[...] = value
+    return out
+
+
+def full_value(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
+               valid_shape: Optional[Sequence[Any]] = None) -> Tensor:
+    """pypto.full as a value computed where it is used (not a tensor in memory)."""
     dtype = check_dtype(dtype, "pypto.full", _suffix())
     shape = _shape(valid_shape if valid_shape is not None else size, "full")
     if isinstance(fill_value, (bool, np.bool_)):

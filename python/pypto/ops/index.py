@@ -107,7 +107,7 @@ def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, re
 
 def _values_like(op: str, src: Any, index: Tensor, dtype: Any) -> Tensor:
     """src as a tensor of the index's shape: a Python scalar filled, a tensor as it is."""
-    from .creation import full
+    from .creation import full_value as full
     if isinstance(src, Tensor):
         return _t(src, op)
     if isinstance(src, (int, float)) and not isinstance(src, bool):

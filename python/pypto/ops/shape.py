@@ -13,7 +13,7 @@ from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor, tensor
 from .core import _suffix, _t, assemble, cast, sub
-from .creation import full
+from .creation import full_value as full
 
 __all__ = ["transpose", "permute", "squeeze", "unsqueeze", "reshape", "expand_clone", "clone", "concat", "pad",
            "tril", "triu", "one_hot", "fillpad"]
