@@ -43,13 +43,26 @@ def automatic_tiles(op: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def runtime_scope() -> Iterator[None]:
-    """Marks a runtime loop or branch body being traced (see at_top_level)."""
+def runtime_scope(index: Optional[str] = None) -> Iterator[None]:
+    """Marks a runtime loop or branch body being traced (see at_top_level); `index`: the loop's
+    index symbol (see open_loop_indices)."""
     _state.scopes = getattr(_state, "scopes", 0) + 1
+    indices = getattr(_state, "indices", None)
+    if indices is None:
+        indices = _state.indices = []
+    if index is not None:
+        indices.append(index)
     try:
         yield
     finally:
         _state.scopes -= 1
+        if index is not None:
+            indices.remove(index)
+
+
+def open_loop_indices() -> List[str]:
+    """The index symbols of the runtime loops open in the trace, outermost first."""
+    return list(getattr(_state, "indices", None) or [])
 
 
 def at_top_level() -> bool:

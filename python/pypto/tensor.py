@@ -488,7 +488,17 @@ class Tensor:
         rec.assemble(value._id, offsets, self._vid, user_loc())
 
     def move(self, other: "Tensor") -> None:
-        """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``)."""
+        """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``); x of
+        another shape with as many elements (the 2-D view of a 4-D cache a kernel updated) is
+        written in row-major order."""
+        if (isinstance(other, Tensor) and other.is_traced
+                and [str(d) for d in other.shape] != [str(d) for d in self.shape]
+                and len(other.shape) != len(self.shape)):
+            from . import ops
+            from ._tracing import automatic_tiles
+            with automatic_tiles("move"):  # a copy of another rank than the program's tile
+                self[(slice(None),) * len(self.shape)] = ops.reshape(other, list(self.shape))
+            return
         self[(slice(None),) * len(self.shape)] = other
 
     def view(self, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,
@@ -523,7 +533,12 @@ def tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = No
                               + _loc_suffix())
     dtype = DT_FP32 if dtype is None else dtype
     rec = current_recorder("tensor")
+    from ._tracing import open_loop_indices
+    loops = set(open_loop_indices())
+    varying = any(isinstance(d, SymbolicScalar) and loops & set(d.free_vars()) for d in shape)
     try:
+        if varying:  # a shape that changes with a loop's index: allocated at its bound, below
+            raise _core.UserError("pypto.tensor: the shape depends on a loop index")
         return Tensor(_rec=rec, _id=rec.create_tensor(list(shape), dtype, name or "", user_loc()))
     except _core.UserError as e:
         # A shape that depends on an element the kernel reads (sparse attention's
@@ -533,6 +548,10 @@ def tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = No
         bounds = [d if isinstance(d, int) else d.upper_bound() if isinstance(d, SymbolicScalar) else None
                   for d in shape]
         if "depends on" not in str(e) or any(b is None or b <= 0 for b in bounds):
+            if varying:
+                raise _core.UserError(f"pypto.tensor: the shape {list(shape)} changes with a loop index and has no "
+                                      "bound (tensors are allocated when the call starts)" + _loc_suffix()
+                                      + "\nhint: bound each dim, e.g. (n - i * 8).min(8)") from None
             raise
         base = Tensor(_rec=rec, _id=rec.create_tensor(list(bounds), dtype, name or "", user_loc()))
         from . import ops

@@ -285,3 +285,39 @@ def test_a_full_before_a_loop_is_a_tensor_the_loop_accumulates_into():
 
     x = np.random.default_rng(6).standard_normal((8, 16)).astype(np.float32)
     np.testing.assert_allclose(f(x), x.sum(0, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def test_a_tensor_whose_shape_follows_a_loop_index_takes_its_bound():
+    """GLM: pypto.tensor([min(n - i * 4, 4), 8]) inside the loop over i."""
+    @pypto.jit
+    def f(x: pypto.Tensor((pypto.DYNAMIC, 8), F32), out: pypto.Tensor((pypto.DYNAMIC, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n = x.shape[0]
+        for i in pypto.loop(0, (n + 3) // 4):
+            rows = (n - i * 4).min(4)
+            t = pypto.tensor([rows, 8], F32, "t")
+            t[:] = pypto.view(x, [4, 8], [i * 4, 0], valid_shape=[rows, 8]) + 1.0
+            pypto.assemble(t, [i * 4, 0], out)
+
+    for n in (10, 4, 3):
+        x = np.random.default_rng(n).standard_normal((n, 8)).astype(np.float32)
+        out = np.zeros_like(x)
+        f(x, out)
+        np.testing.assert_array_equal(out, x + 1)
+
+
+def test_move_of_another_shape_with_as_many_elements_writes_row_major():
+    """GLM: key_cache.move(scatter_update(reshape(key_cache, 2-D), ...)) into the 4-D cache."""
+    @pypto.jit
+    def f(cache: pypto.Tensor((2, 4, 1, 8), F32), rows: pypto.Tensor((1, 8), F32),
+          index: pypto.Tensor((1, 1), pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        flat = pypto.reshape(cache, [8, 8])
+        cache.move(pypto.scatter_update(flat, -2, index, rows))
+
+    cache = np.zeros((2, 4, 1, 8), np.float32)
+    rows = np.arange(8, dtype=np.float32).reshape(1, 8) + 1
+    f(cache, rows, np.full((1, 1), 5, np.int32))
+    want = np.zeros((8, 8), np.float32)
+    want[5] = rows[0]
+    np.testing.assert_array_equal(cache.reshape(8, 8), want)

@@ -666,7 +666,7 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
     from ..control import register_loop
     register_loop(idx, start, stop, step)
     try:
-        with runtime_scope():
+        with runtime_scope(idx.free_vars()[0] if idx.free_vars() else None):
             yield idx
         carried.check("pypto.loop")
     finally:

@@ -102,6 +102,34 @@ _REDUCE = {None: 0, "add": 1, "multiply": 2}
 
 def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: int) -> None:
     rec = current_recorder(op)
+    ishape, sshape = list(index.shape), list(src.shape)
+    if len(ishape) == len(sshape) and any(
+            not _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(ishape, sshape)):
+        # Extents equal only at run time (the index sized by one parameter's dim, the values by
+        # another's: GLM's kv_act_seqs and x): checked when the call binds the dims, then the
+        # index is the window of the values' shape (all of it).
+        for d, (a, b) in enumerate(zip(ishape, sshape)):
+            if not _core.to_sym(a).same_as(_core.to_sym(b)):
+                what = f"dim {d} of the index {index!r} and of the values {src!r} of pypto.{op}"
+                try:
+                    rec.assume_equal(a, b, what, user_loc())
+                except _core.UserError:
+                    # min(x_dim0 - 8 * i, 8) against min(k_dim0 - 8 * i, 8): equal when the two
+                    # dims are, which the call can check.
+                    sa, sb = _core.to_sym(a), _core.to_sym(b)
+                    fa, fb = set(sa.free_vars()), set(sb.free_vars())
+                    if len(fa - fb) != 1 or len(fb - fa) != 1:
+                        raise
+                    na, nb = (fa - fb).pop(), (fb - fa).pop()
+                    # The two are one expression of the two dims: equal wherever the dims are.
+                    for seed in range(1, 8):
+                        env = {v: (seed * 37 + k * 11) % 97 + 1 for k, v in enumerate(sorted(fa | fb))}
+                        env[nb] = env[na]
+                        if sa.eval(env) != sb.eval(env):
+                            raise
+                    rec.assume_equal(_core.SymbolicScalar.var(na), _core.SymbolicScalar.var(nb), what, user_loc())
+        from .core import view
+        index = view(index, sshape, [0] * len(sshape))
     rec.op("scatter", [src._id, index._id, dst._id], {"dim": dim, "reduce": reduce}, user_loc())
 
 
