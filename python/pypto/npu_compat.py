@@ -153,12 +153,19 @@ def install() -> None:
     class NpuToCpu(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):  # type: ignore[override]
             kwargs = kwargs or {}
+            d0 = kwargs.get("device")
+            on_npu = d0 is not None and (_is_npu(d0) or (isinstance(d0, int) and not isinstance(d0, bool)))
             if "device" in kwargs:
                 d = kwargs["device"]
                 # With torch_npu, a bare index (device=0) is that NPU.
                 kwargs["device"] = "cpu" if isinstance(d, int) and not isinstance(d, bool) else _cpu(d)
             if args and any(_is_npu(a) for a in args):
                 args = tuple(_cpu(a) for a in args)
+            dt = kwargs.get("dtype")
+            if on_npu and func is torch.rand and dt is not None and not dt.is_floating_point:
+                # The NPU's rand takes an integer dtype (values in [0, 1) truncated: zeros), which
+                # programs use to make output buffers; the CPU's refuses it.
+                return func(*args, **dict(kwargs, dtype=torch.float32)).to(dt)
             return func(*args, **kwargs)
 
     mode = NpuToCpu()

@@ -321,3 +321,21 @@ def test_move_of_another_shape_with_as_many_elements_writes_row_major():
     want = np.zeros((8, 8), np.float32)
     want[5] = rows[0]
     np.testing.assert_array_equal(cache.reshape(8, 8), want)
+
+
+def test_scatter_into_a_full_made_in_the_loop():
+    """GLM select_experts: mask = pypto.full(...) in the loop body, then pypto.scatter_(mask, ...)."""
+    @pypto.jit
+    def f(idx: pypto.Tensor((4, 1), pypto.DT_INT32), out: pypto.Tensor((4, 6), F32)):
+        pypto.set_vec_tile_shapes(1, 6)
+        for i in pypto.loop(0, 4):
+            mask = pypto.full([1, 6], 0.0, F32)
+            marked = pypto.scatter_(mask, 1, idx[i:i + 1, :], 1.0)
+            out[i:i + 1, :] = marked + mask  # mask is the scattered tensor too (in place)
+
+    idx = np.array([[0], [5], [2], [2]], np.int32)
+    out = np.zeros((4, 6), np.float32)
+    f(idx, out)
+    want = np.zeros((4, 6), np.float32)
+    want[np.arange(4), idx[:, 0]] = 2.0
+    np.testing.assert_array_equal(out, want)

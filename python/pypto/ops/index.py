@@ -152,6 +152,11 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: Option
     x, idx = _t(input, "scatter_"), _t(index, "scatter_")
     if reduce not in _REDUCE:
         raise _core.UserError(f"pypto.scatter_: reduce must be None, 'add' or 'multiply', got {reduce!r}" + _suffix())
+    if current_recorder("scatter_").value_kind(x._vid) == "temp":
+        # A computed value (pypto.full(...) in the loop) has no memory to scatter into: it goes
+        # to a tensor first, and the Python object is that tensor from here on (in place, as
+        # PyPTO's tensors are).
+        x._id = _copy("scatter_", x)._vid
     _scatter_into("scatter_", x, _dim(x, dim, "scatter_"), idx, _values_like("scatter_", src, idx, x.dtype),
                   _REDUCE[reduce])
     return x
