@@ -252,6 +252,10 @@ class JitFunction:
             i = spec.index(Ellipsis)
             fill = max(0, a.ndim - (len(spec) - 1))
             spec = spec[:i] + [STATIC] * fill + spec[i + 1:]
+        if len(spec) != a.ndim and spec and all(d is STATIC for d in spec):
+            # Every dim from the argument: its rank too (PyPTO's model code annotates a
+            # [1, 1, d] weight as Tensor([STATIC, STATIC])).
+            return [STATIC] * a.ndim
         return spec
 
     def _key(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],

@@ -512,3 +512,18 @@ def test_elementwise_ops_take_the_valid_part_of_a_static_operand():
     f(x, mask, out)
     ref = x * np.concatenate([mask, mask, mask[:2]])
     np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
+def test_an_all_static_annotation_takes_the_arguments_rank_and_loop_unroll_takes_idx():
+    # kimi: gamma annotated Tensor([STATIC, STATIC]) and passed as [1, 1, d];
+    # pypto.loop_unroll(..., idx="bt_idx").
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.STATIC, pypto.STATIC]), out: pypto.Tensor([pypto.STATIC, pypto.STATIC, pypto.STATIC])):
+        pypto.set_vec_tile_shapes(1, 1, 8)
+        for i, k in pypto.loop_unroll(0, 4, 1, name="L", idx="i", unroll_list=[2, 1]):
+            out[i:i + k, :, :] = x[i:i + k, :, :] * 2.0
+
+    x = np.arange(32, dtype=np.float32).reshape(4, 1, 8)
+    out = np.zeros_like(x)
+    f(x, out)
+    np.testing.assert_array_equal(out, x * 2)

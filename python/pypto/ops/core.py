@@ -675,12 +675,14 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
 
 
 def loop_unroll(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
-                submit_before_loop: bool = False) -> Iterator[Tuple[_core.SymbolicScalar, int]]:
+                submit_before_loop: bool = False, idx: str = "") -> Iterator[Tuple[_core.SymbolicScalar, int]]:
     """A runtime loop unrolled by factors: ``for i, k in pypto.loop_unroll(start, stop, step,
     unroll_list=[8, 4, 1])`` yields ``(i, k)``: the body handles iterations i, i + step, ...,
     i + (k - 1) * step. The body is traced once per factor; at run time the largest factor
     covers as much of the range as it can, then the next takes the rest, down to 1 (always
-    added). ``submit_before_loop`` is accepted (it steers the NPU's task submission)."""
+    added). ``submit_before_loop`` is accepted (it steers the NPU's task submission); ``idx=`` is
+    taken as ``idx_name=`` (PyPTO's loops accept their keywords loosely, and model code uses it)."""
+    idx_name = idx_name or idx
     if len(args) == 1:
         start, stop, step = 0, args[0], 1
     elif len(args) == 2:
