@@ -527,3 +527,22 @@ def test_an_all_static_annotation_takes_the_arguments_rank_and_loop_unroll_takes
     out = np.zeros_like(x)
     f(x, out)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_where_takes_the_valid_part_of_static_operands():
+    # DeepSeek's win_attention: where(mask [256, n] static, scores [valid, n], -inf).
+    @pypto.jit
+    def f(x: pypto.Tensor((10, 8), pypto.DT_FP32), keep: pypto.Tensor((4, 8), pypto.DT_FP32),
+          out: pypto.Tensor((10, 8), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(0, 10, 4):
+            n = (10 - i).min(4)
+            v = pypto.view(x, [4, 8], [i, 0], valid_shape=[n, 8])
+            out[i:i + 4, :] = pypto.where(keep > 0.0, v, float("-inf"))
+
+    x = np.random.default_rng(7).standard_normal((10, 8)).astype(np.float32)
+    keep = np.random.default_rng(8).standard_normal((4, 8)).astype(np.float32)
+    out = np.zeros_like(x)
+    f(x, keep, out)
+    k = np.concatenate([keep, keep, keep[:2]])
+    np.testing.assert_array_equal(out, np.where(k > 0, x, -np.inf))

@@ -120,21 +120,25 @@ def _fit_valid(x: Tensor, y: Tensor) -> Tuple[Tensor, Tensor]:
     the other takes the valid part of the static operand (its first elements along that dim;
     the view checks at run time that they exist). Equal dims and size-1 broadcasts are as
     before."""
-    xs, ys = list(x.shape), list(y.shape)
-    n = min(len(xs), len(ys))
-    fix_x, fix_y = list(xs), list(ys)
-    changed_x = changed_y = False
-    for k in range(1, n + 1):
-        a, b = xs[-k], ys[-k]
-        if _is_dynamic(a) and isinstance(b, int) and b > 1:
-            fix_y[-k], changed_y = a, True
-        elif _is_dynamic(b) and isinstance(a, int) and a > 1:
-            fix_x[-k], changed_x = b, True
-    if changed_x:
-        x = view(x, fix_x, [0] * len(fix_x))
-    if changed_y:
-        y = view(y, fix_y, [0] * len(fix_y))
+    x, y = fit_valid([x, y])
     return x, y
+
+
+def fit_valid(tensors: List[Tensor]) -> List[Tensor]:
+    """_fit_valid over any number of elementwise operands (where's three): along each dim (from
+    the right, as broadcasting aligns them) the first run-time extent is the one every static
+    operand of size > 1 is cut to."""
+    shapes = [list(t.shape) for t in tensors]
+    fixed = [list(s) for s in shapes]
+    changed = [False] * len(tensors)
+    for k in range(1, max(len(s) for s in shapes) + 1):
+        dyn = next((s[-k] for s in shapes if len(s) >= k and _is_dynamic(s[-k])), None)
+        if dyn is None:
+            continue
+        for i, s in enumerate(shapes):
+            if len(s) >= k and isinstance(s[-k], int) and s[-k] > 1:
+                fixed[i][-k], changed[i] = dyn, True
+    return [view(t, f, [0] * len(f)) if c else t for t, f, c in zip(tensors, fixed, changed)]
 
 
 def exp(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:

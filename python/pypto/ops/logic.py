@@ -230,7 +230,8 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyP
         attrs[key] = s
     if not tensors:
         attrs["dtype"] = DT_FP32
-    return _record("where", inputs, attrs)
+    from .core import fit_valid
+    return _record("where", fit_valid(inputs), attrs)
 
 
 def clip(input: Any, min: Optional[Any] = None, max: Optional[Any] = None) -> Tensor:  # noqa: A001,A002
