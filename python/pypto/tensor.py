@@ -120,6 +120,7 @@ class Tensor:
     _watch: Optional[List[bool]] = None
     _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
     _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)
+    _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
 
     @property
     def _id(self) -> int:
@@ -421,7 +422,9 @@ class Tensor:
         dropped = self._dropped_dims(key)
         if dropped:
             from . import ops
+            window = out
             out = ops.squeeze(out, dropped if len(dropped) > 1 else dropped[0])
+            out._squeezed_from = (window, dropped)  # `t[i, j][:] = v` writes through to the window
         return out
 
     def _index(self, k: Any, n: Any, d: int) -> Any:
@@ -439,6 +442,19 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rec = self._traced_rec("assignment")
+        whole = all((isinstance(k, slice) and k.start is None and k.stop is None and k.step is None)
+                    or k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
+        if self._squeezed_from is not None and whole and isinstance(value, Tensor):
+            # `state = states[b, h]` (a window without its indexed dims), then `state[:] = v`: the
+            # write goes to the window of `states`, as PyPTO's tensors share memory with it.
+            window, dropped = self._squeezed_from
+            from . import ops
+            from ._tracing import automatic_tiles
+            with automatic_tiles("assignment"):  # the window's rank, not the program's tile's
+                for d in dropped:
+                    value = ops.unsqueeze(value, d)
+                window[(slice(None),) * len(window.shape)] = value
+            return
         offsets, extents = self._window(key)
         # PyPTO: out[a:, ...] = v writes v at offset a (an open-ended slice takes v's extent).
         keys = key if isinstance(key, tuple) else (key,)
@@ -461,6 +477,14 @@ class Tensor:
         dropped = self._dropped_dims(key)
         if dropped and len(value.shape) == len(extents) - len(dropped):
             from . import ops  # out[i, :] = row: the row gets the indexed dims back (size 1)
+            from ._tracing import automatic_tiles
+            if len(rec.vec_tile_shapes()) < len(extents):
+                # The program's tile is the row's rank: the copy into the window takes its own.
+                with automatic_tiles("assignment"):
+                    for d in dropped:
+                        value = ops.unsqueeze(value, d)
+                    self[key if isinstance(key, tuple) else (key,)] = value
+                return
             for d in dropped:
                 value = ops.unsqueeze(value, d)
         vs = value.shape

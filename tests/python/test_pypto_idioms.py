@@ -339,3 +339,25 @@ def test_scatter_into_a_full_made_in_the_loop():
     want = np.zeros((4, 6), np.float32)
     want[np.arange(4), idx[:, 0]] = 2.0
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_window_without_its_indexed_dims_writes_through_and_rows_go_into_a_rank_3_output():
+    """qwen3_next: state = states[b, h] then state[:] = new (into the input's window), and
+    out[a:b, h] = rows under a 2-D tile."""
+    @pypto.jit
+    def f(states: pypto.Tensor((2, 3, 4, 4), F32), x: pypto.Tensor((6, 4), F32),
+          out: pypto.Tensor((6, 3, 4), F32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        for h in pypto.loop(0, 3):
+            state = states[1, h]
+            state[:] = state * 2.0 + 1.0
+            out[0:6, h] = x * 1.0
+
+    states = np.random.default_rng(9).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    before = states.copy()
+    x = np.random.default_rng(10).standard_normal((6, 4)).astype(np.float32)
+    out = np.zeros((6, 3, 4), np.float32)
+    f(states, x, out)
+    np.testing.assert_array_equal(states[0], before[0])
+    np.testing.assert_array_equal(states[1], before[1] * 2 + 1)
+    np.testing.assert_array_equal(out, np.repeat(x[:, None, :], 3, axis=1))
