@@ -458,7 +458,7 @@ def _builtin_minmax(fn: Callable[..., Any], fdef: ast.FunctionDef) -> List[ast.N
             and n.id not in fn.__code__.co_freevars]
 
 
-_REWRITTEN: Dict[Any, Callable[..., Any]] = {}  # helper -> its rewritten version (weakly: code objects live long)
+_REWRITTEN: Dict[Any, Callable[..., Any]] = {}  # helper function -> its rewritten version
 
 
 @contextlib.contextmanager
@@ -476,9 +476,9 @@ def helpers_with_runtime_branches(fn: Callable[..., Any]) -> Iterator[None]:
             if (not isinstance(obj, types.FunctionType) or obj is fn or name.startswith("_pypto")
                     or os.path.dirname(obj.__code__.co_filename) != home):
                 continue
-            new = _REWRITTEN.get(obj.__code__)
+            new = _REWRITTEN.get(obj)  # the function, not its code: two closures share one code
             if new is None:
-                new = _REWRITTEN[obj.__code__] = with_runtime_branches(obj)
+                new = _REWRITTEN[obj] = with_runtime_branches(obj)
             if new is not obj:
                 swapped.append((name, obj))
                 g[name] = new

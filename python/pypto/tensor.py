@@ -116,7 +116,7 @@ class Tensor:
                 raise _core.UserError(f"pypto.Tensor[...]: {x!r} is not a shape, dtype, format or name" + _loc_suffix())
         return cls(shape, _annotation=True, **kw)
 
-    # Set by a runtime loop on the value a name had before it (ops.core.CarriedValues): [read?].
+    # Set by a runtime loop on the value a name had before it (ops.loops.CarriedValues): [read?].
     _watch: Optional[List[bool]] = None
     _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
     _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from .. import _core, control
 from .._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
-from ..ops import core as _ops_core
+from ..ops import loops as _ops_loops
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
@@ -197,10 +197,10 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
                                   "so it is unrolled at trace time and needs int bounds, got "
                                   f"({start!r}, {stop!r}, {step!r})" + _format_loc(loc))
         return _carried_loop(start, stop, step, list(init_values))
-    carried = _ops_core.CarriedValues(loc).before
+    carried = _ops_loops.CarriedValues(loc).before
     if carried and _static(start, stop, step):
         return iter(builtins.range(start, stop, step))
-    return _ops_core.loop(start, stop, step, name="pl_range")
+    return _ops_loops.loop(start, stop, step, name="pl_range")
 
 
 def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:
@@ -215,7 +215,7 @@ def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterato
 
 def _parallel_loop(start: Any, stop: Any, step: Any) -> Iterator[Any]:
     trace = current_trace("parallel")
-    for i in _ops_core.loop(start, stop, step, name="pl_parallel", parallel=True):
+    for i in _ops_loops.loop(start, stop, step, name="pl_parallel", parallel=True):
         trace.blocks.append((i, (stop - start + step - 1) // step))
         try:
             yield i
