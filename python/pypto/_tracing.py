@@ -47,6 +47,11 @@ def runtime_scope(index: Optional[str] = None) -> Iterator[None]:
     """Marks a runtime loop or branch body being traced (see at_top_level); `index`: the loop's
     index symbol (see open_loop_indices)."""
     _state.scopes = getattr(_state, "scopes", 0) + 1
+    _state.scope_count = getattr(_state, "scope_count", 0) + 1
+    ids = getattr(_state, "scope_ids", None)
+    if ids is None:
+        ids = _state.scope_ids = []
+    ids.append(_state.scope_count)
     indices = getattr(_state, "indices", None)
     if indices is None:
         indices = _state.indices = []
@@ -56,8 +61,22 @@ def runtime_scope(index: Optional[str] = None) -> Iterator[None]:
         yield
     finally:
         _state.scopes -= 1
+        ids.pop()
         if index is not None:
             indices.remove(index)
+
+
+def note_write() -> None:
+    """Called for every write into a tensor while tracing (see read_point)."""
+    _state.writes = getattr(_state, "writes", 0) + 1
+
+
+def read_point() -> Tuple[int, int]:
+    """Where the trace is, as far as a value read from memory can tell: the innermost runtime
+    scope (loop or branch body, each traced entry its own) and the writes recorded so far. A value
+    read at one point and used at another with a different key may have changed in between."""
+    ids = getattr(_state, "scope_ids", None)
+    return (ids[-1] if ids else 0, getattr(_state, "writes", 0))
 
 
 def open_loop_indices() -> List[str]:

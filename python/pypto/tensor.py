@@ -121,13 +121,30 @@ class Tensor:
     _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
     _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)
     _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
+    _squeezed_at: Tuple[int, int] = (0, 0)  # the read_point of _vid, for a squeezed window
 
     @property
     def _id(self) -> int:
-        """The value id, as an op's operand: marks a watched value as read."""
+        """The value id, as an op's operand: marks a watched value as read; a squeezed window
+        (`state = states[b, h]`) is read again where it is used, once per scope and write."""
         if self._watch is not None:
             self._watch[0] = True
+        if self._squeezed_from is not None:
+            from ._tracing import read_point
+            at = read_point()
+            if at != self._squeezed_at:
+                # A window is memory: used in a loop body or after a write (`state[:] = v`), it
+                # must be read there, not at the `states[b, h]` line (a stale copy otherwise).
+                self._vid = self._squeeze_window()._vid
+                self._squeezed_at = at
         return self._vid
+
+    def _squeeze_window(self) -> "Tensor":
+        from . import ops
+        from ._tracing import automatic_tiles
+        window, dropped = self._squeezed_from  # type: ignore[misc]
+        with automatic_tiles("slicing"):  # the window's rank, not the program's tile's
+            return ops.squeeze(window, dropped if len(dropped) > 1 else dropped[0])
 
     @_id.setter
     def _id(self, v: int) -> None:
@@ -422,9 +439,11 @@ class Tensor:
         dropped = self._dropped_dims(key)
         if dropped:
             from . import ops
+            from ._tracing import read_point
             window = out
             out = ops.squeeze(out, dropped if len(dropped) > 1 else dropped[0])
             out._squeezed_from = (window, dropped)  # `t[i, j][:] = v` writes through to the window
+            out._squeezed_at = read_point()
         return out
 
     def _index(self, k: Any, n: Any, d: int) -> Any:
@@ -442,6 +461,8 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rec = self._traced_rec("assignment")
+        from ._tracing import note_write
+        note_write()
         whole = all((isinstance(k, slice) and k.start is None and k.stop is None and k.step is None)
                     or k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
         if self._squeezed_from is not None and whole and isinstance(value, Tensor):

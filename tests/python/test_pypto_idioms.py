@@ -361,3 +361,70 @@ def test_a_window_without_its_indexed_dims_writes_through_and_rows_go_into_a_ran
     np.testing.assert_array_equal(states[0], before[0])
     np.testing.assert_array_equal(states[1], before[1] * 2 + 1)
     np.testing.assert_array_equal(out, np.repeat(x[:, None, :], 3, axis=1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("unroll", [None, [2, 1]])
+def test_a_window_without_its_indexed_dims_carries_a_state_through_a_loop(mode, unroll):
+    """qwen3_next's recurrent state: `last = states[b, h]` before the chunk loop, read at the top
+    of each chunk and written at its end (`last[:] = new`), then copied out after the loop. Each
+    read sees the last write (it read the value at the `states[b, h]` line before: every chunk
+    started from the initial state, a silent wrong answer)."""
+    B, H, D, S = 2, 3, 8, 5
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((S, H, D), F32), states: pypto.Tensor((B, H, D, D), F32),
+          out: pypto.Tensor((B, H, D, D), F32), seen: pypto.Tensor((B, S, H, D), F32)):
+        for b in pypto.loop(B, name="b", idx_name="b"):
+            for h in pypto.loop(H, name="h", idx_name="h", parallel=True):
+                pypto.set_vec_tile_shapes(8, 8, 8, 8)
+                last = states[b, h]
+                for s in pypto.loop(0, S, 1, name="s", idx_name="s", unroll_list=unroll):
+                    row = pypto.reshape(pypto.view(x, [1, 1, D], [s, h, 0]), [1, D])
+                    seen[b, s, h] = pypto.reshape(last[0:1, :], [D])  # the state as the chunk starts
+                    last[:] = last * 0.5 + row
+                out[b, h] = last
+
+    x = arr(S, H, D, seed=3)
+    states = arr(B, H, D, D, seed=4)
+    init = states.copy()
+    out = np.zeros((B, H, D, D), np.float32)
+    seen = np.zeros((B, S, H, D), np.float32)
+    f(x, states, out, seen)
+    want = init.copy()
+    want_seen = np.zeros_like(seen)
+    for s in range(S):
+        want_seen[:, s] = want[:, :, 0, :]
+        want = want * np.float32(0.5) + x[s][None, :, None, :]
+    np.testing.assert_allclose(seen, want_seen, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(states, want, rtol=1e-6, atol=1e-6)  # the window is the input's memory
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fillpad_fills_past_the_valid_shape_and_reshape_of_a_whole_tensor_takes_a_valid_part(mode):
+    """qwen3_next's last chunk: `fillpad(view(..., valid_shape=[n, d]))` is the whole [128, d]
+    with zeros past row n; `y.reshape([l, 1, d], valid_shape=[n, 1, d])` of a whole [l, d] value
+    is its first n rows (PyPTO: reshape, then the valid part), written by pypto.assemble."""
+    L, D = 8, 4
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([pypto.DYNAMIC, D], F32), padded: pypto.Tensor((L, D), F32),
+          out: pypto.Tensor([pypto.DYNAMIC, 1, D], F32)):
+        n = x.shape[0]
+        for i in pypto.loop(0, 1, 1):
+            v = pypto.view(x, [L, D], [i, 0], valid_shape=[n.min(L), D])
+            p = pypto.fillpad(v, "constant", -1.5)
+            padded[:] = p
+            y = p * 2.0
+            pypto.assemble(y.reshape([L, 1, D], valid_shape=[n.min(L), 1, D]), [0, 0, 0], out)
+
+    for n in (3, 8):
+        x = arr(n, D, seed=n)
+        padded = np.zeros((L, D), np.float32)
+        out = np.zeros((n, 1, D), np.float32)
+        f(x, padded, out)
+        want = np.full((L, D), -1.5, np.float32)
+        want[:n] = x
+        np.testing.assert_array_equal(padded, want)
+        np.testing.assert_array_equal(out[:, 0], x * 2)

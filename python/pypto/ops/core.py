@@ -502,6 +502,8 @@ def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
     rec = current_recorder("assemble")
     src = _t(src, "assemble")
     dst = _t(dst, "assemble")
+    from .._tracing import note_write
+    note_write()
     rec.assemble(src._id, list(offsets), dst._id, user_loc())
 
 

@@ -92,6 +92,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     or splitting dims reads the same dense memory in the new shape (a computed input is kept in
     global memory for it). A slice must be reshaped as a whole tensor first."""
     x = _t(input, "reshape")
+    target = list(shape)
     shape = list(valid_shape if valid_shape is not None else shape)
     minus = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
     if minus:
@@ -107,6 +108,13 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
             known *= 1 if i in minus else int(d)
         shape[minus[0]] = total // known
     rec = current_recorder("reshape")
+    if valid_shape is not None and _elements(list(x.shape)) is not None and \
+            _elements(list(x.shape)) == _elements(list(target)) and _elements(list(x.shape)) != _elements(shape):
+        # A whole (static) tensor reshaped with a valid shape: PyPTO's reshape, then the valid
+        # part of it (a view that remembers its padded shape, as pypto.view(valid_shape=)).
+        from .core import view
+        whole = reshape(x, list(target))
+        return view(whole, list(target), [0] * len(target), valid_shape=shape)
     if rec.value_kind(x._vid) == "view" and not _only_unit_dims_differ(list(x.shape), shape):
         # A slice is strided in its base: merging or splitting its dims reads a dense copy of it
         # (PyPTO's reshape of a tile-sized slice); writes into the result do not reach the base.
@@ -114,7 +122,19 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
     out._reshape_of = x  # `t = reshape(t, s)` in a loop body repeats itself: no carried value
     x._reshaped = True
+    if valid_shape is not None:
+        out._padded_shape = list(target)  # pypto.fillpad fills up to it
     return out
+
+
+def _elements(shape: List[Any]) -> Optional[int]:
+    """The element count of a static shape (None when a dim is symbolic)."""
+    n = 1
+    for d in shape:
+        if not _static(d):
+            return None
+        n *= int(d)
+    return n
 
 
 def _record(op: str, x: Tensor, attrs: dict) -> Tensor:
@@ -245,8 +265,19 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
 
 
 def fillpad(input: Tensor, mode: str = "constant", value: Any = 0) -> Tensor:  # noqa: A002
-    """PyPTO writes ``value`` outside the valid shape of a padded view. Here a view's shape is its
-    valid shape (there is no padding on the CPU), so this is a copy."""
+    """A view (or reshape) with a ``valid_shape`` at its whole ``shape``: the valid part, and
+    ``value`` past it (PyPTO fills the padding of the tile). Any other tensor has no padding:
+    the result is a copy."""
+    x = _t(input, "fillpad")
     if mode != "constant":
         raise _core.UserError(f"pypto.fillpad: mode {mode!r} is not supported; only 'constant'" + _suffix())
-    return clone(input)
+    padded = getattr(x, "_padded_shape", None)
+    if padded is None or len(padded) != x.ndim or all(
+            _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(padded, x.shape)):
+        return clone(x)
+    if is_int_dtype(x.dtype) and isinstance(value, float) and value != int(value):
+        raise _core.UserError(f"pypto.fillpad: the value {value} is not an integer but {x!r} is" + _suffix())
+    out = tensor(list(padded), x.dtype, "fillpad")
+    out[...] = full(list(padded), value, x.dtype)
+    assemble(x, [0] * x.ndim, out)  # the valid part over the fill (the runtime orders the writes)
+    return out
