@@ -12,11 +12,15 @@ What it does, and nothing more:
 
 * ``torch.device("npu")`` / ``"npu:N"`` exist (torch's PrivateUse1 backend renamed ``npu``), and a
   tensor asked for on an NPU device (``device=`` of a factory, also a bare index ``device=0`` as
-  torch_npu reads it, ``.to(...)``, ``.npu()``) is made on the CPU;
+  torch_npu reads it, ``.to(...)``, ``.npu()``) is made on the CPU; it reports ``device`` npu:0
+  (and ``is_npu``), as do the tensors computed from it, and ``.cpu()`` gives a CPU alias;
 * ``torch.npu`` and a ``torch_npu`` module exist with the device calls (``set_device``,
   ``synchronize``, ``current_device``, ``device_count``, ``is_available``, ``config``) as no-ops,
   and ``torch_npu.npu_format_cast`` returns its input (arrays are row-major here; NZ is recorded
   by the annotations, see docs/porting.md);
+* the few fused NPU kernels PyPTO's model tests compute their golden data with
+  (``npu_dynamic_quant``, ``npu_quant_matmul``, ``npu_swiglu``, ``npu_quantize``) are CPU
+  versions of their documented formulas (pypto.npu_reference);
 * any other ``torch_npu`` attribute (an NPU-only kernel such as ``torch_npu.npu_rms_norm``) raises
   an AttributeError that says so, when it is used.
 """
@@ -150,9 +154,42 @@ def install() -> None:
     else:
         npu = torch.npu
 
+    device_descr = torch.Tensor.__dict__.get("device") or torch._C.TensorBase.__dict__["device"]
+    npu0 = torch.device("npu", 0)
+    topk = {torch.topk, torch.Tensor.topk}
+    to_cpu = {torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.item}
+
+    def tag(res: Any) -> Any:
+        if isinstance(res, torch.Tensor):
+            res._pypto_npu = True
+        elif isinstance(res, (tuple, list)):
+            for r in res:
+                if isinstance(r, torch.Tensor):
+                    r._pypto_npu = True
+        return res
+
+    def npu_topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002
+                 *, out: Any = None) -> Any:
+        """The NPU's topk: its k values in order even when asked not to sort, and equal values in
+        index order (a stable sort); model tests compare against it position by position, and the
+        CPU's order (unsorted, or ties in any order) would differ."""
+        if out is not None:
+            raise TypeError("torch.topk(out=...) on an NPU tensor is not supported by pypto.npu_compat")
+        values, indices = torch.sort(x, dim=dim, descending=largest, stable=True)
+        return torch.return_types.topk((values.narrow(dim, 0, k), indices.narrow(dim, 0, k)))
+
     class NpuToCpu(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):  # type: ignore[override]
             kwargs = kwargs or {}
+            if getattr(func, "__self__", None) is device_descr:
+                # A tensor made for the NPU says so (`t.device.type == "npu"`, as programs check
+                # before they ask torch_npu for its format); its data is on the CPU.
+                return npu0 if getattr(args[0], "_pypto_npu", False) else func(*args)
+            if func is torch.device:
+                return func(*args, **kwargs)  # torch.device("npu:0") is that device (used, it means the CPU)
+            leaves = func in to_cpu or (func is torch.Tensor.to and any(
+                a == "cpu" or (isinstance(a, torch.device) and a.type == "cpu")
+                for a in (*args[1:], kwargs.get("device"))))
             d0 = kwargs.get("device")
             on_npu = d0 is not None and (_is_npu(d0) or (isinstance(d0, int) and not isinstance(d0, bool)))
             if "device" in kwargs:
@@ -160,18 +197,34 @@ def install() -> None:
                 # With torch_npu, a bare index (device=0) is that NPU.
                 kwargs["device"] = "cpu" if isinstance(d, int) and not isinstance(d, bool) else _cpu(d)
             if args and any(_is_npu(a) for a in args):
+                on_npu = on_npu or func is torch.Tensor.to
                 args = tuple(_cpu(a) for a in args)
             dt = kwargs.get("dtype")
             if on_npu and func is torch.rand and dt is not None and not dt.is_floating_point:
                 # The NPU's rand takes an integer dtype (values in [0, 1) truncated: zeros), which
                 # programs use to make output buffers; the CPU's refuses it.
-                return func(*args, **dict(kwargs, dtype=torch.float32)).to(dt)
-            return func(*args, **kwargs)
+                return tag(func(*args, **dict(kwargs, dtype=torch.float32)).to(dt))
+            npu_args = any(getattr(a, "_pypto_npu", False) for a in args if isinstance(a, torch.Tensor))
+            if npu_args and func in topk:
+                return tag(npu_topk(*args, **kwargs))
+            res = func(*args, **kwargs)
+            if leaves:
+                if isinstance(res, torch.Tensor) and getattr(res, "_pypto_npu", False):
+                    res = res.view_as(res)  # the CPU copy: an alias without the NPU tag
+                return res
+            if on_npu or npu_args:
+                tag(res)  # computed from NPU tensors: on the NPU
+            return res
 
     mode = NpuToCpu()
     mode.__enter__()  # for the whole process, as torch_npu's device would be
-    torch.Tensor.npu = lambda self, *a, **k: self  # type: ignore[attr-defined]
-    torch.Tensor.is_npu = property(lambda self: False)  # type: ignore[attr-defined]
+    def to_npu(self: Any, *a: Any, **k: Any) -> Any:
+        out = self.view_as(self)  # an alias: the CPU tensor it came from stays a CPU tensor
+        out._pypto_npu = True
+        return out
+
+    torch.Tensor.npu = to_npu  # type: ignore[attr-defined]
+    torch.Tensor.is_npu = property(lambda self: bool(getattr(self, "_pypto_npu", False)))  # type: ignore[attr-defined]
     for name in ("NPUGraph", "graph"):  # a torch.npu that existed before: add what it lacks
         if not hasattr(npu, name):
             setattr(npu, name, globals()[name])
@@ -179,6 +232,9 @@ def install() -> None:
     torch_npu.npu = npu  # type: ignore[attr-defined]
     torch_npu.npu_format_cast = _format_cast  # type: ignore[attr-defined]
     torch_npu.get_npu_format = lambda t: getattr(t, "_pypto_npu_format", 2)  # type: ignore[attr-defined]
+    from .npu_reference import KERNELS
+    for name, fn in KERNELS.items():  # the NPU kernels model tests compute their goldens with
+        setattr(torch_npu, name, fn)
     torch_npu.__version__ = "cpu (pypto.npu_compat)"  # type: ignore[attr-defined]
     sys.modules.setdefault("torch_npu", torch_npu)
     sys.modules.setdefault("torch_npu.npu", npu)

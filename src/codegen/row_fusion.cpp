@@ -169,10 +169,12 @@ class RowRegion {
         if (auto w = widen_.find(in.dst); w != widen_.end()) {
           const Instr& ld = *w->second;
           const TileBuf& b = k_.bufs[ld.dst];
-          // Widened into its UB row when read after the stretch, else into a scratch row.
-          std::string to = ReadsAfter(in.dst) ? "(reinterpret_cast<float*>(" + env_.ptr(in.dst) + ") + fr * " +
-                                                    env_.stride(in.dst) + ")"
-                                              : "rb" + std::to_string(in.dst);
+          // Widened into its UB row when read after the stretch, into the tensor row its store
+          // writes when made in place there (the store is skipped then), else into a scratch row.
+          std::string to = ReadsAfter(in.dst)        ? "(reinterpret_cast<float*>(" + env_.ptr(in.dst) +
+                                                    ") + fr * " + env_.stride(in.dst) + ")"
+                           : direct_.count(in.dst) ? "w" + std::to_string(in.dst)
+                                                   : "rb" + std::to_string(in.dst);
           os << p3 << "const float* r" << in.dst << " = LoadRowWiden<" << CppType(b.dtype) << ", " << b.shape.size()
              << ">(" << to << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(ld) << ", P[" << ld.param
              << "], fr);\n";

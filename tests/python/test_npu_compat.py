@@ -34,8 +34,15 @@ SCRIPT = textwrap.dedent('''
         out = torch.empty(x.shape, dtype=x.dtype, device=device)
         add_kernel(x, y, out)
         torch.npu.synchronize()
-        torch.testing.assert_close(out.cpu(), torch.exp(x) + y)
-        assert out.device.type == "cpu" and x.to("npu:0") is not None
+        torch.testing.assert_close(out.cpu(), (torch.exp(x) + y).cpu())
+        # Tensors made for the NPU say so (models check it before asking torch_npu for a format);
+        # so do those computed from them; .cpu() is a CPU tensor.
+        assert out.device.type == "npu" and (x + 1).device.type == "npu" and out.is_npu
+        assert out.cpu().device.type == "cpu" and x.to("cpu").device.type == "cpu"
+        assert torch.ones(2).device.type == "cpu" and torch.ones(2).npu().device == torch.device("npu:0")
+        w = torch_npu.npu_format_cast(torch.ones(4, 4, device=device), 29)
+        assert w.device.type == "npu" and torch_npu.get_npu_format(w) == 29
+        assert x.to("npu:0").device.type == "npu"
         print("OK", sys.argv[1:])
 
     if __name__ == "__main__":
@@ -110,3 +117,63 @@ def test_npu_graph_capture_replays_the_pypto_calls(tmp_path):
     p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
     assert p.returncode == 0, p.stderr
     assert "GRAPH OK" in p.stdout
+
+
+def test_reference_npu_kernels_follow_their_formulas():
+    """The torch_npu kernels model tests compute goldens with (pypto.npu_reference)."""
+    from pypto import npu_reference as ref
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(5, 64, generator=g) * 2).to(torch.bfloat16)
+    x[2] = 0  # an all-zero token: scale 0, y 0 (no NaN)
+    y, scale = ref.npu_dynamic_quant(x)
+    assert y.dtype == torch.int8 and scale.shape == (5,) and scale.dtype == torch.float32
+    xf = x.float()
+    torch.testing.assert_close(scale, xf.abs().amax(-1) / 127)
+    assert torch.equal(y[2], torch.zeros(64, dtype=torch.int8))
+    nz = scale > 0
+    want = torch.round(xf[nz] / scale[nz, None]).to(torch.int8)
+    assert torch.equal(y[nz], want) and int(y.abs().max()) == 127
+    with pytest.raises(NotImplementedError, match="group_index"):
+        ref.npu_dynamic_quant(x, group_index=torch.zeros(1, dtype=torch.int32))
+
+    w = torch.randint(-128, 128, (64, 24), generator=g, dtype=torch.int8)
+    ws = torch.rand(24, generator=g) * 0.01
+    bias = torch.randint(-1000, 1000, (24,), generator=g, dtype=torch.int32)
+    out = ref.npu_quant_matmul(y, w, ws, pertoken_scale=scale, bias=bias, output_dtype=torch.bfloat16)
+    acc = y.double() @ w.double() + bias.double()
+    want = ((acc.float() * ws) * scale[:, None]).to(torch.bfloat16)
+    assert out.dtype == torch.bfloat16 and torch.equal(out, want)
+
+    h = torch.randn(3, 10, generator=g).to(torch.bfloat16)
+    a, b = h.float().chunk(2, -1)
+    assert torch.equal(ref.npu_swiglu(h), (torch.nn.functional.silu(a) * b).to(torch.bfloat16))
+
+    s = torch.rand(10, generator=g) + 0.5
+    zp = torch.full((10,), 3.0)
+    q = ref.npu_quantize(h, s, zp, torch.qint8, -1, False)
+    assert q.dtype == torch.int8
+    assert torch.equal(q, torch.round(h.float() * s + zp).clamp(-128, 127).to(torch.int8))
+    q = ref.npu_quantize(h * 100, s, None, torch.quint8, -1, True)
+    assert q.dtype == torch.uint8 and int(q.min()) >= 0
+
+
+TOPK_SCRIPT = textwrap.dedent('''
+    import torch
+    import torch_npu
+
+    x = torch.tensor([[0.5, 1.0, 0.25, 1.0, 0.75, 1.0]], device="npu:0")
+    v, i = torch.topk(x, 4, dim=-1, sorted=False)
+    assert i.tolist() == [[1, 3, 5, 4]], i  # in order, equal values by index, as the NPU gives them
+    assert v.device.type == "npu"
+    v, i = x.topk(2, largest=False)
+    assert i.tolist() == [[2, 0]], i
+    print("TOPK OK")
+''')
+
+
+def test_topk_of_npu_tensors_orders_as_the_npu(tmp_path):
+    script = tmp_path / "topk_script.py"
+    script.write_text(TOPK_SCRIPT)
+    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "TOPK OK" in p.stdout

@@ -193,3 +193,33 @@ def test_16bit_composite_is_one_row_loop_with_converting_loads_and_stores(dt, ki
     assert "LoadRowWiden<" in src and "StoreRowNarrow<" in src, src
     if kind == "rms_norm":
         assert any("TRSQRT" in line and "TCOLEXPANDMUL" in line for line in src.splitlines() if "row-fused:" in line)
+
+
+@pytest.mark.parametrize("shape,tile", [((16, 1024), (4, 1024)), ((10, 70), (4, 70))])
+def test_a_widened_tile_that_is_stored_and_reduced_reaches_its_tensor(shape, tile):
+    # glm_moe_fusion_mix: x_fp32 = cast(bf16 x) is stored (a later kernel reads a slice of it)
+    # and reduced in the same row loop (amax of abs). The widening load went to a scratch row
+    # while the store, made in place, was skipped: the slice read garbage (a silent wrong answer).
+    torch = pytest.importorskip("torch")
+    R, C = shape
+    half = C // 2
+
+    @pypto.jit
+    def f(x: T(shape, pypto.DT_BF16), m: T((R, 1), F32), o: T((R, C - half), F32)):
+        pypto.set_vec_tile_shapes(*tile)
+        xf = pypto.cast(x, F32)
+        m[:] = pypto.amax(pypto.abs(xf), -1, True)
+        pypto.set_vec_tile_shapes(R, C - half)
+        o[:] = xf[:, half:C] + 1.0
+
+    x = (torch.randn(*shape, generator=torch.Generator().manual_seed(4)) * 3).to(torch.bfloat16)
+    xf = x.float().numpy()
+    for mode in ("interp", "cpu"):
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            m, o = np.zeros((R, 1), np.float32), np.zeros((R, C - half), np.float32)
+            f(x, m, o)
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+        np.testing.assert_array_equal(o, xf[:, half:] + 1, err_msg=mode)
+        np.testing.assert_array_equal(m, np.abs(xf).max(-1, keepdims=True), err_msg=mode)

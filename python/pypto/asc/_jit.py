@@ -33,7 +33,7 @@ def _is_torch(x: Any) -> bool:
 
 def _as_global(name: str, x: Any) -> GlobalAddress:
     if _is_torch(x):
-        if x.device.type != "cpu":
+        if not x.is_cpu:  # (an npu_compat "npu" tensor is a CPU tensor)
             raise _core.UserError(f"asc kernel argument '{name}': a {x.device.type} tensor; pass a CPU tensor"
                                   + _format_loc(user_loc()))
         if not x.is_contiguous():

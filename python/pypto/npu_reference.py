@@ -1,0 +1,108 @@
+"""CPU versions of the torch_npu kernels that PyPTO's model tests use for their golden data.
+
+CANN PyPTO's GLM and DeepSeek tests compute their expected outputs with a few fused NPU kernels
+(per-token dynamic quantization, the quantized matmul, SwiGLU, static quantization). There is no
+NPU here, so `pypto.npu_compat` puts these in its ``torch_npu`` module: each computes what the
+torch_npu documentation specifies, in float32 with one rounding at the end (as the NPU's
+vector units do), so a test's golden is the same function of its inputs. Arguments a test
+could pass but these do not implement (int4 outputs, MoE group indices) raise a clear error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+_INT_RANGES = {"int8": (-128, 127), "qint8": (-128, 127), "uint8": (0, 255), "quint8": (0, 255),
+               "int32": (-2**31, 2**31 - 1), "qint32": (-2**31, 2**31 - 1), "int16": (-2**15, 2**15 - 1)}
+
+
+def _unsupported(kernel: str, what: str) -> NotImplementedError:
+    return NotImplementedError(f"torch_npu.{kernel}: {what} has no CPU version here (pypto.npu_reference)")
+
+
+def _int_dtype(torch: Any, dtype: Any, kernel: str) -> Tuple[Any, int, int]:
+    """The integer tensor dtype a quantized dtype stands for (qint8 -> int8) and its range."""
+    name = str(dtype).replace("torch.", "")
+    if name not in _INT_RANGES:
+        raise _unsupported(kernel, f"the output dtype {dtype}")
+    lo, hi = _INT_RANGES[name]
+    plain = {"qint8": "int8", "quint8": "uint8", "qint32": "int32"}.get(name, name)
+    return getattr(torch, plain), lo, hi
+
+
+def npu_dynamic_quant(x: Any, *, smooth_scales: Any = None, group_index: Any = None,
+                      dst_type: Any = None) -> Tuple[Any, Any]:
+    """Per-token symmetric int8 quantization: scale = max|x| / 127 over the last dim (after
+    x * smooth_scales), y = round(x / scale). Returns (y int8, scale float32 of x.shape[:-1])."""
+    import torch
+    if group_index is not None:
+        raise _unsupported("npu_dynamic_quant", "group_index (MoE smooth scales)")
+    if dst_type is not None and dst_type != torch.int8:
+        raise _unsupported("npu_dynamic_quant", f"dst_type={dst_type}")
+    xf = x.float()
+    if smooth_scales is not None:
+        xf = xf * smooth_scales.float()
+    row_max = xf.abs().amax(dim=-1, keepdim=True)
+    scale = row_max / 127.0
+    safe = torch.where(scale == 0, torch.ones_like(scale), scale)
+    y = torch.round(xf / safe).clamp(-128, 127).to(torch.int8)
+    return y, scale.squeeze(-1)
+
+
+def npu_quant_matmul(x1: Any, x2: Any, scale: Any, *, offset: Any = None, pertoken_scale: Any = None,
+                     bias: Any = None, output_dtype: Any = None, **kwargs: Any) -> Any:
+    """int8 x int8 matmul accumulated exactly, an int32 bias added to the accumulator (a float
+    bias after dequantization), times ``scale`` (per output column or one value) and
+    ``pertoken_scale`` (per row), in float32, rounded once into ``output_dtype`` (int8 when
+    None, with ``offset`` added before that rounding)."""
+    import torch
+    if kwargs.get("group_sizes") is not None:
+        raise _unsupported("npu_quant_matmul", "group_sizes")
+    acc = torch.matmul(x1.to(torch.float64), x2.to(torch.float64))  # exact: |sum| < 2^53
+    if bias is not None and not bias.dtype.is_floating_point:
+        acc = acc + bias.to(torch.float64)
+    out = acc.float()
+    s = scale.float() if scale.dtype != torch.int64 else \
+        (scale & 0xFFFFFFFF).to(torch.int32).view(torch.float32)  # a scale packed in int64 (uint64 ABI)
+    out = out * s
+    if pertoken_scale is not None:
+        out = out * pertoken_scale.float().unsqueeze(-1)
+    if bias is not None and bias.dtype.is_floating_point:
+        out = out + bias.float()
+    if output_dtype is None or output_dtype == torch.int8:
+        if offset is not None:
+            out = out + offset.float()
+        return torch.round(out).clamp(-128, 127).to(torch.int8)
+    return out.to(output_dtype)
+
+
+def npu_swiglu(x: Any, dim: int = -1) -> Any:
+    """SwiGLU: x split in two halves along ``dim``, silu(first) * second, in float32."""
+    import torch
+    a, b = x.float().chunk(2, dim=dim)
+    return (torch.nn.functional.silu(a) * b).to(x.dtype)
+
+
+def npu_quantize(input: Any, scales: Any, zero_points: Optional[Any], dtype: Any, axis: int = 1,  # noqa: A002
+                 div_mode: bool = True) -> Any:
+    """Static quantization: round(x / scales + zero_points) (``div_mode``) or round(x * scales +
+    zero_points), the scales and zero points laid along ``axis``, clamped to ``dtype``'s range."""
+    import torch
+    target, lo, hi = _int_dtype(torch, dtype, "npu_quantize")
+    xf = input.float()
+
+    def along(t: Any) -> Any:
+        t = t.float()
+        if t.numel() == 1:
+            return t.reshape([])
+        shape = [1] * xf.dim()
+        shape[axis] = t.numel()
+        return t.reshape(shape)
+
+    y = xf / along(scales) if div_mode else xf * along(scales)
+    if zero_points is not None:
+        y = y + along(zero_points)
+    return torch.round(y).clamp(lo, hi).to(target)
+
+
+KERNELS = {f.__name__: f for f in (npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize)}
