@@ -428,3 +428,30 @@ def test_fillpad_fills_past_the_valid_shape_and_reshape_of_a_whole_tensor_takes_
         want[:n] = x
         np.testing.assert_array_equal(padded, want)
         np.testing.assert_array_equal(out[:, 0], x * 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_of_valid_rows_to_a_static_shape_keeps_the_valid_rows(mode):
+    """deepseek v3.2 sparse attention: a [n, 1024] tile with a run-time row count n (of 2048) is
+    reshaped to [2048 * 8, 128] and back; PyPTO reshapes the whole tile, whose valid part is its
+    first n * 1024 elements: here the result is those rows, [8 n, 128]."""
+    L, C, R = 8, 16, 4
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor([pypto.DYNAMIC, C], F32), s: pypto.Tensor([pypto.DYNAMIC, R], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, C], F32)):
+        n = x.shape[0]
+        for i in pypto.loop(0, 1, 1):
+            v = pypto.view(x, [L, C], [i, 0], valid_shape=[n.min(L), C]) * 1.0
+            sv = pypto.view(s, [L, R], [i, 0], valid_shape=[n.min(L), R]) * 1.0
+            rows = pypto.reshape(v, [L * R, C // R])  # [4 n, 4]: each row split in R pieces
+            scales = pypto.reshape(sv, [L * R, 1])
+            back = pypto.reshape(rows * scales, [L, C])
+            out[:, :] = pypto.view(back, [L, C], [0, 0], valid_shape=[n.min(L), C])
+
+    for n in (3, 8):
+        x, s = arr(n, C, seed=n), arr(n, R, seed=n + 1)
+        out = np.zeros((n, C), np.float32)
+        f(x, s, out)
+        want = (x.reshape(n, R, C // R) * s[:, :, None]).reshape(n, C)
+        np.testing.assert_array_equal(out, want)

@@ -108,6 +108,13 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
             known *= 1 if i in minus else int(d)
         shape[minus[0]] = total // known
     rec = current_recorder("reshape")
+    if valid_shape is None:
+        valid = _valid_rows_reshape(x, shape)
+        if valid is not None:
+            # PyPTO reshapes the whole (padded) tile; its valid rows are the valid part here.
+            out = reshape(x, valid)
+            out._padded_shape = list(shape)
+            return out
     if valid_shape is not None and _elements(list(x.shape)) is not None and \
             _elements(list(x.shape)) == _elements(list(target)) and _elements(list(x.shape)) != _elements(shape):
         # A whole (static) tensor reshaped with a valid shape: PyPTO's reshape, then the valid
@@ -125,6 +132,26 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     if valid_shape is not None:
         out._padded_shape = list(target)  # pypto.fillpad fills up to it
     return out
+
+
+def _valid_rows_reshape(x: Tensor, shape: List[Any]) -> Optional[List[Any]]:
+    """A tensor with a run-time number of rows (a valid shape: ``[n, 1024]``) reshaped to a static
+    shape (``[2048 * 8, 128]``): in PyPTO the whole tile is reshaped and its valid part is the
+    first n * 1024 elements; here that part is the result, ``[n * 8, 128]``. None when the
+    shapes are not of this kind, or the valid elements do not fill whole rows of the result."""
+    xs = list(x.shape)
+    if not xs or not shape or _elements(shape) is None or _static(xs[0]) or _elements(xs[1:]) is None:
+        return None
+    row = _elements(list(shape[1:]))
+    n = _core.to_sym(xs[0]) * _elements(xs[1:])
+    rest = n % row if row else None
+    if rest is None or not rest.is_const() or int(rest) != 0:
+        return None
+    return [_dim_of(n // row)] + list(shape[1:])
+
+
+def _dim_of(v: Any) -> Any:
+    return int(v) if isinstance(v, SymbolicScalar) and v.is_const() else v
 
 
 def _elements(shape: List[Any]) -> Optional[int]:
