@@ -139,6 +139,60 @@ def test_topk_sort_argsort(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_topk_over_a_dim_longer_than_a_tile_runs_in_chunks(mode):
+    """DeepSeek's lightning indexer takes the top 2048 of 128K scores: too long for one tile, so
+    the top k of each chunk, then of the candidates. Same values, order and ties as torch's
+    stable sort; NaN first."""
+    torch = pytest.importorskip("torch")
+    n, k = 70001, 300
+
+    @pypto.jit
+    def f(x: pypto.Tensor((2, n), F32)):
+        pypto.set_vec_tile_shapes(1, 8192)
+        return pypto.topk(x, k) + pypto.topk(x, 5, largest=False)
+
+    x = rng(21).integers(-3000, 3000, (2, n)).astype(np.float32)  # many ties
+    x[1, 40000] = np.nan
+    v, i, s, j = run_in(mode, f, x)
+    t = torch.from_numpy(x)
+    desc, asc = torch.sort(t, descending=True, stable=True), torch.sort(t, stable=True)
+    np.testing.assert_array_equal(v, desc.values.numpy()[:, :k])
+    np.testing.assert_array_equal(i, desc.indices.numpy()[:, :k])
+    np.testing.assert_array_equal(s, asc.values.numpy()[:, :5])
+    np.testing.assert_array_equal(j, asc.indices.numpy()[:, :5])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_topk_of_a_view_with_a_run_time_valid_length(mode):
+    """topk of view(t, [1, 4096], valid_shape=[1, n]): among the n valid elements (PyPTO); the
+    padded length is static, so no run-time-sized tile is needed."""
+    torch = pytest.importorskip("torch")
+
+    @pypto.jit
+    def f(x: pypto.Tensor([1, pypto.DYNAMIC], F32), out_v: pypto.Tensor((1, 16), F32),
+          out_i: pypto.Tensor((1, 16), I32)):
+        n = x.shape[1]
+        for _ in pypto.loop(0, 1, 1):
+            pypto.set_vec_tile_shapes(1, 4096)
+            v = pypto.view(x, [1, 4096], [0, 0], valid_shape=[1, n])
+            tv, ti = pypto.topk(v, 16, dim=-1)
+            out_v[:] = tv
+            out_i[:] = ti
+
+    for n in (16, 1000):
+        x = rng(n).standard_normal((1, n)).astype(np.float32)
+        ov, oi = np.zeros((1, 16), np.float32), np.zeros((1, 16), np.int32)
+        pypto.set_runtime_options(run_mode=mode)
+        try:
+            f(x, ov, oi)
+        finally:
+            pypto.set_runtime_options(run_mode="cpu")
+        want = torch.topk(torch.from_numpy(x), 16)
+        np.testing.assert_array_equal(ov, want.values.numpy())
+        np.testing.assert_array_equal(oi, want.indices.numpy())
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dim", [0, 1, 2])
 def test_gather_and_index_select(dim, mode):
     @pypto.jit

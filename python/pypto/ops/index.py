@@ -40,7 +40,75 @@ def topk(input: Tensor, k: int, dim: Optional[int] = None, largest: bool = True,
     x = _t(input, "topk")
     if not isinstance(k, int) or isinstance(k, bool):
         raise _core.UserError(f"pypto.topk: k must be an int, got {k!r}" + _suffix())
+    x = _padded_for_selection(x, dim, largest, "topk")
+    d = _dim(x, dim, "topk")
+    n = x.shape[d] if isinstance(d, int) and 0 <= d < x.ndim else None
+    chunk = _selection_chunk(x, k)
+    if isinstance(n, int) and chunk and n > chunk and 0 < k <= chunk:
+        return _topk_in_chunks(x, k, d, largest, chunk)
     return _topk("topk", x, k, dim, largest, False), _topk("topk", x, k, dim, largest, True)
+
+
+def _selection_chunk(x: Tensor, k: int) -> int:
+    """The largest power-of-two length whose row (values and indices) fits the CPU's UB with
+    room to spare: a topk over a longer dim runs in chunks of it (see _topk_in_chunks)."""
+    from .._dtypes import to_numpy_dtype
+    import numpy as np
+    item = max(4, np.dtype(to_numpy_dtype(x.dtype)).itemsize)
+    limit = _core.machine_ub_bytes("cpu") // (4 * item)
+    c = 1
+    while c * 2 <= limit:
+        c *= 2
+    return c
+
+
+def _topk_in_chunks(x: Tensor, k: int, d: int, largest: bool, chunk: int) -> Tuple[Tensor, Tensor]:
+    """topk along a dim too long for one tile (the 128K keys of DeepSeek's lightning indexer):
+    the top k of each chunk, then the top k of those candidates, whose indices map back through
+    a gather. Order and ties are the one-pass topk's: candidates keep chunk order, and a stable
+    selection then puts equal values in index order."""
+    from .core import add
+    from .shape import concat
+    n = int(x.shape[d])
+    values, indices = [], []
+    for start in range(0, n, chunk):
+        size = min(chunk, n - start)
+        key = tuple(slice(start, start + size) if i == d else slice(None) for i in range(x.ndim))
+        part = x[key]
+        kk = min(k, size)
+        values.append(_topk("topk", part, kk, d, largest, False))
+        local = _topk("topk", part, kk, d, largest, True)
+        indices.append(add(local, start) if start else local)
+    cand_v, cand_i = concat(values, d), concat(indices, d)
+    best_v, best_at = topk(cand_v, k, d, largest)
+    return best_v, gather(cand_i, d, best_at)
+
+
+def _padded_for_selection(x: Tensor, dim: Any, largest: bool, op: str) -> Tensor:
+    """A view with a run-time valid size along ``dim`` and a static (padded) one, as
+    ``view(t, [1, 131072], valid_shape=[1, n])``: PyPTO selects among the valid elements of the
+    padded tile. Here the selection runs over the padded size with the padding at the end of
+    the order (-inf for the largest, +inf for the smallest), so the first min(k, n) results are
+    the valid elements' and the op needs no run-time-sized tile."""
+    d = _dim(x, dim, op)
+    padded = getattr(x, "_padded_shape", None)
+    if not isinstance(d, int) or not 0 <= d < x.ndim or isinstance(x.shape[d], int) or padded is None or \
+            len(padded) != x.ndim or not isinstance(padded[d], int):
+        return x
+    from .._dtypes import is_float_dtype
+    from .shape import fillpad
+    if is_float_dtype(x.dtype):
+        fill: Any = float("-inf") if largest else float("inf")
+    else:
+        import numpy as np
+        info = np.iinfo(_np_int(x.dtype))
+        fill = int(info.min if largest else info.max)
+    return fillpad(x, "constant", fill)
+
+
+def _np_int(dt: Any) -> Any:
+    from .._dtypes import to_numpy_dtype
+    return to_numpy_dtype(dt)
 
 
 def _whole(x: Tensor, dim: Any, op: str) -> int:
