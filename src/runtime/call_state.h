@@ -104,6 +104,7 @@ class CallState {
   RunStats Execute();
   void RunTask(Instance& in, int64_t first, int64_t count, char* ub);
   void FailLocked(std::exception_ptr e);  // caller holds mu_
+  std::string StallReport() const;        // caller holds mu_
   void Fail(std::exception_ptr e);
   static int StopRequested(void* self);  // PyptoKernelCall::stop
   ~CallState() {
@@ -432,6 +433,13 @@ class CallState {
     int64_t by_bytes = std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, TileBytesPerPoint(*in.kernel, in.env)));
     in.chunk = !in.link_from.empty() ? instances_[in.link_from[0]]->chunk
                                      : std::min((in.points + target - 1) / target, by_bytes);
+    // Chunk i of a link means chunk i of every source: a source chunked otherwise (made with
+    // other links, or none) is waited for as a whole.
+    for (size_t j = in.link_from.size(); j-- > 1;)
+      if (instances_[in.link_from[j]]->chunk != in.chunk) {
+        in.waits.push_back(in.link_from[j]);
+        in.link_from.erase(in.link_from.begin() + static_cast<std::ptrdiff_t>(j));
+      }
     in.num_tasks = (in.points + in.chunk - 1) / in.chunk;
     in.remaining = in.num_tasks;
     in.source_done.assign(in.link_from.empty() ? 0 : in.num_tasks, 0);
@@ -543,6 +551,7 @@ class CallState {
   std::deque<Task> queue_;
   int64_t queued_ = 0;       // tasks waiting in queue_ and in the workers' own deques
   int64_t outstanding_ = 0;  // launches not yet finished (or skipped)
+  int busy_ = 0;             // workers not waiting for a task (running, building, or deciding)
   int64_t total_tasks_ = 0;
   std::exception_ptr error_;
   std::atomic<bool> stop_{false};  // error_ is set: running tasks return early

@@ -90,6 +90,13 @@ RunStats CallState::Execute() {
       } else {
         std::unique_lock<std::mutex> lock(mu_);
         auto ready = [&] { return queued_ > 0 || outstanding_ == 0 || error_; };
+        const bool waits = !ready();
+        if (waits && --busy_ == 0) {
+          // Every worker would wait: nothing runs, nothing is queued, and launches remain (their
+          // dependencies can never finish). A compiler bug; an error, never a hang.
+          FailLocked(std::make_exception_ptr(InternalError(StallReport())));
+          return;
+        }
         if (wid == 0 && (opts_.interrupted || opts_.timeout_s > 0)) {
           // The calling thread wakes every 50 ms to check for cancellation.
           while (!cv_.wait_for(lock, std::chrono::milliseconds(50), ready)) {
@@ -104,6 +111,7 @@ RunStats CallState::Execute() {
           cv_.wait(lock, ready);
         }
         if (error_ || (queued_ == 0 && outstanding_ == 0)) return;
+        if (waits) ++busy_;
         pop(wid, t);
       }
       if (wid == 0) {
@@ -157,6 +165,7 @@ RunStats CallState::Execute() {
       }
     }
   };
+  busy_ = workers_;
   if (launches > 0) WorkerPool::Get().Run(workers_, work);
   if (error_) std::rethrow_exception(error_);
   instances_.resize(next_instance_);
@@ -177,6 +186,23 @@ RunStats CallState::Execute() {
     stats.launch_records = std::move(launch_records_);
   }
   return stats;
+}
+
+// What a stalled call waits for: the first unfinished launches and what each still needs.
+std::string CallState::StallReport() const {
+  std::ostringstream os;
+  os << "the runtime stalled: " << outstanding_ << " launch(es) cannot start, their dependencies never finish";
+  int shown = 0;
+  for (int i = 0; i < next_instance_ && shown < 4; ++i) {
+    const Instance* in = instances_[i].get();
+    if (!in || in->finished) continue;
+    ++shown;
+    os << "\n  launch #" << in->id << " of " << in->kernel->name << ": waits for " << in->pending << " launch(es)";
+    for (int w : in->waits)
+      if (w < next_instance_ && instances_[w] && !instances_[w]->finished) os << " #" << w;
+    if (!in->link_from.empty()) os << ", chunk-linked to " << in->link_from.size();
+  }
+  return os.str();
 }
 
 // The first error (a task's exception, a cancellation) stops every worker; it is rethrown.

@@ -141,3 +141,27 @@ def test_many_launches_build_beside_the_workers_and_errors_stop_them():
         f(short, out)
     f(x, out)  # the runtime is usable again
     assert_close(out, np.exp(x.astype(np.float64) * 0.5), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_launch_linked_to_sources_chunked_differently(workers):
+    # kimi's block-attention backward: a vector launch consumes a vector launch and a matmul
+    # point-wise, and the two were chunked differently (bytes per grid point differ). Chunk i
+    # of the consumer counted chunk i of each source: its counts never completed (a hang) and
+    # a larger source chunk index wrote past the consumer's counters (heap corruption).
+    B, L, D = 64, 32, 512
+
+    @pypto.jit(runtime_options={"workers": workers, "timeout": 60})
+    def f(v: T((B, L, D), F32), a: T((B, L, 1), F32), g: T((B, 1, D), F32), out: T((B, L, D), F32)):
+        pypto.set_vec_tile_shapes(1, L, D)
+        p1 = v * 2.0
+        pypto.set_cube_tile_shapes([L, L], [16, 16], [D, D])
+        p2 = pypto.matmul(a, g, F32)
+        out[:] = p1 * p2 + v
+
+    r = rng(7)
+    v, a, g = randn(r, (B, L, D)), randn(r, (B, L, 1)), randn(r, (B, 1, D))
+    for _ in range(3):
+        out = np.zeros_like(v)
+        f(v, a, g, out)
+        assert_close(out, v * 2 * (a @ g) + v, rtol=1e-5, atol=1e-5)
