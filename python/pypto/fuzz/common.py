@@ -6,7 +6,8 @@ int64-compatible integers, or numpy bools."""
 from __future__ import annotations
 
 import os
-from typing import Any
+import random
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 
@@ -141,3 +142,17 @@ def from_storage(dt: str, a: np.ndarray) -> np.ndarray:
 def storage_dtype(dt: str) -> Any:
     return {"fp32": np.float32, "fp16": np.float16, "bf16": np.uint16, "int32": np.int32, "int8": np.int8,
             "int64": np.int64, "bool": np.bool_}[dt]
+
+
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
+BINARY_I = ["add", "sub", "mul", "maximum", "minimum"]
+
+
+def wchoice(r: random.Random, items: Sequence[Tuple[Any, int]]) -> Any:
+    tot = sum(w for _, w in items)
+    x = r.uniform(0, tot)
+    for it, w in items:
+        x -= w
+        if x <= 0:
+            return it
+    return items[-1][0]
