@@ -9,6 +9,7 @@ import functools
 import inspect
 import logging
 import os
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -52,6 +53,9 @@ def _defining_scope() -> Dict[str, Any]:
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
         f = f.f_back
     return dict(f.f_locals) if f is not None and f.f_locals is not f.f_globals else {}
+
+
+_dynamo_state = threading.local()  # inside a dynamo-disabled launch (see JitFunction.__call__)
 
 
 def _is_torch(x: Any) -> bool:
@@ -486,6 +490,21 @@ class JitFunction:
                                f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None and not getattr(_dynamo_state, "off", False):
+            # Called from a torch.compile'd function (a kernel launch in its graph): dynamo must
+            # not trace the launch itself (it would break the graph inside our argument handling).
+            _dynamo_state.off = True
+            try:
+                launch = self.__dict__.get("_undynamo")
+                if launch is None:
+                    launch = self.__dict__["_undynamo"] = dynamo.disable(self._launch, recursive=True)
+                return launch(*args, **kwargs)
+            finally:
+                _dynamo_state.off = False
+        return self._launch(*args, **kwargs)
+
+    def _launch(self, *args: Any, **kwargs: Any) -> Any:
         for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)
             calls.append((self, args, kwargs))
         if self.tuned_tiles and ops._default_tiles() == (None, None):

@@ -216,6 +216,13 @@ def install() -> None:
                 tag(res)  # computed from NPU tensors: on the NPU
             return res
 
+    # torch.accelerator would report the renamed backend as an accelerator with streams (torch.compile
+    # asks for its current stream); there is none: the NPU device is the CPU here.
+    acc = getattr(torch, "accelerator", None)
+    if acc is not None and hasattr(acc, "is_available"):
+        real = acc.is_available
+        acc.is_available = lambda: False if str(acc.current_accelerator()) == "npu" else real()
+
     mode = NpuToCpu()
     mode.__enter__()  # for the whole process, as torch_npu's device would be
     def to_npu(self: Any, *a: Any, **k: Any) -> Any:

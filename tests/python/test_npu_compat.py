@@ -177,3 +177,40 @@ def test_topk_of_npu_tensors_orders_as_the_npu(tmp_path):
     p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
     assert p.returncode == 0, p.stderr
     assert "TOPK OK" in p.stdout
+
+
+COMPILE_SCRIPT = textwrap.dedent('''
+    import torch
+    import torch_npu
+    from torch._subclasses.fake_tensor import FakeTensor
+    import pypto
+
+    @pypto.frontend.jit(runtime_options={"run_mode": pypto.RunMode.NPU})
+    def twice(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = x * 2.0
+
+    @torch.compiler.allow_in_graph
+    def op(x):
+        if isinstance(x, FakeTensor):  # dynamo's trace: only the shape matters
+            return torch.zeros(x.shape, dtype=x.dtype, device=f"{x.device}")
+        out = torch.empty(x.shape, dtype=x.dtype, device=f"{x.device}")
+        twice(x, out)
+        return out
+
+    # The NPU device is the CPU: torch.compile must not look for its streams.
+    assert not torch.accelerator.is_available()
+    x = torch.rand(8, 8, device="npu:0")
+    y = torch.compile(lambda t: op(t) + 1.0, backend="eager")(x)
+    assert torch.equal(y.cpu(), (x * 2 + 1).cpu())
+    print("COMPILE OK")
+''')
+
+
+def test_torch_compile_with_npu_tensors(tmp_path):
+    # CANN's aclgraph example compiles a module that launches a pypto kernel on NPU tensors.
+    script = tmp_path / "compile_script.py"
+    script.write_text(COMPILE_SCRIPT)
+    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "COMPILE OK" in p.stdout
