@@ -96,3 +96,11 @@ def test_fuzz_5000():
     recs, _ = F.run_batch(1, 0, 5000, DTYPES, MODES, JOBS, progress=False)
     assert len(recs) == 5000
     _check(recs, 1)
+
+
+def test_retile_programs_that_found_the_widened_store_bug():
+    """Seed 1's retile programs 164, 413 (bf16), 485, 538, 551 (fp16) caught a widened tile that
+    was stored in place and never written (test_row_fusion has the directed test)."""
+    recs = [F.run_one(1, i, ["bf16", "fp16"], MODES.split(",")) for i in (164, 413, 485, 538, 551)]
+    assert {r["kind"] for r in recs} == {"retile"}, [r["kind"] for r in recs]
+    _check(recs, 1)

@@ -16,7 +16,7 @@ TILE_R = [1, 2, 4, 8, 16]
 TILE_C = [4, 8, 16, 32, 64, 128]
 SHAPES_ND = [((2, 3, 20), (1, 2, 8)), ((3, 5, 9), (2, 2, 4)), ((37,), (16,)), ((100,), (32,)), ((4, 2, 33), (4, 1, 16))]
 KIND_WEIGHTS = [("chain", 40), ("multi_out", 6), ("tail_reduce", 7), ("nd", 6), ("loop_rows", 14), ("nested", 12),
-                ("siblings", 9), ("two_phase", 6), ("topk", 5)]
+                ("siblings", 9), ("two_phase", 6), ("topk", 5), ("retile", 8)]
 
 
 class ProgramKinds:
@@ -103,6 +103,35 @@ class ProgramKinds:
                 outs.append(e)
             if r.random() < 0.5:
                 outs.reverse()
+        self._finish_out(body, params, outs, ret=r.random() < 0.5)
+        return params, body
+
+    def k_retile(self, dt: str) -> Tuple[List[Param], List[Any]]:
+        """Two phases under different tile shapes, the second reading values of the first (so one
+        kernel stores what it also uses further, and the next loads it): a 16-bit input widened
+        to fp32 and reduced in the first phase, as the quantization prologs of the model files do
+        (a widened tile stored in place once went unwritten)."""
+        r = self.r
+        R, C = r.choice(SHAPES_2D)
+        params, _ = self._inputs2(dt, R, C)
+        # Whole rows in a tile, mostly: the reduction then runs in the row loop that widens.
+        first = (r.choice([t for t in TILE_R if t <= R] or [1]), C) if r.random() < 0.6 else self.tile2((R, C))
+        body: List[Any] = [("tile", first)]
+        pool = [V(p.name, p.shape, p.dt) for p in params]
+        start = pool[0]
+        if dt in ("fp16", "bf16") and r.random() < 0.9:
+            start = self.emit(body, pool, start, "cast", [start], {"to": "fp32"}, "fn", start.shape, "fp32")
+        allow = self._allow()
+        cur1 = self.chain(body, pool, start, r.randint(0, 2), (R, C), allow)
+        outs: List[V] = []
+        if r.random() < 0.7 and cur1.dt in FLOATS:
+            red = self.fresh((R, 1), cur1.dt)
+            body.append(("op", red, r.choice(["sum", "amax", "amin"]), [cur1], {"dim": -1, "keepdim": True}, "pos"))
+            pool.append(red)
+            outs.append(red)
+        body.append(("tile", self.tile2((R, C))))  # what follows runs in other kernels
+        cur2 = self.chain(body, pool, start if r.random() < 0.6 else cur1, r.randint(1, 3), (R, C), allow)
+        outs.insert(0, cur2)
         self._finish_out(body, params, outs, ret=r.random() < 0.5)
         return params, body
 
