@@ -465,16 +465,21 @@ class Tensor:
         note_write()
         whole = all((isinstance(k, slice) and k.start is None and k.stop is None and k.step is None)
                     or k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
-        if self._squeezed_from is not None and whole and isinstance(value, Tensor):
-            # `state = states[b, h]` (a window without its indexed dims), then `state[:] = v`: the
-            # write goes to the window of `states`, as PyPTO's tensors share memory with it.
+        if self._squeezed_from is not None and isinstance(value, Tensor):
+            # `state = states[b, h]` (a window without its indexed dims), then `state[:] = v` or
+            # `state[0:2, :] = v`: the write goes to the window of `states`, as PyPTO's tensors
+            # share memory with it (the dropped dims are index 0 of the window).
             window, dropped = self._squeezed_from
             from . import ops
             from ._tracing import automatic_tiles
-            with automatic_tiles("assignment"):  # the window's rank, not the program's tile's
-                for d in dropped:
-                    value = ops.unsqueeze(value, d)
-                window[(slice(None),) * len(window.shape)] = value
+            if whole:
+                with automatic_tiles("assignment"):  # the window's rank, not the program's tile's
+                    for d in dropped:
+                        value = ops.unsqueeze(value, d)
+                    window[(slice(None),) * len(window.shape)] = value
+                return
+            inner = iter(self._expand_key(key))
+            window[tuple(0 if d in dropped else next(inner) for d in range(len(window.shape)))] = value
             return
         offsets, extents = self._window(key)
         # PyPTO: out[a:, ...] = v writes v at offset a (an open-ended slice takes v's extent).

@@ -455,3 +455,26 @@ def test_reshape_of_valid_rows_to_a_static_shape_keeps_the_valid_rows(mode):
         f(x, s, out)
         want = (x.reshape(n, R, C // R) * s[:, :, None]).reshape(n, C)
         np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_part_of_a_window_without_its_indexed_dims_is_written_through(mode):
+    """`s = states[b]`, then `s[0:2, :] = v` and `s[3] = row`: the writes reach states (PyPTO's
+    view), and reading s afterwards sees them."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(states: pypto.Tensor((2, 4, 8), F32), x: pypto.Tensor((2, 8), F32), out: pypto.Tensor((2, 4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for b in pypto.loop(0, 2):
+            s = states[b]
+            s[0:2, :] = x * 2.0
+            s[3] = pypto.reshape(x[1:2, :], [8]) - 1.0
+            out[b] = s
+
+    st, x = arr(2, 4, 8, seed=5), arr(2, 8, seed=6)
+    want = st.copy()
+    want[:, 0:2, :] = x * 2
+    want[:, 3, :] = x[1] - 1
+    out = np.zeros_like(st)
+    f(st, x, out)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(st, want)
