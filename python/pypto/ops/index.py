@@ -73,9 +73,8 @@ def _topk_in_chunks(x: Tensor, k: int, d: int, largest: bool, chunk: int) -> Tup
         size = min(chunk, n - start)
         key = tuple(slice(start, start + size) if i == d else slice(None) for i in range(x.ndim))
         part = x[key]
-        kk = min(k, size)
-        values.append(_topk("topk", part, kk, d, largest, False))
-        local = _topk("topk", part, kk, d, largest, True)
+        local = _topk("topk", part, min(k, size), d, largest, True)
+        values.append(gather(part, d, local))  # the selected elements: one selection per chunk
         indices.append(add(local, start) if start else local)
     cand_v, cand_i = concat(values, d), concat(indices, d)
     best_v, best_at = topk(cand_v, k, d, largest)
