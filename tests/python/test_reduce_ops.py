@@ -315,3 +315,19 @@ def test_scatter_update_paged_kv_cache(mode):
     idx[1, 2] = 32
     with pytest.raises(ValueError, match=r"pypto.scatter: index 32 is out of range \[0, 32\) along dim 0"):
         run_in(mode, f, cache, idx, kv, flat)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cumsum_keeps_a_leading_negative_zero(mode):
+    """numpy's cumsum of [-0.0, ...] starts at -0.0; a running sum started at +0.0 gave +0.0 (the
+    fuzzer found it through copysign: seed 13, program 1168)."""
+    @pypto.jit
+    def f(x: pypto.Tensor((3, 4), F32)):
+        pypto.set_vec_tile_shapes(3, 4)
+        return pypto.cumsum(x, 0), pypto.cumsum(x, 1), pypto.cumprod(x, 1)
+
+    x = np.array([[-0.0, -0.0, 1, -0.0], [-0.0, 2, -0.0, 3], [0.0, -0.0, -0.0, -0.0]], np.float32)
+    a, b, c = run_in(mode, f, x)
+    for got, want in ((a, np.cumsum(x, 0)), (b, np.cumsum(x, 1)), (c, np.cumprod(x, 1))):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -21,7 +21,7 @@ void col_scan(TileRef<T> dst, TileRef<T> src) {
   using A = ref::detail::scan_acc_t<T>;
   const int n = dst.valid_cols;
   if (n == 0) return;
-  std::vector<A> acc(n, A(PROD ? 1 : 0));
+  std::vector<A> acc(n, ref::detail::scan_init<PROD, T>());
   for (int r = 0; r < dst.valid_rows; ++r) {
     const T* s = src.row(r);
     T* d = dst.row(r);
@@ -41,8 +41,29 @@ void row_topk(TileRef<D> dst, TileRef<T> src, CmpMode mode, bool indices) {
   PTO_CHECK(mode == CmpMode::GT || mode == CmpMode::LT, "top-k order must be GT (largest) or LT (smallest)");
   const bool largest = mode == CmpMode::GT;
   const int n = src.valid_cols, k = dst.valid_cols;
-  if (k > 64 || k * 8 > n) return ref::detail::row_topk(dst, src, mode, indices);  // a sort is as good
   using ref::detail::topk_before;
+  if (k > 64 || k * 8 > n) {
+    // Many winners: select the k-th (linear on average), then sort the k before it. The order
+    // is total (value, NaN first or last, then index), so this is the reference's result.
+    std::vector<int> idx(n);
+    for (int r = 0; r < dst.valid_rows; ++r) {
+      const T* x = src.row(r);
+      for (int c = 0; c < n; ++c) idx[c] = c;
+      auto before = [&](int a, int b) { return topk_before(x[a], a, x[b], b, largest); };
+      if (k < n) std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), before);
+      std::sort(idx.begin(), idx.begin() + k, before);
+      for (int j = 0; j < k; ++j) {
+        if constexpr (std::is_same_v<D, T>) {
+          if (!indices) {
+            dst.at(r, j) = x[idx[j]];
+            continue;
+          }
+        }
+        dst.at(r, j) = D(idx[j]);
+      }
+    }
+    return;
+  }
   T val[64];
   int idx[64];
   for (int r = 0; r < dst.valid_rows; ++r) {

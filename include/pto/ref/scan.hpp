@@ -25,6 +25,14 @@ scan_acc_t<T> scan_step(scan_acc_t<T> acc, T v) {
   if constexpr (is_float_v<T>) return PROD ? A(acc * A(elem::to_double(v))) : A(acc + A(elem::to_double(v)));
   else return PROD ? elem::mul(acc, v) : elem::add(acc, v);
 }
+// The running value before the first element: 1, or for a sum -0.0 (the additive identity that
+// keeps a leading -0: numpy's cumsum of [-0.0] is -0.0, and 0.0 + -0.0 is +0.0).
+template <bool PROD, class T>
+scan_acc_t<T> scan_init() {
+  using A = scan_acc_t<T>;
+  if constexpr (is_float_v<T>) return PROD ? A(1) : A(-0.0);
+  else return PROD ? A(1) : A(0);
+}
 template <class T>
 T scan_out(scan_acc_t<T> acc) {
   if constexpr (is_float_v<T>) return elem::from_double<T>(double(acc));
@@ -36,7 +44,7 @@ void row_scan(TileRef<T> dst, TileRef<T> src) {
   check_tile(dst, "dst");
   check_covers(src, dst.valid_rows, dst.valid_cols, "src");
   for (int r = 0; r < dst.valid_rows; ++r) {
-    scan_acc_t<T> acc = PROD ? 1 : 0;
+    scan_acc_t<T> acc = scan_init<PROD, T>();
     for (int c = 0; c < dst.valid_cols; ++c) dst.at(r, c) = scan_out<T>(acc = scan_step<PROD>(acc, src.at(r, c)));
   }
 }
@@ -46,7 +54,7 @@ void col_scan(TileRef<T> dst, TileRef<T> src) {
   check_tile(dst, "dst");
   check_covers(src, dst.valid_rows, dst.valid_cols, "src");
   for (int c = 0; c < dst.valid_cols; ++c) {
-    scan_acc_t<T> acc = PROD ? 1 : 0;
+    scan_acc_t<T> acc = scan_init<PROD, T>();
     for (int r = 0; r < dst.valid_rows; ++r) dst.at(r, c) = scan_out<T>(acc = scan_step<PROD>(acc, src.at(r, c)));
   }
 }
