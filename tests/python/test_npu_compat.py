@@ -55,6 +55,19 @@ def run(args, cwd):
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+def pypto_run(tmp_path, name, text):
+    """Writes a script and runs it with `pypto run` (the NPU device mapped to the CPU)."""
+    script = tmp_path / name
+    script.write_text(text)
+    return run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
+
+
+def assert_runs(tmp_path, name, text, marker):
+    p = pypto_run(tmp_path, name, text)
+    assert p.returncode == 0, p.stderr
+    assert marker in p.stdout
+
+
 def test_pypto_run_maps_the_npu_device_to_the_cpu(tmp_path):
     script = tmp_path / "npu_script.py"
     script.write_text(SCRIPT)
@@ -81,9 +94,8 @@ def test_pytest_plugin_runs_a_model_test_file(tmp_path):
 
 
 def test_npu_only_kernels_fail_when_used(tmp_path):
-    script = tmp_path / "npu_kernel.py"
-    script.write_text("import torch, torch_npu\nf = torch_npu.npu_rms_norm\nf(torch.ones(2), torch.ones(2))\n")
-    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
+    p = pypto_run(tmp_path, "npu_kernel.py",
+                  "import torch, torch_npu\nf = torch_npu.npu_rms_norm\nf(torch.ones(2), torch.ones(2))\n")
     assert p.returncode != 0
     assert "torch_npu.npu_rms_norm is an NPU kernel" in p.stderr
 
@@ -112,11 +124,7 @@ GRAPH_SCRIPT = textwrap.dedent('''
 
 
 def test_npu_graph_capture_replays_the_pypto_calls(tmp_path):
-    script = tmp_path / "graph_script.py"
-    script.write_text(GRAPH_SCRIPT)
-    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
-    assert p.returncode == 0, p.stderr
-    assert "GRAPH OK" in p.stdout
+    assert_runs(tmp_path, "graph_script.py", GRAPH_SCRIPT, "GRAPH OK")
 
 
 def test_reference_npu_kernels_follow_their_formulas():
@@ -172,11 +180,7 @@ TOPK_SCRIPT = textwrap.dedent('''
 
 
 def test_topk_of_npu_tensors_orders_as_the_npu(tmp_path):
-    script = tmp_path / "topk_script.py"
-    script.write_text(TOPK_SCRIPT)
-    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
-    assert p.returncode == 0, p.stderr
-    assert "TOPK OK" in p.stdout
+    assert_runs(tmp_path, "topk_script.py", TOPK_SCRIPT, "TOPK OK")
 
 
 COMPILE_SCRIPT = textwrap.dedent('''
@@ -209,8 +213,4 @@ COMPILE_SCRIPT = textwrap.dedent('''
 
 def test_torch_compile_with_npu_tensors(tmp_path):
     # CANN's aclgraph example compiles a module that launches a pypto kernel on NPU tensors.
-    script = tmp_path / "compile_script.py"
-    script.write_text(COMPILE_SCRIPT)
-    p = run([sys.executable, "-m", "pypto.cli", "run", str(script)], tmp_path)
-    assert p.returncode == 0, p.stderr
-    assert "COMPILE OK" in p.stdout
+    assert_runs(tmp_path, "compile_script.py", COMPILE_SCRIPT, "COMPILE OK")

@@ -98,14 +98,10 @@ def _padded_for_selection(x: Tensor, dim: Any, largest: bool, op: str) -> Tensor
         fill: Any = float("-inf") if largest else float("inf")
     else:
         import numpy as np
-        info = np.iinfo(_np_int(x.dtype))
+        from .._dtypes import to_numpy_dtype
+        info = np.iinfo(to_numpy_dtype(x.dtype))
         fill = int(info.min if largest else info.max)
     return fillpad(x, "constant", fill)
-
-
-def _np_int(dt: Any) -> Any:
-    from .._dtypes import to_numpy_dtype
-    return to_numpy_dtype(dt)
 
 
 def _whole(x: Tensor, dim: Any, op: str) -> int:

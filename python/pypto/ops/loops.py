@@ -80,6 +80,17 @@ class CarriedValues:
                 "time")
 
 
+def _bounds(args: Tuple[Any, ...], op: str) -> Tuple[Any, Any, Any]:
+    """(start, stop, step) of range()-style bounds: (stop), (start, stop) or (start, stop, step)."""
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        return args[0], args[1], args[2]
+    raise _core.UserError(f"pypto.{op} takes 1 to 3 bounds, got {len(args)}" + _suffix())
+
+
 def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
          submit_before_loop: bool = False, parallel: bool = False) -> Iterator[_core.SymbolicScalar]:
     """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
@@ -95,14 +106,7 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
     if unroll_list is not None and (not isinstance(unroll_list, (list, tuple)) or not all(
             isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in unroll_list)):
         raise _core.UserError(f"pypto.loop: unroll_list={unroll_list!r} must be a list of positive ints" + _suffix())
-    if len(args) == 1:
-        start, stop, step = 0, args[0], 1
-    elif len(args) == 2:
-        start, stop, step = args[0], args[1], 1
-    elif len(args) == 3:
-        start, stop, step = args
-    else:
-        raise _core.UserError(f"pypto.loop takes 1 to 3 bounds, got {len(args)}" + _suffix())
+    start, stop, step = _bounds(args, "loop")
     rec = current_recorder("loop")
     loc = user_loc()
     exit_ = loop_body_exits(loc)
@@ -135,14 +139,7 @@ def loop_unroll(*args: Any, name: str = "", idx_name: str = "", unroll_list: Opt
     added). ``submit_before_loop`` is accepted (it steers the NPU's task submission); ``idx=`` is
     taken as ``idx_name=`` (PyPTO's loops accept their keywords loosely, and model code uses it)."""
     idx_name = idx_name or idx
-    if len(args) == 1:
-        start, stop, step = 0, args[0], 1
-    elif len(args) == 2:
-        start, stop, step = args[0], args[1], 1
-    elif len(args) == 3:
-        start, stop, step = args
-    else:
-        raise _core.UserError(f"pypto.loop_unroll takes 1 to 3 bounds, got {len(args)}" + _suffix())
+    start, stop, step = _bounds(args, "loop_unroll")
     factors = list(unroll_list) if unroll_list is not None else [1]
     for k in factors:
         if not isinstance(k, int) or isinstance(k, bool) or k <= 0:

@@ -11,7 +11,7 @@ from .. import _core
 from .._core import SymbolicScalar
 from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor, _dim, tensor
 from .core import _suffix, _t, assemble, cast, sub
 from .creation import full_value as full
 
@@ -147,11 +147,7 @@ def _valid_rows_reshape(x: Tensor, shape: List[Any]) -> Optional[List[Any]]:
     rest = n % row if row else None
     if rest is None or not rest.is_const() or int(rest) != 0:
         return None
-    return [_dim_of(n // row)] + list(shape[1:])
-
-
-def _dim_of(v: Any) -> Any:
-    return int(v) if isinstance(v, SymbolicScalar) and v.is_const() else v
+    return [_dim(n // row)] + list(shape[1:])
 
 
 def _elements(shape: List[Any]) -> Optional[int]:
