@@ -16,7 +16,7 @@
 
 #include "pypto/cube_support.hpp"
 #include "pypto/kernel_abi.h"
-#include "pypto/scatter.hpp"
+#include "pypto/index_nd.hpp"
 
 namespace pypto_kernel {
 

@@ -10,7 +10,10 @@ backends, and follows docs/numerics.md), with PyPTO's signature and result dtype
 * ``transposed_batchmatmul(a (M, B, K), b (B, K, N), out_dtype)`` -> ``(M, B, N)``;
 * ``gather_in_ub(param, indices, block_table, block_size, axis=-2)``: the paged-attention rows
   ``param[block_table[0, i // block_size] * block_size + i % block_size]`` for ``i`` in
-  ``indices[0]``;
+  ``indices[0]``. As on the NPU, ``param`` names where the cache starts in memory: when it is a
+  ``pypto.view`` (of a cache whose rows are known only at run time, say), the rows are those of
+  the viewed tensor from the view's first row on, not only the view's. They are read straight
+  from memory (TGATHERND), never loaded whole;
 * ``gather_in_l1(src, indices, block_table, block_size, size, is_b_matrix, is_trans)``: the same
   rows, their first ``size`` columns, transposed when ``is_trans``.
 
@@ -127,7 +130,20 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
         raise _err("gather_in_ub", f"axis must be -2, got {axis}")
     if param.ndim != 2:
         raise _err("gather_in_ub", f"param must be 2-D [tokens, hidden], got {list(param.shape)}")
-    return index_select(param, 0, _paged_rows("gather_in_ub", indices, block_table, block_size))
+    return index_select(_cache_from(param), 0, _paged_rows("gather_in_ub", indices, block_table, block_size))
+
+
+def _cache_from(param: Tensor) -> Tensor:
+    """The rows a paged gather addresses: those of ``param``'s tensor from ``param``'s first row on
+    (its columns), as the NPU reads from ``param``'s address."""
+    from . import view
+    of = getattr(param, "_view_of", None)
+    if of is None:
+        return param
+    base, offsets = of
+    if base.ndim != 2:
+        return param
+    return view(base, [base.shape[0] - offsets[0], param.shape[1]], [offsets[0], offsets[1]])
 
 
 def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
@@ -141,7 +157,7 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
     if not isinstance(size, int) or size <= 0 or (isinstance(src.shape[1], int) and size > src.shape[1]):
         raise _err("gather_in_l1", f"size={size!r} must be a positive int no larger than the columns of src "
                    f"{list(src.shape)}")
-    rows = index_select(src[:, 0:size], 0, _paged_rows("gather_in_l1", indices, block_table, block_size))
+    rows = index_select(_cache_from(src)[:, 0:size], 0, _paged_rows("gather_in_l1", indices, block_table, block_size))
     return transpose(rows, 0, 1) if is_trans else rows
 
 

@@ -163,7 +163,7 @@ class KernelWriter {
       for (auto& in : b) {
         if (in.opcode == Opcode::TLOAD) loaded.insert(in.dst);
         bool raw_use = in.opcode == Opcode::TSTORE || in.opcode == Opcode::TBROADCAST || IsColReduction(in.opcode) ||
-                       IsColSlabOp(in.opcode) || in.opcode == Opcode::TSCATTERND;
+                       IsColSlabOp(in.opcode) || in.opcode == Opcode::TSCATTERND || in.opcode == Opcode::TGATHERND;
         if (raw_use)
           for (int s : in.srcs) raw.insert(s);
         if (in.dst >= 0 && in.opcode != Opcode::TLOAD) raw.insert(in.dst);  // written: must be UB
@@ -410,6 +410,16 @@ class KernelWriter {
     }
     const TileBuf& d = k_.bufs[in.dst];
     std::string T = CppType(d.dtype);
+    if (op == Opcode::TGATHERND) {
+      const int R = static_cast<int>(d.shape.size());
+      std::ostringstream c;
+      c << "{ const int64_t tile[] = " << Array(d.shape) << ", valid[] = " << Array(d.valid)
+        << ", start[] = " << Array(in.coord) << "; GatherND<" << T << ", " << CppType(k_.bufs[in.srcs[0]].dtype) << ">("
+        << Ptr(in.dst) << ", P[" << in.param << "].data, P[" << in.param << "].shape, P[" << in.param << "].stride, "
+        << R << ", " << Ptr(in.srcs[0]) << ", tile, valid, start, " << in.axis << ", \"pypto.gather along dim "
+        << in.axis << "\", " << Quoted(FormatLocation(in.loc)) << "); }";
+      return c.str();
+    }
     if (op == Opcode::TBROADCAST) {
       const TileBuf& s = k_.bufs[in.srcs[0]];
       return "BroadcastND<" + T + ", " + std::to_string(d.shape.size()) + ">(" + Ptr(in.dst) + ", " + Array(d.shape) +

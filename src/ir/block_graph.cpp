@@ -62,7 +62,8 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
     if (in.opcode == Opcode::TCVT && in.round != RoundMode::RINT) os << ", " << RoundModeName(in.round);
     if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);
-    if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary))
+    if (in.axis >= 0 && (IsColReduction(in.opcode) || FormOf(in.opcode) == InstrForm::ColExpandBinary ||
+                         in.opcode == Opcode::TGATHERND))
       os << ", axis=" << in.axis;
     os << ")\n";
   }

@@ -10,6 +10,8 @@ const char* OpcodeName(Opcode op) {
       return "TBROADCAST";
     case Opcode::TSCATTERND:
       return "TSCATTERND";
+    case Opcode::TGATHERND:
+      return "TGATHERND";
     case Opcode::LOOP:
       return "LOOP";
     default:

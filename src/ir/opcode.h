@@ -21,7 +21,8 @@ enum class Opcode : uint16_t {
   PTO_INSTRUCTIONS(PYPTO_OPCODE)
 #undef PYPTO_OPCODE
       TBROADCAST,  // N-D broadcast of a tile into a larger one (its size-1 dims repeat)
-  TSCATTERND,      // a tile into global memory along `axis` at the rows an index tile names (pypto/scatter.hpp)
+  TSCATTERND,      // a tile into global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
+  TGATHERND,       // a tile from global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
   LOOP,            // Instr::body runs for Instr::var in [0, Instr::trip)
 };
 

@@ -22,6 +22,9 @@ struct TileAccess {
   // Gather: along dims where whole[d] > 0 the operand is read whole (its static extent whole[d],
   // from 0) whatever the iteration tile (empty: none).
   std::vector<int64_t> whole;
+  // Gather along a dim of run-time size, or too long for UB: no tile; the kernel reads the
+  // elements the indices name straight from memory (TGATHERND).
+  bool from_memory = false;
 };
 
 struct TileOp {
@@ -37,7 +40,7 @@ struct TileOp {
   std::string tile_reason;    // why this tile shape
   int reduce_axis = -1;       // Reduce: the reduced axis of the iteration space
   bool keepdim = true;
-  int64_t axis_out = 1;       // extent of the output tile along reduce_axis (top-k: k)
+  int64_t axis_out = 1;  // extent of the output tile along reduce_axis (top-k: k)
   // Matmul: the contracted extent K and the cube tile {m0, m1, k0, k1, n0, n1} (L0 and L1 sizes
   // per axis); `tile` is then [1..., m1, n1], the output block of one cube task.
   Expr k_extent;
@@ -50,6 +53,8 @@ struct TileOp {
   std::vector<int64_t> output_tile() const;
   /// Tile shape of input i (1 along broadcast dims).
   std::vector<int64_t> input_tile(size_t i) const;
+  /// A reduction whose axis spans several tiles (its kernel reduces across them in a loop).
+  bool splits_reduction() const { return reduce_axis >= 0 && counts()[reduce_axis].as_const() != 1; }
 };
 
 struct TileGraph {

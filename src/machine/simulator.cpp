@@ -55,7 +55,7 @@ VecClass ClassOf(Opcode op) {
     case Opcode::TROWARGMAX: case Opcode::TROWARGMIN: case Opcode::TCOLARGMAX: case Opcode::TCOLARGMIN:
     case Opcode::TROWCUMSUM: case Opcode::TROWCUMPROD: case Opcode::TCOLCUMSUM: case Opcode::TCOLCUMPROD:
     case Opcode::TROWTOPK: case Opcode::TROWTOPKIDX: case Opcode::TCOLGATHER: case Opcode::TGATHER:
-    case Opcode::TSCATTER: case Opcode::TSORT32: case Opcode::TMRGSORT: case Opcode::TSCATTERND:
+    case Opcode::TSCATTER: case Opcode::TSORT32: case Opcode::TMRGSORT: case Opcode::TSCATTERND: case Opcode::TGATHERND:
     case Opcode::MGATHER: case Opcode::MSCATTER: case Opcode::TCI: case Opcode::TTRI:
       return VecClass::Irregular;
     default:
@@ -332,7 +332,7 @@ class Simulator {
   void Cost(const Kernel& k, const Instr& in, const SymEnv& env, double times, PointCost& c) const {
     auto buf = [&](int id) -> const TileBuf& { return k.bufs.at(id); };
     switch (in.opcode) {
-      case Opcode::TLOAD: {
+      case Opcode::TLOAD: case Opcode::TGATHERND: {  // a gather from memory: a load of the tile's elements
         const TileBuf& d = buf(in.dst);
         double bytes = Elems(d, env) * DataTypeBytes(d.dtype);
         c.read_bytes[g_.fn.MemoryRoot(k.params.at(in.param).value)] += bytes * times;

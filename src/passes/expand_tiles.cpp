@@ -188,26 +188,29 @@ class TileExpander {
     }
   }
 
-  // gather reads its input whole along `dim` (any index may point anywhere there).
+  // gather reads its input whole along `dim` (any index may point anywhere there): as one tile
+  // when the dim has a static size and the tile fits UB twice, else straight from memory.
   void GatherWhole(const OpCall& call, TileOp& t) {
     const Value& x = g_.fn.value(call.inputs[0]);
     int axis = static_cast<int>(call.attrs.get<int64_t>("dim"));
-    auto ext = x.shape[axis].as_const();
-    if (!ext)
-      throw UserError("pypto." + call.op + " along dim " + std::to_string(axis) + " of " + ShapeStr(x.shape) +
-                          ": the dim has a dynamic size, but the input is read whole along it",
-                      call.loc, "gather along a dim of static size");
     TileAccess& a = t.inputs[0];
-    a.whole.assign(t.extent.size(), 0);
-    a.whole[axis] = *ext;
-    a.broadcast[axis] = false;
-    int64_t bytes = DataTypeBytes(x.dtype);
-    for (auto d : t.input_tile(0)) bytes *= d;
-    if (2 * bytes > ctx_.machine().ub_bytes)
-      throw UserError("pypto." + call.op + ": the input tile " + IntList(t.input_tile(0)) + " (whole along dim " +
-                          std::to_string(axis) + ") does not fit twice in the " +
-                          std::to_string(ctx_.machine().ub_bytes / 1024) + " KiB UB of " + ctx_.machine().name,
-                      call.loc, "set a smaller tile along the other dims with pypto.set_vec_tile_shapes");
+    if (auto ext = x.shape[axis].as_const()) {
+      std::vector<bool> broadcast = a.broadcast;
+      a.whole.assign(t.extent.size(), 0);
+      a.whole[axis] = *ext;
+      a.broadcast[axis] = false;
+      int64_t bytes = DataTypeBytes(x.dtype);
+      for (auto d : t.input_tile(0)) bytes *= d;
+      if (2 * bytes <= ctx_.machine().ub_bytes) return;
+      a.whole.clear();
+      a.broadcast = broadcast;
+      t.tile_reason += "; reads %" + x.name + " from memory by index (dim " + std::to_string(axis) + ", " +
+                       std::to_string(*ext) + " long, does not fit UB in one tile)";
+    } else {
+      t.tile_reason += "; reads %" + x.name + " from memory by index (dim " + std::to_string(axis) + " of size " +
+                       x.shape[axis].str() + ", known at run time)";
+    }
+    a.from_memory = true;
   }
 
   TileAccess Access(int value, const std::vector<Expr>& extent) {

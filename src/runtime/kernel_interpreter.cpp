@@ -6,7 +6,7 @@
 #include <pto/pto.hpp>
 #include <unordered_map>
 
-#include "pypto/scatter.hpp"
+#include "pypto/index_nd.hpp"
 
 namespace pypto {
 
@@ -476,6 +476,27 @@ const HandlerTable& Handlers() {
             pypto_kernel::ScatterND<T, I>(p.data, p.shape.data(), p.strides.data(), R, s.data, ix.data,
                                           s.buf->shape.data(), s.valid.data(), start.data(), in.axis,
                                           static_cast<int>(in.scalar), "pypto.scatter", "");
+          } catch (const std::invalid_argument& e) {
+            throw UserError(e.what(), in.loc);
+          }
+        });
+      });
+    };
+    t[size_t(O::TGATHERND)] = [](Ctx& c, const Instr& in) {
+      const BufState& d = c.bufs[in.dst];
+      const BufState& ix = c.bufs[in.srcs[0]];
+      const BoundParam& p = c.params[in.param];
+      const int R = static_cast<int>(d.buf->shape.size());
+      std::vector<int64_t> start(R);
+      for (int k = 0; k < R; ++k) start[k] = in.coord[k].Eval(c.env);
+      pto::visit_dtype(ToPto(d.buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        OnDtype<InstrDtypes::I>(in.opcode, ix.buf->dtype, [&](auto itag) {
+          using I = typename decltype(itag)::type;
+          try {
+            pypto_kernel::GatherND<T, I>(d.data, p.data, p.shape.data(), p.strides.data(), R, ix.data,
+                                         d.buf->shape.data(), d.valid.data(), start.data(), in.axis,
+                                         ("pypto.gather along dim " + std::to_string(in.axis)).c_str(), "");
           } catch (const std::invalid_argument& e) {
             throw UserError(e.what(), in.loc);
           }

@@ -453,6 +453,7 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
             if all(isinstance(v, int) and not isinstance(v, bool) for v in (n, off, dim)) and 0 <= off < dim < off + n:
                 extents[d] = dim - off
     out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
+    out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
     if valid_shape is not None:
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
     return out

@@ -1,5 +1,6 @@
 """Index and sort ops: topk, sort, argsort (the last dim, whole in one tile), gather and
-index_select (the input read whole along the indexed dim), and the scatters (scatter_, scatter,
+index_select (the input read whole along the indexed dim into a tile, or, along a dim of run-time
+size or too long for UB, the indexed elements read straight from memory), and the scatters (scatter_, scatter,
 index_add_, index_add, index_put_, scatter_update: a tile written into global memory along a dim
 at the positions an index names). An index outside the tensor raises at run time; memory
 outside it is never read or written."""
