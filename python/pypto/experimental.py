@@ -15,7 +15,8 @@ backends, and follows docs/numerics.md), with PyPTO's signature and result dtype
   the viewed tensor from the view's first row on, not only the view's. They are read straight
   from memory (TGATHERND), never loaded whole;
 * ``gather_in_l1(src, indices, block_table, block_size, size, is_b_matrix, is_trans)``: the same
-  rows, their first ``size`` columns, transposed when ``is_trans``.
+  rows, their first ``size`` columns ([n, size]; ``is_trans`` is the L1 layout the NPU's matmul
+  reads, not a transpose of the result: the matmul says ``a_trans`` / ``b_trans`` itself).
 
 ``set_operation_options(combine_axis=...)`` / ``get_operation_options()`` are accepted and
 recorded in ``options.json`` of the dumps: ``combine_axis`` picks how the NPU's code generator
@@ -130,7 +131,12 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
         raise _err("gather_in_ub", f"axis must be -2, got {axis}")
     if param.ndim != 2:
         raise _err("gather_in_ub", f"param must be 2-D [tokens, hidden], got {list(param.shape)}")
-    return index_select(_cache_from(param), 0, _paged_rows("gather_in_ub", indices, block_table, block_size))
+    out = index_select(_cache_from(param), 0, _paged_rows("gather_in_ub", indices, block_table, block_size))
+    padded = getattr(param, "_padded_shape", None)
+    if padded is not None and len(padded) == 2:  # PyPTO's tile: the indices' padded length by param's
+        rows = getattr(indices, "_padded_shape", None) or list(indices.shape)
+        out._padded_shape = [rows[-1], padded[-1]]
+    return out
 
 
 def _cache_from(param: Tensor) -> Tensor:
@@ -148,17 +154,17 @@ def _cache_from(param: Tensor) -> Tensor:
 
 def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: int, size: int,
                  is_b_matrix: bool, is_trans: bool) -> Tensor:
-    """The first ``size`` columns of the paged rows of ``src`` (as gather_in_ub), [n, size], or
-    [size, n] with ``is_trans``. ``is_b_matrix`` names the NPU buffer (L1 for the B operand) and
-    changes nothing here."""
-    from . import index_select, transpose
+    """The first ``size`` columns of the paged rows of ``src`` (as gather_in_ub): [n, size].
+    ``is_b_matrix`` and ``is_trans`` describe the NPU's L1 layout for the matmul that takes the
+    result (which says ``a_trans`` / ``b_trans`` itself, as PyPTO's gather_in_l1 tests do); the
+    result's shape is [n, size] either way, and neither changes anything here."""
+    from . import index_select
     if src.ndim != 2:
         raise _err("gather_in_l1", f"src must be 2-D, got {list(src.shape)}")
     if not isinstance(size, int) or size <= 0 or (isinstance(src.shape[1], int) and size > src.shape[1]):
         raise _err("gather_in_l1", f"size={size!r} must be a positive int no larger than the columns of src "
                    f"{list(src.shape)}")
-    rows = index_select(_cache_from(src)[:, 0:size], 0, _paged_rows("gather_in_l1", indices, block_table, block_size))
-    return transpose(rows, 0, 1) if is_trans else rows
+    return index_select(_cache_from(src)[:, 0:size], 0, _paged_rows("gather_in_l1", indices, block_table, block_size))
 
 
 __all__ = ["set_operation_options", "get_operation_options", "online_softmax", "online_softmax_update",

@@ -159,8 +159,8 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
 }
 
 void Recorder::MakeOutput(int dst) {
-  // Writing into a parameter makes it an in-place output.
-  int root = f_.Root(dst);
+  // Writing into a parameter (or a window or reshape of it) makes it an in-place output.
+  int root = f_.MemoryRoot(dst);
   Value& rv = f_.value(root);
   if (rv.kind == ValueKind::Input) {
     rv.kind = ValueKind::Output;
@@ -478,14 +478,16 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
                           " does not fit in " + DescribeValue(d) + " (dim " + std::to_string(i) + ")",
                       loc);
   }
-  if (d.kind == ValueKind::Reshape)
-    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of another tensor, is not supported", loc,
-                    "assemble into the tensor itself, or reshape the value you assemble");
+  // Into a reshape of a tensor (PyPTO's `o2 = reshape(out, [b * s, d], inplace=True)`): a window of
+  // the tensor's memory in the reshape's shape; the runtime orders it by the tensor's whole box.
+  if (d.kind == ValueKind::Reshape && !f_.value(f_.MemoryRoot(dst)).is_storage())
+    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of an intermediate result", loc,
+                    "assemble into a tensor made with pypto.tensor(...) or into an output parameter");
   if (s.kind == ValueKind::Created && !written_.count(src)) {
     // out[:] = pypto.tensor(...): a fresh tensor holds nothing defined, so the copy defines
     // nothing either (PyPTO code writes it to "allocate" out). Nothing to record; out counts as
     // written, with what it held.
-    written_.insert(f_.Root(dst));
+    written_.insert(f_.MemoryRoot(dst));
     MakeOutput(dst);
     return;
   }

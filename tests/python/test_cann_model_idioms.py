@@ -1,7 +1,8 @@
 """Idioms of CANN PyPTO's model code (models/ of hicann/pypto) that run here as written: windows
 of a reshaped tensor, x.reshape([t, h, 1]) under a 2-D tile, scatter_update of an intermediate
 result, @pypto.frontend.function helpers with runtime branches, pypto.ceildiv / bytes_of, the
-enable_split_k flag, and pypto.runtime._device_synchronize."""
+enable_split_k flag, pypto.runtime._device_synchronize, assembles into a reshape of an output, and
+the reshape of a padded tile of dequantization scales."""
 
 import numpy as np
 import pytest
@@ -186,3 +187,76 @@ def test_assigning_a_fresh_tensor_is_an_allocation_idiom(mode):
 
     x = randn(rng(13), (4, 16))
     assert_close(f(x), x * 2 + 1, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_assemble_into_a_reshape_of_an_output(mode):
+    """sparse_flash_attention_quant: `o2 = reshape(out, [b * s * n, d], inplace=True)`, then
+    blocks of rows assembled into o2 (a block may cross a boundary of out's leading dims); out
+    is read after the writes."""
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((12, 8), F32), out: pypto.Tensor((4, 3, 8), F32), after: pypto.Tensor((4, 3, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        o2 = pypto.reshape(out, [12, 8], inplace=True)
+        for i in pypto.loop(0, 3, 1, name="rows", idx_name="i"):
+            pypto.assemble(pypto.view(x, [4, 8], [i * 4, 0]) * 2.0, [i * 4, 0], o2)
+        pypto.set_vec_tile_shapes(2, 3, 8)
+        after[:] = out + 1.0
+
+    x = randn(rng(2), (12, 8))
+    out = np.zeros((4, 3, 8), np.float32)
+    after = np.zeros((4, 3, 8), np.float32)
+    f(x, out, after)
+    np.testing.assert_array_equal(out, (x * 2).reshape(4, 3, 8))
+    np.testing.assert_array_equal(after, (x * 2).reshape(4, 3, 8) + 1)
+
+
+def test_assemble_into_a_reshape_of_a_computed_value_is_an_error():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)):
+        y = pypto.reshape(x * 2.0, [2, 16])
+        pypto.assemble(pypto.full([1, 16], 1.0, F32), [0, 0], y)
+        return y
+
+    with pytest.raises(pypto.UserError, match=r"a reshape of an intermediate result"):
+        f(np.zeros((4, 8), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dequantization_reshape_of_a_padded_tile_of_scales(mode):
+    """sparse_flash_attention_quant's int8 dequantization: 4 scales per row gathered into PyPTO's
+    [16, 8] tile (4 valid columns) and reshaped to [16 * 8, 1]: each 128-column block of the
+    duplicated rows [16 * 8, 128] meets its scale, the padding meets the duplicate (dropped)."""
+    bs, k_pad = 4, 16
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(scales: pypto.Tensor([pypto.DYNAMIC, 4], F32), data: pypto.Tensor([pypto.DYNAMIC, 512], F32),
+          ind: pypto.Tensor((1, k_pad), I32), table: pypto.Tensor((1, 6), I32),
+          out: pypto.Tensor((k_pad, 512), F32), lens: pypto.Tensor((1,), I32)):
+        import pypto.experimental as X
+        pypto.set_vec_tile_shapes(16, 1024)
+        k = lens[0].min(k_pad)  # known when the kernel runs, as the model's valid lengths
+        sel = pypto.view(ind, [1, k_pad], [0, 0], valid_shape=[1, k])
+        sv = pypto.view(scales, [scales.shape[0], 8], [0, 0], valid_shape=[scales.shape[0], 4])
+        s = X.gather_in_ub(sv, sel, table, bs, -2)
+        dv = pypto.view(data, [data.shape[0], 512], [0, 0], valid_shape=[data.shape[0], 512])
+        d = X.gather_in_ub(dv, sel, table, bs, -2)
+        d2 = pypto.concat([d, d], -1)
+        prod = pypto.mul(pypto.reshape(d2, [k_pad * 8, 128]), pypto.reshape(s, [k_pad * 8, 1]))
+        back = pypto.reshape(prod, [k_pad, 1024])
+        pypto.set_vec_tile_shapes(16, 512)
+        pypto.assemble(pypto.view(back, [k_pad, 512], [0, 0], valid_shape=[k, 512]), [0, 0], out)
+
+    r = rng(3)
+    scales = r.uniform(0.5, 2, (24, 4)).astype(np.float32)
+    data = r.integers(-127, 128, (24, 512)).astype(np.float32)
+    ind = np.zeros((1, k_pad), np.int32)
+    ind[0, :11] = [0, 5, 23, 9, 14, 3, 20, 17, 1, 12, 8]
+    table = np.array([[5, 1, 0, 3, 2, 4]], np.int32)
+    out = np.full((k_pad, 512), -1, np.float32)
+    f(scales, data, ind, table, out, np.array([11], np.int32))
+    pos = ind[0, :11]
+    rows = table[0, pos // bs] * bs + pos % bs
+    want = data[rows] * np.repeat(scales[rows], 128, axis=1)
+    np.testing.assert_array_equal(out[:11], want)
+    np.testing.assert_array_equal(out[11:], -1)

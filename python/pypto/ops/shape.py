@@ -81,8 +81,9 @@ def _static(d: Any) -> bool:
 
 def _only_unit_dims_differ(a: List[Any], b: List[Any]) -> bool:
     """Whether two shapes differ only by dims of size 1 (a remap, no data movement)."""
-    return [str(d) for d in a if not (isinstance(d, int) and d == 1)] == \
-        [str(d) for d in b if not (isinstance(d, int) and d == 1)]
+    ka = [_core.to_sym(d) for d in a if not (isinstance(d, int) and d == 1)]
+    kb = [_core.to_sym(d) for d in b if not (isinstance(d, int) and d == 1)]
+    return len(ka) == len(kb) and all(x.same_as(y) for x, y in zip(ka, kb))
 
 
 def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequence[Any]] = None,  # noqa: A002
@@ -109,6 +110,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
         shape[minus[0]] = total // known
     rec = current_recorder("reshape")
     if valid_shape is None:
+        x = _with_padded_columns(x, shape)
         valid = _valid_rows_reshape(x, shape)
         if valid is not None:
             # PyPTO reshapes the whole (padded) tile; its valid rows are the valid part here.
@@ -131,6 +133,25 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     x._reshaped = True
     if valid_shape is not None:
         out._padded_shape = list(target)  # pypto.fillpad fills up to it
+    return out
+
+
+def _with_padded_columns(x: Tensor, shape: List[Any]) -> Tensor:
+    """``x`` with its padding columns, when the reshape is of PyPTO's whole padded tile: a gathered
+    ``[n, 4]`` of scales in a tile ``[2048, 8]`` reshaped to ``[2048 * 8, 1]`` puts 4 padding rows
+    after each 4 scales (sparse attention's dequantization relies on it). The padding is zeros
+    here (on the NPU, whatever the tile held); it lands where the program does not read it."""
+    padded = getattr(x, "_padded_shape", None)
+    if padded is None or x.ndim < 2 or len(padded) != x.ndim:
+        return x
+    cols, have = padded[-1], x.shape[-1]
+    if not (_static(cols) and _static(have) and int(cols) > int(have)):
+        return x
+    whole = _elements(list(padded))
+    if whole is None or whole != _elements(shape):
+        return x
+    out = pad(x, [0, int(cols) - int(have)])
+    out._padded_shape = list(padded)
     return out
 
 
