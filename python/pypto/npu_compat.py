@@ -261,3 +261,41 @@ def run_script(path: str, argv: List[str]) -> None:
 def pytest_configure(config: Optional[Any] = None) -> None:
     """As a pytest plugin (``-p pypto.npu_compat``): installs the mapping before tests import."""
     install()
+    if config is not None:
+        config.addinivalue_line("markers", "soc(*chips): the NPU chips (\"910\", \"950\") a CANN PyPTO test is for")
+
+
+# The test tag of each chip the machine model stands for (CANN PyPTO's conftest: "950" for the
+# Ascend 950, "910" for the rest).
+_SOC_TAG = {"DAV_2201": "910", "DAV_3510": "950"}
+
+
+def soc_tag() -> str:
+    """The chip tag of ``pypto.platform.npuarch``, the chip the CPU stands in for: PYPTO_NPUARCH
+    in the environment sets it before the tests import (DAV_2201, "910", by default)."""
+    import os
+
+    from .npu_platform import platform
+    arch = os.environ.get("PYPTO_NPUARCH")
+    if arch:
+        platform.npuarch = arch
+    return _SOC_TAG[platform.npuarch]
+
+
+def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
+    """As CANN PyPTO's conftest does on a device: a test marked ``@pytest.mark.soc(...)`` for other
+    chips than the one stood in for (a test without the mark is for "910") does not run; here it
+    is skipped, with the reason, rather than dropped."""
+    import pytest
+
+    tag = soc_tag()
+    for item in items:
+        marker = item.get_closest_marker("soc")
+        if marker is None or not marker.args:
+            chips = ["910"]
+        else:
+            first = marker.args[0]
+            chips = [str(c).strip() for c in (first if isinstance(first, (list, tuple)) else marker.args)]
+        if tag not in chips:
+            item.add_marker(pytest.mark.skip(
+                reason=f"for NPU chips {chips}; pypto.npu_compat stands in for a {tag} (PYPTO_NPUARCH selects)"))

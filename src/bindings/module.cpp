@@ -293,6 +293,8 @@ NB_MODULE(_core, m) {
                        nb::handle loc) { return r.Remap(x, perm, MakeLoc(loc)); })
       .def("reshape", [](Recorder& r, int x, nb::handle shape,
                          nb::handle loc) { return r.Reshape(x, ToExprs(shape), MakeLoc(loc)); })
+      .def("bitcast", [](Recorder& r, int x, DataType dtype,
+                         nb::handle loc) { return r.Bitcast(x, dtype, MakeLoc(loc)); })
       .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
                           nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
       .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,

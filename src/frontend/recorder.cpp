@@ -438,6 +438,34 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
   return f_.AddValue(v);
 }
 
+int Recorder::Bitcast(int x, DataType dtype, const SourceLoc& loc) {
+  CheckLive(x, "view", loc);
+  CheckBranchScope(x, "pypto.view", loc);
+  const Value& src = f_.value(x);
+  const std::string what = "pypto.view(" + DescribeValue(src) + ", dtype=" + DataTypeName(dtype) + ")";
+  if (src.rank() == 0) throw UserError(what + ": a 0-d tensor cannot be reinterpreted", loc);
+  if (src.kind == ValueKind::View)
+    throw InternalError(what + ": a slice reaches Bitcast (the frontend copies it first)");
+  const int64_t from = DataTypeBytes(src.dtype), to = DataTypeBytes(dtype);
+  const Expr& last = src.shape.back();
+  const Expr bytes = last * Expr(from);
+  // Into narrower elements any extent works; into wider ones the bytes must divide, which the
+  // extent shows now (static, or a multiple such as 8 * n).
+  if (from % to != 0 && Mod(bytes, Expr(to)).as_const() != std::optional<int64_t>(0))
+    throw UserError(what + ": the last dim holds " + bytes.str() + " bytes, not a whole number of " +
+                        std::to_string(to) + "-byte " + DataTypeName(dtype) + " elements",
+                    loc, "reinterpret a tensor whose last dim is static and a multiple of the new element size");
+  Value v;
+  v.kind = ValueKind::Reshape;
+  v.dtype = dtype;
+  v.shape = src.shape;
+  v.shape.back() = from % to == 0 ? last * Expr(from / to) : FloorDiv(bytes, Expr(to));
+  v.loc = loc;
+  v.base = src.kind == ValueKind::Reshape ? src.base : x;  // a reshape's memory is its base's
+  v.name = FreshName(src.name + "_as_" + DataTypeName(dtype));
+  return f_.AddValue(v);
+}
+
 void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc) {
   if (a.same_as(b)) return;
   auto ca = a.as_const(), cb = b.as_const();

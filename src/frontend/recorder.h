@@ -43,6 +43,9 @@ class Recorder {
   /// dropping dims of size 1 is a Remap; merging or splitting dims a Reshape value over x's
   /// memory (a computed x is kept in global memory for it).
   int Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc = {});
+  /// x's bytes read as `dtype` (PyPTO's view(x, dtype=)): a Reshape value over x's memory whose
+  /// last dim holds as many bytes (int8 [n, 16] -> fp32 [n, 4]). x must not be a slice.
+  int Bitcast(int x, DataType dtype, const SourceLoc& loc = {});
   /// x with its dims rearranged: result dim d is x's dim perm[d], or a new dim of size 1 where
   /// perm[d] is -1 (transpose, permute, squeeze, unsqueeze). New unit dims take tile 1 when the
   /// vec tile in force is x's (x.reshape([t, h, 1]) under a 2-D tile, as PyPTO allows).

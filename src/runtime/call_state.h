@@ -178,12 +178,15 @@ class CallState {
     if (v.kind == ValueKind::Reshape) {  // the base's memory, dense in the new shape
       Storage s = StorageOf(v.base);
       std::vector<int64_t> shape;
-      int64_t n = 1, m = 1;
+      int64_t n = 1, m = 1;  // bytes (a reshape may read them as another dtype: view(x, dtype=))
       for (auto& d : v.shape) n *= shape.emplace_back(d.Eval(env));
       for (auto d : s.shape) m *= d;
+      n *= DataTypeBytes(v.dtype);
+      m *= DataTypeBytes(s.dtype);
       if (n != m)
-        throw UserError("the reshape %" + v.name + " " + Dims(shape) + " of %" + p_.exec_graph.fn.value(v.base).name +
-                            " " + Dims(s.shape) + " has " + std::to_string(n) + " elements, the tensor " +
+        throw UserError("the reshape %" + v.name + " " + Dims(shape) + " " + DataTypeName(v.dtype) + " of %" +
+                            p_.exec_graph.fn.value(v.base).name + " " + Dims(s.shape) + " " +
+                            DataTypeName(s.dtype) + " holds " + std::to_string(n) + " bytes, the tensor " +
                             std::to_string(m),
                         v.loc, "the new shape must hold the same number of elements");
       std::vector<int64_t> dense = DenseStrides(s.shape);
@@ -195,6 +198,7 @@ class CallState {
                         v.loc, "pass a contiguous array (numpy.ascontiguousarray / torch .contiguous())");
       s.shape = shape;
       s.strides = DenseStrides(shape);
+      s.dtype = v.dtype;
       return s;
     }
     if (v.kind == ValueKind::Temp) {

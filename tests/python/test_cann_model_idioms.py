@@ -260,3 +260,41 @@ def test_dequantization_reshape_of_a_padded_tile_of_scales(mode):
     want = data[rows] * np.repeat(scales[rows], 128, axis=1)
     np.testing.assert_array_equal(out[:11], want)
     np.testing.assert_array_equal(out[11:], -1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_atomic_add_accumulates_overlapping_windows_in_a_loop(dtype, mode):
+    import torch
+    pdt, tdt = {"fp32": (F32, torch.float32), "bf16": (BF16, torch.bfloat16)}[dtype]
+
+    @pypto.jit(runtime_options={"run_mode": mode})
+    def f(x: pypto.Tensor((6, 4, 8), pdt), out: pypto.Tensor((9, 8), pdt)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(0, 6, 1, name="acc", idx_name="i"):
+            pypto.atomic_add(pypto.view(x, [1, 4, 8], [i, 0, 0]).reshape([4, 8]), [i % 3 * 2, 0], out)
+
+    x = torch.randn(6, 4, 8).to(tdt)
+    out = torch.randn(9, 8).to(tdt)
+    want = out.clone()
+    for i in range(6):
+        r = i % 3 * 2
+        want[r:r + 4] = (want[r:r + 4].float() + x[i].float()).to(tdt)  # one rounding per update
+    f(x, out)
+    assert torch.equal(out, want)
+
+
+def test_atomic_add_checks_ranks_and_dtypes():
+    @pypto.jit
+    def f(x: pypto.Tensor((2, 2), F32), out: pypto.Tensor((4, 4), I32)):
+        pypto.atomic_add(x, [0, 0], out)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.atomic_add: src .* differ in dtype"):
+        f(np.zeros((2, 2), np.float32), np.zeros((4, 4), np.int32))
+
+    @pypto.jit
+    def g(x: pypto.Tensor((2, 2), F32), out: pypto.Tensor((4, 4), F32)):
+        pypto.atomic_add(x, [0], out)
+
+    with pytest.raises(pypto.UserError, match=r"must have the same rank"):
+        g(np.zeros((2, 2), np.float32), np.zeros((4, 4), np.float32))

@@ -93,6 +93,27 @@ def test_pytest_plugin_runs_a_model_test_file(tmp_path):
     assert "1 passed" in p.stdout
 
 
+def test_pytest_plugin_runs_the_tests_of_the_chip_stood_in_for(tmp_path):
+    """As CANN PyPTO's conftest on a device: @pytest.mark.soc(...) names the chips a test is for
+    (none: "910"); the others are skipped, with the reason. PYPTO_NPUARCH picks the chip."""
+    (tmp_path / "test_socs.py").write_text(
+        "import pytest\nimport pypto\n\n"
+        "def test_any():\n    pass\n\n"
+        "@pytest.mark.soc('910', '950')\ndef test_both():\n    pass\n\n"
+        "@pytest.mark.soc('950')\ndef test_950():\n    assert pypto.platform.npuarch == 'DAV_3510'\n\n"
+        "@pytest.mark.soc(['910'])\ndef test_910():\n    assert pypto.platform.npuarch == 'DAV_2201'\n")
+    args = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "pypto.npu_compat", "-p", "no:cacheprovider",
+            str(tmp_path / "test_socs.py")]
+    p = run(args, tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "3 passed, 1 skipped" in p.stdout and "for NPU chips ['950']; pypto.npu_compat stands in for a 910" \
+        in p.stdout
+    env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYPTO_NPUARCH="DAV_3510")
+    p = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2 passed, 2 skipped" in p.stdout
+
+
 def test_npu_only_kernels_fail_when_used(tmp_path):
     p = pypto_run(tmp_path, "npu_kernel.py",
                   "import torch, torch_npu\nf = torch_npu.npu_rms_norm\nf(torch.ones(2), torch.ones(2))\n")

@@ -290,6 +290,28 @@ def test_scatter_family(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_index_add_ub_versions(mode):
+    """PyPTO's index_add__ub / index_add_ub (its UB versions): index_add_ / index_add here."""
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 6), F32), j: pypto.Tensor((3,), I32), src: pypto.Tensor((3, 6), F32)):
+        y = pypto.index_add_ub(x, 0, j, src, alpha=2.0)
+        pypto.index_add__ub(x, 0, j, src)
+        return y
+
+    r = rng(31)
+    x = r.standard_normal((4, 6)).astype(np.float32)
+    src = r.standard_normal((3, 6)).astype(np.float32)
+    j = np.array([3, 0, 3], np.int32)
+    x0 = x.copy()
+    y = run_in(mode, f, x, j, src)
+    want_y, want_x = x0.copy(), x0.copy()
+    np.add.at(want_y, j, 2 * src)
+    np.add.at(want_x, j, src)
+    np.testing.assert_allclose(y, want_y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(x, want_x, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_scatter_update_paged_kv_cache(mode):
     @pypto.jit
     def f(cache: pypto.Tensor((8, 4, 1, 16), F32), idx: pypto.Tensor((2, 3), I32),

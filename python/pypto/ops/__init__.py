@@ -9,6 +9,7 @@ logic    comparisons, logical and bitwise ops, where, clip
 reduce   prod, argmax, argmin, var, std, cumsum, cumprod
 creation full, zeros, ones, arange
 shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, concat, pad, tril, triu,
+         pack, unpack,
          one_hot, fillpad
 quant    quantize, dequantize
 index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add_, index_add,

@@ -44,6 +44,7 @@ __all__ = [
     "set_cube_tile_shapes",
     "get_cube_tile_shapes",
     "assemble",
+    "atomic_add",
     "set_vec_tile_shapes",
     "get_vec_tile_shapes",
     "mean",
@@ -71,10 +72,19 @@ def _suffix() -> str:
     return _format_loc(user_loc())
 
 
+def _same_tile(out: Tensor, x: Tensor) -> Tensor:
+    """``out`` computed element by element from ``x`` alone: in PyPTO it is a tile of x's shape and
+    valid shape, so it keeps x's padded shape (a later reshape or fillpad of it sees the padding)."""
+    padded = getattr(x, "_padded_shape", None)
+    if padded is not None:
+        out._padded_shape = padded
+    return out
+
+
 def _unary(op: str, x: Any) -> Tensor:
     rec = current_recorder(op)
     x = _t(x, op)
-    return Tensor(_rec=rec, _id=rec.unary(op, x._id, user_loc()))
+    return _same_tile(Tensor(_rec=rec, _id=rec.unary(op, x._id, user_loc())), x)
 
 
 def _scalar(v: Union[int, float], op: str) -> float:
@@ -94,12 +104,12 @@ def _binary(op: str, x: Any, y: Any) -> Tensor:
         y = _t(y, op)
         # scalar - y and scalar / y are instructions of their own (TSUBS / TDIVS in scalar/tile
         # form): 1e-39 / y is not reciprocal(y) * 1e-39, which overflows for tiny y.
-        return Tensor(_rec=rec, _id=rec.binary_scalar(op, y._id, _scalar(x, op), user_loc(), True))
+        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, y._id, _scalar(x, op), user_loc(), True)), y)
     x = _t(x, op)
     if isinstance(y, bool):
         raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
     if isinstance(y, (int, float)):
-        return Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc()))
+        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc())), x)
     if isinstance(y, _core.SymbolicScalar):
         raise _core.UserError(f"pypto.{op}: a symbolic scalar operand is not supported yet" + _suffix())
     y = _t(y, op)
@@ -306,7 +316,7 @@ def cast(x: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
             return t
         frac = x - t  # exact; ties (|frac| == 0.5) go away from zero
         return t + where(abs(frac) >= 0.5, sign(x), 0.0)  # +-inf: frac is NaN, t stays
-    return Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc(), _PTO_ROUND[mode]))
+    return _same_tile(Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc(), _PTO_ROUND[mode])), x)
 
 
 class PrecisionType(enum.Enum):
@@ -437,8 +447,7 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     x = _t(x, "view")
     rank = len(x.shape)
     if dtype is not None and dtype != x.dtype:
-        raise _core.UserError(f"pypto.view: reinterpreting {x.dtype} data as {dtype} is not supported" + _suffix()
-                              + "\nhint: convert with pypto.cast(x, dtype)")
+        return _reinterpret(rec, x, shape, offsets, valid_shape, dtype)
     shape = list(x.shape) if shape is None else list(shape)
     offsets = [0] * rank if offsets is None else list(offsets)
     extents = list(valid_shape) if valid_shape is not None else list(shape)
@@ -456,6 +465,26 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
     if valid_shape is not None:
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
+    return out
+
+
+def _reinterpret(rec: Any, x: Tensor, shape: Any, offsets: Any, valid_shape: Any, dtype: DataType) -> Tensor:
+    """``pypto.view(x, dtype=...)``: x's bytes read as ``dtype``, the last dim holding as many bytes
+    (int8 ``[n, 16]`` -> fp32 ``[n, 4]``), as PyPTO reads the tile. A slice is copied densely first.
+    PyPTO's padded shape scales with it (a ``[2048, 32]`` int8 tile of 16 valid columns is a
+    ``[2048, 8]`` fp32 one of 4)."""
+    if shape is not None or offsets is not None or valid_shape is not None:
+        raise _core.UserError(f"pypto.view: dtype={dtype} together with shape, offsets or valid_shape is not "
+                              f"supported; take the window first, then view it with dtype= alone ({x!r})"
+                              + _suffix())
+    from .shape import clone
+    src = clone(x) if rec.value_kind(x._vid) == "view" else x
+    out = Tensor(_rec=rec, _id=rec.bitcast(src._id, dtype, user_loc()))
+    padded = getattr(x, "_padded_shape", None)
+    if padded is not None and padded and isinstance(padded[-1], int):
+        scaled = padded[-1] * _core.dtype_bytes(x.dtype)
+        if scaled % _core.dtype_bytes(dtype) == 0:
+            out._padded_shape = list(padded[:-1]) + [scaled // _core.dtype_bytes(dtype)]
     return out
 
 
@@ -506,6 +535,24 @@ def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
     from .._tracing import note_write
     note_write()
     rec.assemble(src._id, list(offsets), dst._id, user_loc())
+
+
+def atomic_add(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
+    """PyPTO's atomic_add: ``dst[offsets : offsets + src.shape] += src``. Updates of one region
+    from several tasks (the iterations of a loop) are ordered by the runtime, each reading what
+    the one before wrote: the sum of every update, in program order (PyPTO leaves the order of
+    concurrent atomic updates open)."""
+    src = _t(src, "atomic_add")
+    dst = _t(dst, "atomic_add")
+    offsets = list(offsets)
+    if len(offsets) != dst.ndim or src.ndim != dst.ndim:
+        raise _core.UserError(f"pypto.atomic_add: src {src!r}, dst {dst!r} and offsets {offsets} must have the "
+                              "same rank" + _suffix())
+    if src.dtype != dst.dtype:
+        raise _core.UserError(f"pypto.atomic_add: src {src!r} and dst {dst!r} differ in dtype" + _suffix()
+                              + "\nhint: cast the source with pypto.cast(src, dst.dtype)")
+    window = view(dst, list(src.shape), offsets)
+    assemble(add(window, src), offsets, dst)
 
 
 # Tile shapes set by a pypto.options(vec_tile_shapes=..., cube_tile_shapes=...) scope: the

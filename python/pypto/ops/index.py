@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from .core import _suffix, _t
 
 __all__ = ["topk", "sort", "argsort", "gather", "index_select", "scatter_", "scatter", "index_add_", "index_add",
-           "index_put_", "scatter_update", "gathermask", "interleave", "deinterleave"]
+           "index_add__ub", "index_add_ub", "index_put_", "scatter_update", "gathermask", "interleave", "deinterleave"]
 
 
 def _dim(x: Tensor, dim: Any, op: str) -> int:
@@ -262,6 +262,12 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """index_add_ on a copy of ``input``."""
     return index_add_(_copy("index_add", _t(input, "index_add")), dim, index, source, alpha=alpha)
+
+
+# PyPTO's UB versions (the NPU keeps the operands in the unified buffer): the same results here,
+# where every op's operands are tiles in the on-chip buffer.
+index_add__ub = index_add_
+index_add_ub = index_add
 
 
 def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002

@@ -224,8 +224,9 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyP
         if is_int_dtype(dtype):
             info = np.iinfo(to_numpy_dtype(dtype))
             if not info.min <= s <= info.max:
-                raise _core.UserError(f"pypto.where: the scalar {v!r} is out of the range of {_core.dtype_name(dtype)} [{info.min}, "
-                                      f"{info.max}] of the other value" + _suffix()
+                raise _core.UserError(f"pypto.where: the scalar {v!r} is out of the range of "
+                                      f"{_core.dtype_name(dtype)} [{info.min}, {info.max}] of the other value"
+                                      + _suffix()
                                       + "\nhint: use a scalar the dtype can hold, or cast the tensor first")
         attrs[key] = s
     if not tensors:

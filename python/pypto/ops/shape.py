@@ -9,14 +9,14 @@ from typing import Any, List, Optional, Sequence
 
 from .. import _core
 from .._core import SymbolicScalar
-from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, is_float_dtype, is_int_dtype
+from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, DT_UINT8, DataType, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor, _dim, tensor
 from .core import _suffix, _t, assemble, cast, sub
 from .creation import full_value as full
 
 __all__ = ["transpose", "permute", "squeeze", "unsqueeze", "reshape", "expand_clone", "clone", "concat", "pad",
-           "tril", "triu", "one_hot", "fillpad"]
+           "tril", "triu", "one_hot", "fillpad", "pack", "unpack"]
 
 
 def _norm(x: Tensor, d: Any, op: str, rank: Optional[int] = None) -> int:
@@ -325,3 +325,29 @@ def fillpad(input: Tensor, mode: str = "constant", value: Any = 0) -> Tensor:  #
     out[...] = full(list(padded), value, x.dtype)
     assemble(x, [0] * x.ndim, out)  # the valid part over the fill (the runtime orders the writes)
     return out
+
+
+def pack(input: Tensor) -> Tensor:  # noqa: A002
+    """PyPTO's pack: ``input`` flattened to 1-D, its bytes as ``DT_UINT8`` elements (little-endian,
+    as the NPU and the host store them): ``[numel * element bytes]``."""
+    from .core import _reinterpret
+    x = _t(input, "pack")
+    if x.dtype == DT_BOOL:
+        raise _core.UserError(f"pypto.pack: a {x.dtype} tensor has no byte layout to pack, got {x!r}" + _suffix())
+    n: Any = 1
+    for d in x.shape:
+        n = n * d
+    flat = reshape(x, [_dim(_core.to_sym(n))]) if x.ndim != 1 else x
+    return flat if x.dtype == DT_UINT8 else _reinterpret(current_recorder("pack"), flat, None, None, None, DT_UINT8)
+
+
+def unpack(input: Tensor, dstDataType: DataType) -> Tensor:  # noqa: A002,N803
+    """PyPTO's unpack: the bytes of a 1-D ``DT_UINT8`` tensor read as ``dstDataType`` elements
+    (its length must be a multiple of their size)."""
+    from .core import _reinterpret
+    x = _t(input, "unpack")
+    if x.dtype != DT_UINT8 or x.ndim != 1:
+        raise _core.UserError(f"pypto.unpack: the input must be a 1-D DT_UINT8 tensor, got {x!r}" + _suffix())
+    dst = check_dtype(dstDataType, "pypto.unpack", _suffix())
+    return x if dst == DT_UINT8 else _reinterpret(current_recorder("unpack"), x, None, None, None, dst)
+
