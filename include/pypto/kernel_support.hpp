@@ -17,6 +17,7 @@
 #include "pypto/cube_support.hpp"
 #include "pypto/kernel_abi.h"
 #include "pypto/index_nd.hpp"
+#include "pypto/random.hpp"
 
 namespace pypto_kernel {
 

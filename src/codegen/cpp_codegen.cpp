@@ -410,6 +410,11 @@ class KernelWriter {
     }
     const TileBuf& d = k_.bufs[in.dst];
     std::string T = CppType(d.dtype);
+    if (op == Opcode::TPHILOX) {  // key and offset are uint64 bit patterns
+      auto u64 = [](const Expr& e) { return "int64_t(" + std::to_string(uint64_t(e.as_const().value())) + "ULL)"; };
+      return "PhiloxUniform<" + T + ">(" + Ptr(in.dst) + ", " + E(d.valid.back()) + ", " + E(in.coord[0]) + ", " +
+             u64(in.coord[1]) + ", " + u64(in.coord[2]) + ")";
+    }
     if (op == Opcode::TGATHERND) {
       const int R = static_cast<int>(d.shape.size());
       std::ostringstream c;

@@ -169,6 +169,16 @@ std::vector<OpDef> MakeOpDefs() {
                "write (or add, multiply) src into dst along a dim at the positions of an index tensor"});
   d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
   d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1 along one dim"});
+  d.push_back({"uniform",
+               OpKind::Random,
+               false,
+               O::TPHILOX,
+               {},
+               {},
+               {},
+               {},
+               {},
+               "uniform random numbers in [0, 1) from the counter-based Philox-4x32-10 generator"});
   d.push_back({"cast", OpKind::Cast, false, O::TCVT, {}, {}, {}, {}, {}, "convert to another dtype"});
   d.push_back({"matmul", OpKind::Matmul, false, O::TMATMUL, {}, {}, {}, {}, {}, "matrix product on the cube unit"});
   d.push_back(
@@ -286,7 +296,7 @@ int NormalizeAxis(int64_t dim, int rank, const std::string& op, const SourceLoc&
 
 void InferOpType(const Function& f, const OpCall& call, Value& out) {
   const OpDef& def = GetOpDef(call.op);
-  if (def.kind == OpKind::Fill || def.kind == OpKind::Iota) {  // made from nothing
+  if (def.kind == OpKind::Fill || def.kind == OpKind::Iota || def.kind == OpKind::Random) {  // made from nothing
     out.dtype = call.attrs.get<DataType>("dtype");
     out.shape = call.attrs.exprs("shape");
     if (def.kind == OpKind::Iota) {  // counts along attr "dim"; every other dim has extent 1
@@ -295,6 +305,8 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       for (int d = 0; ok && d < static_cast<int>(out.shape.size()); ++d) ok = d == dim || out.shape[d].as_const() == 1;
       if (!ok) throw InternalError("iota counts along one dim of an integer tensor");
     }
+    if (def.kind == OpKind::Random && (!IsFloat(out.dtype) || out.shape.size() != 1))
+      throw InternalError("uniform makes a 1-D float tensor (the frontend reshapes it)");
     for (auto& d : out.shape)
       if (auto c = d.as_const(); c && *c <= 0)
         throw UserError("pypto." + call.op + ": shape " + ShapeStr(out.shape) + " has a non-positive dim", call.loc,
@@ -463,6 +475,7 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
     }
     case OpKind::Fill:
     case OpKind::Iota:
+    case OpKind::Random:
       throw InternalError("made from nothing: handled above");
     case OpKind::Matmul:
       InferMatmul(f, call, out);

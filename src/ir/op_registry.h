@@ -32,6 +32,8 @@ enum class OpKind : uint8_t {
   Gather,        // y = x[..., index[...], ...] along attr "dim" (torch.gather); y has index's shape
   Fill,          // no inputs: attr "shape" filled with attr "value" (attr "dtype")
   Iota,          // no inputs: 0, 1, ..., n - 1 along attr "dim" of attr "shape" (other dims 1), integer
+  Random,        // no inputs: attr "shape" (1-D) of uniform values in [0, 1) (attr "dtype", a float) from the
+                 // Philox generator under attrs "key" and "offset" (uint64 bit patterns)
   Scatter,       // dst[..., index[p], ...] (=|+=|*=) src[p] along attr "dim" (attr "reduce" 0|1|2); inputs
                  // src, index (src's shape), dst; writes dst in place
 };

@@ -12,6 +12,8 @@ const char* OpcodeName(Opcode op) {
       return "TSCATTERND";
     case Opcode::TGATHERND:
       return "TGATHERND";
+    case Opcode::TPHILOX:
+      return "TPHILOX";
     case Opcode::LOOP:
       return "LOOP";
     default:

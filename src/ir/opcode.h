@@ -23,7 +23,8 @@ enum class Opcode : uint16_t {
       TBROADCAST,  // N-D broadcast of a tile into a larger one (its size-1 dims repeat)
   TSCATTERND,      // a tile into global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
   TGATHERND,       // a tile from global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
-  LOOP,            // Instr::body runs for Instr::var in [0, Instr::trip)
+  TPHILOX,  // uniform random numbers of flat elements coord[0].. (key coord[1], offset coord[2]; pypto/random.hpp)
+  LOOP,     // Instr::body runs for Instr::var in [0, Instr::trip)
 };
 
 using InstrForm = pto::isa::Form;

@@ -56,6 +56,7 @@ VecClass ClassOf(Opcode op) {
     case Opcode::TROWCUMSUM: case Opcode::TROWCUMPROD: case Opcode::TCOLCUMSUM: case Opcode::TCOLCUMPROD:
     case Opcode::TROWTOPK: case Opcode::TROWTOPKIDX: case Opcode::TCOLGATHER: case Opcode::TGATHER:
     case Opcode::TSCATTER: case Opcode::TSORT32: case Opcode::TMRGSORT: case Opcode::TSCATTERND: case Opcode::TGATHERND:
+    case Opcode::TPHILOX:
     case Opcode::MGATHER: case Opcode::MSCATTER: case Opcode::TCI: case Opcode::TTRI:
       return VecClass::Irregular;
     default:

@@ -392,6 +392,14 @@ class KernelBodyBuilder {
         out.push_back(ins);
         return ins.dst;
       }
+      case OpKind::Random: {  // flat elements coord * tile ..: their values depend on nothing else
+        ins.opcode = *def.pto;
+        ins.coord = {coord[0] * Expr(t.tile[0]), Expr(t.attrs.get<int64_t>("key")),
+                     Expr(t.attrs.get<int64_t>("offset"))};
+        ins.dst = result_buf(t.tile, Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, {false})));
+        out.push_back(ins);
+        return ins.dst;
+      }
       case OpKind::TopK: {
         int x = Input(b, t, 0, coord, out);
         auto shape = t.tile;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "pypto/index_nd.hpp"
+#include "pypto/random.hpp"
 
 namespace pypto {
 
@@ -501,6 +502,17 @@ const HandlerTable& Handlers() {
             throw UserError(e.what(), in.loc);
           }
         });
+      });
+    };
+    t[size_t(O::TPHILOX)] = [](Ctx& c, const Instr& in) {
+      const BufState& d = c.bufs[in.dst];
+      pto::visit_dtype(ToPto(d.buf->dtype), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, pto::half> || std::is_same_v<T, pto::bfloat16>)
+          pypto_kernel::PhiloxUniform<T>(d.data, d.valid.back(), in.coord[0].Eval(c.env), *in.coord[1].as_const(),
+                                         *in.coord[2].as_const());
+        else
+          throw InternalError("TPHILOX into a non-float tile");
       });
     };
     t[size_t(O::TCI)] = [](Ctx& c, const Instr& in) {

@@ -11,12 +11,13 @@ creation full, zeros, ones, arange
 shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, concat, pad, tril, triu,
          pack, unpack,
          one_hot, fillpad
+random   uniform, normal (PyPTO's Philox generator)
 quant    quantize, dequantize
 index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add_, index_add,
          index_put_, scatter_update
 """
 
-from . import core, creation, index, logic, loops, math, quant, reduce, shape
+from . import core, creation, index, logic, loops, math, quant, random, reduce, shape
 from .core import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .core import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
@@ -25,11 +26,12 @@ from .loops import *  # noqa: F401,F403
 from .index import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
+from .random import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
 __all__ = [*core.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__,
-           *shape.__all__, *quant.__all__, *index.__all__]
+           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__]
 
 # PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
 _TENSOR_METHODS = (
