@@ -174,6 +174,16 @@ def pypto_topk(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
     return topk
 
 
+def pypto_gather_rows(R: int, C: int, tile_rows: int) -> Callable[..., Any]:
+    # The cache's row count is known only at run time (a paged KV cache): the rows the indices
+    # name are read straight from memory (TGATHERND), one row copy per index.
+    @pypto.jit
+    def gather_rows(x: pypto.Tensor([pypto.DYNAMIC, C], pypto.DT_FP32), idx: pypto.Tensor((R,), pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(tile_rows, C)
+        return pypto.index_select(x, 0, idx)
+    return gather_rows
+
+
 def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def softmax(x):
         e = np.exp(x - x.max(-1, keepdims=True))
@@ -196,6 +206,9 @@ def numpy_impls() -> Dict[str, Callable[..., Any]]:
     def transpose(x):
         return np.ascontiguousarray(x.T)
 
+    def gather_rows(x, idx):
+        return np.take(x, idx.astype(np.int64), 0)
+
     def topk(x):
         part = np.argpartition(-x, TOPK - 1, axis=-1)[:, :TOPK]
         vals = np.take_along_axis(x, part, -1)
@@ -203,7 +216,8 @@ def numpy_impls() -> Dict[str, Callable[..., Any]]:
         return np.take_along_axis(vals, order, -1), np.take_along_axis(part, order, -1)
 
     return {"softmax": softmax, "tile_softmax": softmax, "pl_softmax": softmax, "rmsnorm": rmsnorm,
-            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk}
+            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk,
+            "gather_rows": gather_rows}
 
 
 def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
@@ -230,8 +244,12 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
     def topk(x):
         return torch.topk(x, TOPK, dim=-1)
 
+    def gather_rows(x, idx):
+        return torch.index_select(x, 0, idx)
+
     return {"softmax": softmax, "tile_softmax": softmax, "pl_softmax": softmax, "rmsnorm": rmsnorm,
-            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk}
+            "layernorm": layernorm, "chain": chain, "gelu_tanh": gelu, "transpose": transpose, "topk": topk,
+            "gather_rows": gather_rows}
 
 
 # --- timing -------------------------------------------------------------------------------------
@@ -397,7 +415,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
     names = args.only or ["softmax", "tile_softmax", "pl_softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh",
-                          "transpose", "topk"] + COMPUTE
+                          "transpose", "topk", "gather_rows"] + COMPUTE
     compute_names = [nm for nm in names if nm in COMPUTE]
     names = [nm for nm in names if nm not in COMPUTE and nm != "asc_vadd"]
     info = machine_info()
@@ -427,13 +445,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     makers = {"softmax": (pypto_softmax, 8), "tile_softmax": (pypto_tile_softmax, 8),
               "pl_softmax": (pypto_pl_softmax, 8), "rmsnorm": (pypto_rmsnorm, 8), "layernorm": (pypto_layernorm, 4),
               "chain": (pypto_chain, 8), "gelu_tanh": (pypto_gelu, 8), "transpose": (pypto_transpose, 32),
-              "topk": (pypto_topk, 8)}
+              "topk": (pypto_topk, 8), "gather_rows": (pypto_gather_rows, 8)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((R, C)).astype(np.float32)
     g = rng.standard_normal((1, C)).astype(np.float32)
     b = rng.standard_normal((1, C)).astype(np.float32)
     inputs = {"softmax": (x,), "tile_softmax": (x,), "pl_softmax": (x,), "rmsnorm": (x, g), "layernorm": (x, g, b), "chain": (x,), "gelu_tanh": (x,),
-              "transpose": (x,), "topk": (x,)}
+              "transpose": (x,), "topk": (x,), "gather_rows": (x, rng.permutation(R).astype(np.int32))}
     rows = []
     for name in names:
         maker, tile_rows = makers[name]
