@@ -12,7 +12,7 @@ if _os.path.isdir(_os.path.join(_inc, "pto")):
 from . import frontend  # noqa: E402
 from ._core import DataType, InternalError, SymbolicScalar, UserError, release_memory
 from ._dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
-                      as_dtype, from_bf16, to_bf16, to_numpy_dtype)
+                      as_dtype, from_bf16, from_torch, to_bf16, to_numpy_dtype)
 from ._dtypes import (DT_BOTTOM, DT_DOUBLE, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP8,  # noqa: F401
                       DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_HF4, DT_HF8, DT_INT4, DT_UINT16, DT_UINT32, DT_UINT64)
 from .jit import CompiledFunction, JitFunction, jit
@@ -22,7 +22,7 @@ from .config import (CompStage, RunMode, get_codegen_options, get_debug_options,
                      get_matrix_size, get_pass_options, get_runtime_options, get_verify_options, options,
                      reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
                      set_pass_options, set_runtime_options, set_verify_options)
-from .tensor import DYN, DYNAMIC, STATIC, Tensor, TileOpFormat, tensor
+from .tensor import DYN, DYNAMIC, STATIC, CachePolicy, Tensor, TileOpFormat, tensor
 from .control import bytes_of, ceildiv, cond, is_loop_begin, is_loop_end
 from .control import sym_max as max  # noqa: A004 - PyPTO's pypto.max of symbolic scalars
 from .control import sym_min as min  # noqa: A004
@@ -50,7 +50,7 @@ __all__ = [
     "DT_FP8E5M2", "DT_FP8E8M0", "DT_FP4_E2M1", "DT_FP4_E2M1X2", "DT_FP4_E1M2", "DT_FP4_E1M2X2", "DT_BOTTOM",
     "jit", "frontend", "JitFunction", "CompiledFunction", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
-    "to_numpy_dtype", "to_bf16", "from_bf16", "release_memory", "RunMode", "CompStage", "TileOpFormat", "options",
+    "to_numpy_dtype", "to_bf16", "from_bf16", "from_torch", "release_memory", "RunMode", "CompStage", "TileOpFormat", "CachePolicy", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element", *_OPS, *_TILE,

@@ -122,3 +122,38 @@ def from_bf16(bits: Any) -> np.ndarray:
     """float32 values of bf16 bit patterns (numpy uint16), e.g. a bf16 result from numpy inputs."""
     b = np.ascontiguousarray(bits, dtype=np.uint16)
     return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_format: Any = None,
+               dtype: Any = None) -> Any:
+    """PyPTO's ``from_torch``: a torch tensor as an argument of a PyPTO function. PyPTO wraps the
+    device memory in its runtime's tensor; here a jit function takes torch tensors as they are, so
+    this checks what PyPTO requires (a contiguous torch tensor, a dtype it can hold, ``dtype``
+    equal to the tensor's if given) and returns the tensor itself. ``name``, ``dynamic_axis`` (the
+    function's annotations say which dims are dynamic) and ``tensor_format`` are accepted."""
+    from . import _core
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is installed with the package's test extras
+        raise _core.UserError("pypto.from_torch needs torch (pip install torch==2.13.0)") from None
+    if not isinstance(tensor, torch.Tensor):
+        raise _core.UserError(f"pypto.from_torch: expected a torch.Tensor, got {type(tensor).__name__}")
+    if not tensor.is_contiguous():
+        raise _core.UserError(f"pypto.from_torch: the tensor of shape {tuple(tensor.shape)} is not contiguous"
+                              "\nhint: pass tensor.contiguous()")
+    if dynamic_axis is not None and (not isinstance(dynamic_axis, (list, tuple)) or any(
+            not isinstance(a, int) or not -tensor.dim() <= a < tensor.dim() for a in dynamic_axis)):
+        raise _core.UserError(f"pypto.from_torch: dynamic_axis {dynamic_axis!r} must list dims of a rank-"
+                              f"{tensor.dim()} tensor")
+    if dtype is not None:
+        want = check_dtype(dtype, "pypto.from_torch")
+        have = _TORCH_DTYPES.get(str(tensor.dtype))
+        if have != want:
+            raise _core.UserError(f"pypto.from_torch: dtype {want} differs from the tensor's {tensor.dtype}"
+                                  "\nhint: convert the tensor with .to(...) first")
+    return tensor
+
+
+_TORCH_DTYPES = {"torch.float32": DT_FP32, "torch.float16": DT_FP16, "torch.bfloat16": DT_BF16, "torch.int8": DT_INT8,
+                 "torch.int16": DT_INT16, "torch.int32": DT_INT32, "torch.int64": DT_INT64, "torch.uint8": DT_UINT8,
+                 "torch.bool": DT_BOOL}

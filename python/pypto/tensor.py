@@ -45,6 +45,13 @@ class TileOpFormat(enum.Enum):
     TILEOP_NZ = 1
 
 
+class CachePolicy(enum.Enum):
+    """PyPTO's L2 cache policies of a tensor (``Tensor.set_cache_policy``). NONE_CACHEABLE keeps a
+    tensor out of the NPU's L2; here the host's caches decide, and the policy is only recorded."""
+
+    NONE_CACHEABLE = 0
+
+
 class Tensor:
     """A tensor of a PyPTO function.
 
@@ -182,6 +189,31 @@ class Tensor:
     @property
     def name(self) -> Optional[str]:
         return self._name if self._rec is None else self._rec.value_name(self._vid)
+
+    @property
+    def id(self) -> int:
+        """PyPTO's unique tensor id: here the value's id in the traced function (an annotation: its
+        Python identity)."""
+        return self._vid if self._rec is not None else id(self)
+
+    @property
+    def format(self) -> TileOpFormat:
+        """The storage format the annotation declared (TILEOP_ND unless said): arrays here are ND."""
+        return getattr(self, "_format", None) or TileOpFormat.TILEOP_ND
+
+    def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
+        """PyPTO's L2 hint (``CachePolicy.NONE_CACHEABLE``): recorded on the tensor, no effect on the
+        host's caches."""
+        if not isinstance(policy, CachePolicy) or not isinstance(value, bool):
+            raise _core.UserError(f"Tensor.set_cache_policy(policy, value): a pypto.CachePolicy and a bool, got "
+                                  f"{policy!r}, {value!r}" + _loc_suffix())
+        policies = dict(getattr(self, "_cache_policy", {}))
+        policies[policy] = value
+        self._cache_policy = policies
+
+    def get_cache_policy(self, policy: CachePolicy) -> bool:
+        """What ``set_cache_policy`` set for ``policy`` (False unless set)."""
+        return bool(getattr(self, "_cache_policy", {}).get(policy, False))
 
     def __repr__(self) -> str:
         if self._rec is None and self._spec is None:
@@ -644,6 +676,13 @@ def _add_location_to_symbolic_errors() -> None:
     SymbolicScalar.min = lambda self, o: _core.sym_min(self, o)  # type: ignore[attr-defined]
     SymbolicScalar.max = lambda self, o: _core.sym_max(self, o)  # type: ignore[attr-defined]
     SymbolicScalar.is_concrete = SymbolicScalar.is_const  # type: ignore[attr-defined]
+    # PyPTO's three kinds of symbolic value: an immediate (a constant), a symbol (one name: a
+    # dim, a loop index, a read element) and an expression of them.
+    SymbolicScalar.is_immediate = SymbolicScalar.is_const  # type: ignore[attr-defined]
+    SymbolicScalar.is_symbol = lambda self: (  # type: ignore[attr-defined]
+        not self.is_const() and len(self.free_vars()) == 1 and _sym_text(self) == self.free_vars()[0])
+    SymbolicScalar.is_expression = lambda self: (  # type: ignore[attr-defined]
+        not self.is_const() and not self.is_symbol())
     SymbolicScalar.concrete = lambda self: int(self)  # type: ignore[attr-defined]
 
     SymbolicScalar.__str__ = to_text  # type: ignore[method-assign]

@@ -60,5 +60,33 @@ def _install_tensor_methods() -> None:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _as_method(globals()[name]))
 
+    # The methods whose receiver is not the first argument of the function (PyPTO's Tensor API).
+    from .core import assemble
+    from .logic import where
+    from .shape import concat, tril, triu
+    def assemble_into(self, input, offsets):  # type: ignore[no-untyped-def]  # noqa: A002
+        """``t.assemble(x, offsets)``: ``pypto.assemble(x, offsets, t)``."""
+        return assemble(input, offsets, self)
+
+    def where_self(self, condition, y):  # type: ignore[no-untyped-def]
+        """``x.where(condition, y)``: ``pypto.where(condition, x, y)``."""
+        return where(condition, self, y)
+
+    def tril_(self, diagonal=0):  # type: ignore[no-untyped-def]
+        """``t.tril_(diagonal)``: t becomes ``pypto.tril(t, diagonal)``, in place."""
+        self[...] = tril(self, diagonal)
+        return self
+
+    def triu_(self, diagonal=0):  # type: ignore[no-untyped-def]
+        """``t.triu_(diagonal)``: t becomes ``pypto.triu(t, diagonal)``, in place."""
+        self[...] = triu(self, diagonal)
+        return self
+
+    Tensor.assemble = assemble_into  # type: ignore[attr-defined]
+    Tensor.where = where_self  # type: ignore[attr-defined]
+    Tensor.tril_ = tril_  # type: ignore[attr-defined]
+    Tensor.triu_ = triu_  # type: ignore[attr-defined]
+    Tensor.concat = staticmethod(concat)  # type: ignore[attr-defined]
+
 
 _install_tensor_methods()
