@@ -87,9 +87,11 @@ class TileExpander {
     const Value& elem = g_.fn.value(call.inputs.empty() ? call.output : call.inputs[0]);
     int64_t bytes = DataTypeBytes(elem.dtype);
     // A tensor made from nothing (pypto.full, arange) of another rank than the tile shape in
-    // force takes the automatic tile: it has no input whose tiles it must match.
-    bool user_tile =
-        !call.tile_shape.empty() && !(call.inputs.empty() && static_cast<int>(call.tile_shape.size()) != rank);
+    // force takes the automatic tile: it has no input whose tiles it must match. So does an
+    // assemble under a tile of lower rank (PyPTO's DeepSeek indexer assembles a 3-D result under
+    // a 2-D tile): a copy's result does not depend on its tile.
+    const int given = static_cast<int>(call.tile_shape.size());
+    bool user_tile = given != 0 && !(call.inputs.empty() && given != rank) && !(call.op == "assemble" && given < rank);
     if (!user_tile) {
       // No user tile: the whole last dim if static and at most 4096 elements, then rows up to
       // 16 KiB per tile, which fits UB with room for a fused chain.

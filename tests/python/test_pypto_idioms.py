@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pypto
-from _util import MODES
+from _util import MODES, run_in
 
 F32 = pypto.DT_FP32
 
@@ -42,6 +42,23 @@ def test_tile_of_lower_rank_is_an_error():
 
     with pytest.raises(pypto.UserError, match=r"rank-2 tensor \(3, 5\), but the vec tile shape \(8\) has rank 1"):
         f(arr(3, 5), np.zeros((3, 5), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_assemble_under_a_tile_of_lower_rank_copies(mode):
+    """DeepSeek's indexer prolog assembles a 3-D result while a 2-D tile is in force: a copy does
+    not depend on its tile, so it takes the automatic one (a computation would be an error)."""
+    @pypto.jit
+    def f(y: pypto.Tensor([2, 3, 5], F32), o: pypto.Tensor([4, 3, 5], F32)):
+        pypto.set_vec_tile_shapes(1, 3, 5)
+        r = y * 2.0
+        pypto.set_vec_tile_shapes(3, 5)
+        pypto.assemble(r, [1, 0, 0], o)
+
+    y, o = arr(2, 3, 5), np.zeros((4, 3, 5), np.float32)
+    run_in(mode, f, y, o)
+    np.testing.assert_array_equal(o[1:3], y * 2)
+    np.testing.assert_array_equal(o[[0, 3]], 0)
 
 
 @pytest.mark.parametrize("mode", MODES)
