@@ -331,6 +331,22 @@ def test_get_cube_tile_shapes():
     assert seen == [[], [[16, 16], [8, 16], [16, 16]]]
 
 
+def test_cube_tile_k_with_separate_l1_sizes_for_a_and_b():
+    """PyPTO's k = [kL0, kL1 of A, kL1 of B] (DeepSeek's MLA prolog): K steps by the smaller."""
+    seen = []
+
+    @pypto.jit
+    def f(a: pypto.Tensor((32, 96), pypto.DT_FP32), b: pypto.Tensor((96, 32), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 64, 32], [16, 32])
+        seen.append(pypto.get_cube_tile_shapes())
+        return pypto.matmul(a, b)
+
+    r = rng(40)
+    a, b = r.standard_normal((32, 96)).astype(np.float32), r.standard_normal((96, 32)).astype(np.float32)
+    assert_close(f(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
+    assert seen == [[[16, 16], [16, 32], [16, 32]]]
+
+
 # ---- errors ------------------------------------------------------------------------------------
 
 

@@ -495,7 +495,8 @@ _last_set: Dict[str, List[Any]] = {"vec": [], "cube": []}
 
 def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], enable_split_k: bool = False, *,
                          enable_k_split: bool = True) -> None:
-    """Cube tile shapes for the matmuls recorded after this call, as [L0, L1] per axis:
+    """Cube tile shapes for the matmuls recorded after this call, as [L0, L1] per axis (k may be
+    [L0, L1 of A, L1 of B], as PyPTO allows):
     one cube task computes an m1 x n1 output block, loading K in k1 steps into L1 (Mat) and
     multiplying k0 steps from L0 (Left/Right). L1 must be a multiple of L0 (with
     enable_k_split=False, k0 == k1). An L0 tile smaller than L1 along m or n is checked against
@@ -506,6 +507,10 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
         raise _core.UserError(f"pypto.set_cube_tile_shapes: enable_split_k={enable_split_k!r} must be True or False"
                               + _suffix())
     rec = current_recorder("set_cube_tile_shapes")
+    if isinstance(k, (list, tuple)) and len(k) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in k):
+        # PyPTO's [kL0, kL1 of A, kL1 of B] (DeepSeek's MLA prolog): the host steps K by the
+        # smaller L1 size, a multiple of kL0 as both are (the sums are the same).
+        k = [k[0], min(k[1], k[2])]
     axes = []
     for name, v in (("m", m), ("k", k), ("n", n)):
         if isinstance(v, int) and not isinstance(v, bool):
