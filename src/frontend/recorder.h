@@ -13,6 +13,9 @@
 
 namespace pypto {
 
+/// "%name dtype(shape)", how the recorder's errors name a value.
+std::string DescribeValue(const Value& v);
+
 class Recorder {
  public:
   explicit Recorder(const std::string& function_name);

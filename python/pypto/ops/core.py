@@ -447,7 +447,12 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     x = _t(x, "view")
     rank = len(x.shape)
     if dtype is not None and dtype != x.dtype:
-        return _reinterpret(rec, x, shape, offsets, valid_shape, dtype)
+        if shape is not None or offsets is not None or valid_shape is not None:
+            raise _core.UserError(f"pypto.view: dtype={dtype} together with shape, offsets or valid_shape is not "
+                                  f"supported; take the window first, then view it with dtype= alone ({x!r})"
+                                  + _suffix())
+        from .shape import _reinterpret
+        return _reinterpret(rec, x, dtype)
     shape = list(x.shape) if shape is None else list(shape)
     offsets = [0] * rank if offsets is None else list(offsets)
     extents = list(valid_shape) if valid_shape is not None else list(shape)
@@ -465,26 +470,6 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
     if valid_shape is not None:
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
-    return out
-
-
-def _reinterpret(rec: Any, x: Tensor, shape: Any, offsets: Any, valid_shape: Any, dtype: DataType) -> Tensor:
-    """``pypto.view(x, dtype=...)``: x's bytes read as ``dtype``, the last dim holding as many bytes
-    (int8 ``[n, 16]`` -> fp32 ``[n, 4]``), as PyPTO reads the tile. A slice is copied densely first.
-    PyPTO's padded shape scales with it (a ``[2048, 32]`` int8 tile of 16 valid columns is a
-    ``[2048, 8]`` fp32 one of 4)."""
-    if shape is not None or offsets is not None or valid_shape is not None:
-        raise _core.UserError(f"pypto.view: dtype={dtype} together with shape, offsets or valid_shape is not "
-                              f"supported; take the window first, then view it with dtype= alone ({x!r})"
-                              + _suffix())
-    from .shape import clone
-    src = clone(x) if rec.value_kind(x._vid) == "view" else x
-    out = Tensor(_rec=rec, _id=rec.bitcast(src._id, dtype, user_loc()))
-    padded = getattr(x, "_padded_shape", None)
-    if padded is not None and padded and isinstance(padded[-1], int):
-        scaled = padded[-1] * _core.dtype_bytes(x.dtype)
-        if scaled % _core.dtype_bytes(dtype) == 0:
-            out._padded_shape = list(padded[:-1]) + [scaled // _core.dtype_bytes(dtype)]
     return out
 
 

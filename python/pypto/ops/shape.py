@@ -327,10 +327,24 @@ def fillpad(input: Tensor, mode: str = "constant", value: Any = 0) -> Tensor:  #
     return out
 
 
+def _reinterpret(rec: Any, x: Tensor, dtype: DataType) -> Tensor:
+    """``pypto.view(x, dtype=...)``: x's bytes read as ``dtype``, the last dim holding as many bytes
+    (int8 ``[n, 16]`` -> fp32 ``[n, 4]``), as PyPTO reads the tile. A slice is copied densely first.
+    PyPTO's padded shape scales with it (a ``[2048, 32]`` int8 tile of 16 valid columns is a
+    ``[2048, 8]`` fp32 one of 4)."""
+    src = clone(x) if rec.value_kind(x._vid) == "view" else x
+    out = Tensor(_rec=rec, _id=rec.bitcast(src._id, dtype, user_loc()))
+    padded = getattr(x, "_padded_shape", None)
+    if padded and isinstance(padded[-1], int):
+        scaled = padded[-1] * _core.dtype_bytes(x.dtype)
+        if scaled % _core.dtype_bytes(dtype) == 0:
+            out._padded_shape = list(padded[:-1]) + [scaled // _core.dtype_bytes(dtype)]
+    return out
+
+
 def pack(input: Tensor) -> Tensor:  # noqa: A002
     """PyPTO's pack: ``input`` flattened to 1-D, its bytes as ``DT_UINT8`` elements (little-endian,
     as the NPU and the host store them): ``[numel * element bytes]``."""
-    from .core import _reinterpret
     x = _t(input, "pack")
     if x.dtype == DT_BOOL:
         raise _core.UserError(f"pypto.pack: a {x.dtype} tensor has no byte layout to pack, got {x!r}" + _suffix())
@@ -338,16 +352,15 @@ def pack(input: Tensor) -> Tensor:  # noqa: A002
     for d in x.shape:
         n = n * d
     flat = reshape(x, [_dim(_core.to_sym(n))]) if x.ndim != 1 else x
-    return flat if x.dtype == DT_UINT8 else _reinterpret(current_recorder("pack"), flat, None, None, None, DT_UINT8)
+    return flat if x.dtype == DT_UINT8 else _reinterpret(current_recorder("pack"), flat, DT_UINT8)
 
 
 def unpack(input: Tensor, dstDataType: DataType) -> Tensor:  # noqa: A002,N803
     """PyPTO's unpack: the bytes of a 1-D ``DT_UINT8`` tensor read as ``dstDataType`` elements
     (its length must be a multiple of their size)."""
-    from .core import _reinterpret
     x = _t(input, "unpack")
     if x.dtype != DT_UINT8 or x.ndim != 1:
         raise _core.UserError(f"pypto.unpack: the input must be a 1-D DT_UINT8 tensor, got {x!r}" + _suffix())
     dst = check_dtype(dstDataType, "pypto.unpack", _suffix())
-    return x if dst == DT_UINT8 else _reinterpret(current_recorder("unpack"), x, None, None, None, dst)
+    return x if dst == DT_UINT8 else _reinterpret(current_recorder("unpack"), x, dst)
 

@@ -1,0 +1,231 @@
+// The recorder's views of memory: a window (View), the same elements in another order (Remap),
+// another shape (Reshape) or dtype (Bitcast) of the same bytes, and the writes into them
+// (Assemble), with the element-count equalities the call checks when it binds the dims.
+#include <set>
+
+#include "frontend/recorder.h"
+
+namespace pypto {
+
+std::vector<Expr> Recorder::Simplified(const std::vector<Expr>& shape) const {
+  std::vector<Expr> out;
+  for (const Expr& e : shape) out.push_back(e.Simplify(ranges_));
+  return out;
+}
+
+int Recorder::View(int x, const std::vector<Expr>& offsets_in, const std::vector<Expr>& shape_in,
+                   const SourceLoc& loc) {
+  CheckLive(x, "view", loc);
+  const std::vector<Expr> offsets = Simplified(offsets_in), shape = Simplified(shape_in);
+  const Value& src = f_.value(x);
+  if (offsets.size() != shape.size() || static_cast<int>(shape.size()) != src.rank())
+    throw UserError("slicing " + DescribeValue(src) + ": expected " + std::to_string(src.rank()) + " indices, got " +
+                        std::to_string(shape.size()),
+                    loc, "give one slice per dim, e.g. x[i:i + 1, :, :]");
+  CheckBranchScope(x, "slicing", loc);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    auto ext = shape[i].as_const();
+    if (ext && *ext <= 0)
+      throw UserError("slicing " + DescribeValue(src) + ": dim " + std::to_string(i) + " of the slice is empty (" +
+                          shape[i].str() + ")",
+                      loc);
+    auto off = offsets[i].as_const();
+    auto dim = src.shape[i].as_const();
+    if (off && ext && dim && (*off < 0 || *off + *ext > *dim))
+      throw UserError("slicing " + DescribeValue(src) + ": [" + std::to_string(*off) + ":" +
+                          std::to_string(*off + *ext) + "] is out of bounds in dim " + std::to_string(i),
+                      loc);
+  }
+  Value v;
+  v.kind = ValueKind::View;
+  v.dtype = src.dtype;
+  v.shape = shape;
+  v.loc = loc;
+  // Views of views point at the root tensor, with composed offsets.
+  if (src.kind == ValueKind::View) {
+    v.base = src.base;
+    for (size_t i = 0; i < offsets.size(); ++i) v.offsets.push_back(src.offsets[i] + offsets[i]);
+  } else {
+    v.base = x;
+    v.offsets = offsets;
+  }
+  v.name = FreshName(f_.value(v.base).name + "_view");
+  return f_.AddValue(v);
+}
+
+int Recorder::Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& loc) {
+  CheckLive(x, "permute", loc);
+  int64_t rank = f_.value(x).rank();
+  bool identity = static_cast<int64_t>(perm.size()) == rank;
+  for (size_t d = 0; identity && d < perm.size(); ++d) identity = perm[d] == static_cast<int64_t>(d);
+  if (identity) return x;
+  Attrs attrs;
+  attrs.set("perm", perm);
+  std::vector<int64_t> tile = tile_shape_;
+  if (!tile.empty() && tile.size() < perm.size() && static_cast<int64_t>(tile.size()) >= rank) {
+    std::vector<int64_t> remapped;
+    for (int64_t p : perm) remapped.push_back(p >= 0 ? tile[p] : 1);
+    tile_shape_ = remapped;
+  }
+  struct Restore {
+    std::vector<int64_t>& tile;
+    std::vector<int64_t> saved;
+    ~Restore() { tile = std::move(saved); }
+  } restore{tile_shape_, tile};
+  return Op("permute", {x}, std::move(attrs), loc);
+}
+
+int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc& loc) {
+  CheckLive(x, "reshape", loc);
+  const std::vector<Expr> shape = Simplified(shape_in);
+  {
+    // Only dims of size 1 added or dropped: a remap of the same elements (no memory view).
+    const Value& src = f_.value(x);
+    std::vector<int64_t> kept_src, kept_dst;
+    for (int64_t d = 0; d < src.rank(); ++d)
+      if (src.shape[d].as_const() != std::optional<int64_t>(1)) kept_src.push_back(d);
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      if (shape[d].as_const() != std::optional<int64_t>(1)) kept_dst.push_back(d);
+    bool same = kept_src.size() == kept_dst.size();
+    for (size_t i = 0; same && i < kept_src.size(); ++i)
+      same = Simplified({src.shape[kept_src[i]]})[0].same_as(shape[kept_dst[i]]);
+    if (same) {
+      std::vector<int64_t> perm(shape.size(), -1);
+      for (size_t i = 0; i < kept_src.size(); ++i) perm[kept_dst[i]] = kept_src[i];
+      return Remap(x, perm, loc);
+    }
+  }
+  CheckBranchScope(x, "pypto.reshape", loc);
+  const Value& src = f_.value(x);
+  // A reshape of a reshape is the base's memory in the last shape.
+  if (src.kind == ValueKind::Reshape) return Reshape(src.base, shape_in, loc);
+  if (src.kind == ValueKind::View)
+    throw UserError("pypto.reshape of " + DescribeValue(src) +
+                        ", a slice of another tensor, that merges or splits dims is not supported",
+                    loc, "reshape the whole tensor first, then slice it");
+  Expr a(1), b(1);
+  for (auto& d : Simplified(src.shape)) a = a * d;
+  for (auto& d : shape) {
+    if (auto c = d.as_const(); c && *c <= 0)
+      throw UserError("pypto.reshape: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
+    b = b * d;
+  }
+  auto ca = a.as_const(), cb = b.as_const();
+  std::string mismatch = "pypto.reshape: " + DescribeValue(src) + " has " + a.str() + " elements, the shape " +
+                         ShapeStr(shape) + " " + b.str();
+  if (ca && cb && *ca != *cb) throw UserError(mismatch, loc, "the new shape must hold the same number of elements");
+  if (!(ca && cb) && !a.same_as(b)) {
+    // Counts over the dynamic dims of different parameters (a cache of k_dim0 blocks viewed as
+    // the rows of x_dim0 tokens): equal only for some calls, so the call checks them when it
+    // binds the dims. Anything else (a loop index, a read element) cannot be checked then.
+    std::set<std::string> dims(f_.dynamic_vars.begin(), f_.dynamic_vars.end());
+    bool checkable = true;
+    for (const Expr* e : {&a, &b})
+      for (const std::string& var : e->FreeVars()) checkable = checkable && dims.count(var);
+    if (!checkable) throw UserError(mismatch, loc, "the new shape must hold the same number of elements");
+    AssumeEqual(
+        a, b,
+        "the element count of %" + src.name + " " + ShapeStr(src.shape) + " and of its reshape to " + ShapeStr(shape),
+        loc);
+  }
+  Value v;
+  v.kind = ValueKind::Reshape;
+  v.dtype = src.dtype;
+  v.shape = shape;
+  v.loc = loc;
+  v.base = x;
+  v.name = FreshName(src.name + "_reshape");
+  return f_.AddValue(v);
+}
+
+int Recorder::Bitcast(int x, DataType dtype, const SourceLoc& loc) {
+  CheckLive(x, "view", loc);
+  CheckBranchScope(x, "pypto.view", loc);
+  const Value& src = f_.value(x);
+  const std::string what = "pypto.view(" + DescribeValue(src) + ", dtype=" + DataTypeName(dtype) + ")";
+  if (src.rank() == 0) throw UserError(what + ": a 0-d tensor cannot be reinterpreted", loc);
+  if (src.kind == ValueKind::View)
+    throw InternalError(what + ": a slice reaches Bitcast (the frontend copies it first)");
+  const int64_t from = DataTypeBytes(src.dtype), to = DataTypeBytes(dtype);
+  const Expr& last = src.shape.back();
+  const Expr bytes = last * Expr(from);
+  // Into narrower elements any extent works; into wider ones the bytes must divide, which the
+  // extent shows now (static, or a multiple such as 8 * n).
+  if (from % to != 0 && Mod(bytes, Expr(to)).as_const() != std::optional<int64_t>(0))
+    throw UserError(what + ": the last dim holds " + bytes.str() + " bytes, not a whole number of " +
+                        std::to_string(to) + "-byte " + DataTypeName(dtype) + " elements",
+                    loc, "reinterpret a tensor whose last dim is static and a multiple of the new element size");
+  Value v;
+  v.kind = ValueKind::Reshape;
+  v.dtype = dtype;
+  v.shape = src.shape;
+  v.shape.back() = from % to == 0 ? last * Expr(from / to) : FloorDiv(bytes, Expr(to));
+  v.loc = loc;
+  v.base = src.kind == ValueKind::Reshape ? src.base : x;  // a reshape's memory is its base's
+  v.name = FreshName(src.name + "_as_" + DataTypeName(dtype));
+  return f_.AddValue(v);
+}
+
+void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc) {
+  if (a.same_as(b)) return;
+  auto ca = a.as_const(), cb = b.as_const();
+  if (ca && cb) throw UserError(what + ": " + std::to_string(*ca) + " != " + std::to_string(*cb), loc);
+  std::set<std::string> dims(f_.dynamic_vars.begin(), f_.dynamic_vars.end());
+  for (const Expr* e : {&a, &b})
+    for (const std::string& v : e->FreeVars())
+      if (!dims.count(v))
+        throw UserError(what + ": " + a.str() + " and " + b.str() + " may differ, and " + v +
+                            " is not a dynamic dim of a parameter, so it cannot be checked when the call starts",
+                        loc, "make the two shapes the same expression (e.g. slice with the same bounds)");
+  f_.assumptions.push_back({a, b, what, loc});
+}
+
+void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc) {
+  CheckLive(src, "assemble", loc);
+  CheckLive(dst, "assemble", loc);
+  const Value& s = f_.value(src);
+  const Value& d = f_.value(dst);
+  if (d.kind == ValueKind::Temp)
+    throw UserError("pypto.assemble: the destination " + DescribeValue(d) + " is " +
+                        (d.kind == ValueKind::Temp ? "an intermediate result" : "an input") + ", not an output tensor",
+                    loc, "write into a tensor made with pypto.tensor(...) or into an output parameter");
+  if (s.dtype != d.dtype)
+    throw UserError(
+        "pypto.assemble: dtype of the source " + DescribeValue(s) + " differs from the destination " + DescribeValue(d),
+        loc, "cast the source with pypto.cast(x, dtype)");
+  if (static_cast<int>(offsets.size()) != d.rank() || s.rank() != d.rank())
+    throw UserError("pypto.assemble: source " + DescribeValue(s) + ", destination " + DescribeValue(d) + " and " +
+                        std::to_string(offsets.size()) + " offsets must have the same rank",
+                    loc);
+  for (int i = 0; i < d.rank(); ++i) {
+    auto off = offsets[i].as_const();
+    auto ext = s.shape[i].as_const();
+    auto dim = d.shape[i].as_const();
+    if (off && ext && dim && (*off < 0 || *off + *ext > *dim))
+      throw UserError("pypto.assemble: source " + DescribeValue(s) + " at offsets " + ShapeStr(offsets) +
+                          " does not fit in " + DescribeValue(d) + " (dim " + std::to_string(i) + ")",
+                      loc);
+  }
+  // Into a reshape of a tensor (PyPTO's `o2 = reshape(out, [b * s, d], inplace=True)`): a window of
+  // the tensor's memory in the reshape's shape; the runtime orders it by the tensor's whole box.
+  if (d.kind == ValueKind::Reshape && !f_.value(f_.MemoryRoot(dst)).is_storage())
+    throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of an intermediate result", loc,
+                    "assemble into a tensor made with pypto.tensor(...) or into an output parameter");
+  if (s.kind == ValueKind::Created && !written_.count(src)) {
+    // out[:] = pypto.tensor(...): a fresh tensor holds nothing defined, so the copy defines
+    // nothing either (PyPTO code writes it to "allocate" out). Nothing to record; out counts as
+    // written, with what it held.
+    written_.insert(f_.MemoryRoot(dst));
+    MakeOutput(dst);
+    return;
+  }
+  MakeOutput(dst);
+  OpCall c;
+  c.op = "assemble";
+  c.inputs = {src, dst};
+  c.attrs.set("offsets", offsets);
+  c.loc = loc;
+  Record(std::move(c));
+}
+
+}  // namespace pypto
