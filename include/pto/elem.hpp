@@ -64,13 +64,19 @@ D convert(S v, RoundMode mode = RoundMode::RINT) {
       return D(to_double(v));  // exact
     else if constexpr (std::is_same_v<S, double>)
       return std::bit_cast<float>(uint32_t(detail::double_to_format<8, 23>(v, mode)));
+    else if constexpr (std::is_unsigned_v<S> && sizeof(S) == 8)  // above INT64_MAX too
+      return std::bit_cast<float>(uint32_t(detail::round_to_format<8, 23>(false, uint64_t(v), 0, mode)));
     else
       return std::bit_cast<float>(uint32_t(detail::int64_to_format<8, 23>(int64_t(v), mode)));
   } else if constexpr (is_float_v<S>) {  // float -> int
     const double x = to_double(v);
     if (x != x) return D(0);
     const double r = round_int(x, mode);
-    constexpr double hi = double(uint64_t{1} << std::numeric_limits<D>::digits);
+    constexpr double hi = [] {  // 2^digits: the first value above D's range (2^64 for uint64)
+      double h = 1;
+      for (int i = 0; i < std::numeric_limits<D>::digits; ++i) h *= 2;
+      return h;
+    }();
     constexpr double lo = std::is_signed_v<D> ? -hi : 0.0;
     if (r >= hi) return std::numeric_limits<D>::max();
     if (r < lo) return std::numeric_limits<D>::min();

@@ -43,44 +43,71 @@ enum class CmpMode { EQ, NE, LT, LE, GT, GE };
 // TSTORE: plain store or atomic accumulate into global memory.
 enum class AtomicMode { NONE, ADD };
 
-enum class DType { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL };
+// Every element type, once: enumerator, C++ type, name, short (assembler) name, bytes.
+// The unsigned types after BOOL keep the older enumerators' values.
+#define PTO_DTYPE_LIST(X)                 \
+  X(FP32, float, "fp32", "f32", 4)        \
+  X(FP16, half, "fp16", "f16", 2)         \
+  X(BF16, bfloat16, "bf16", "bf16", 2)    \
+  X(INT8, int8_t, "int8", "i8", 1)        \
+  X(INT16, int16_t, "int16", "i16", 2)    \
+  X(INT32, int32_t, "int32", "i32", 4)    \
+  X(INT64, int64_t, "int64", "i64", 8)    \
+  X(UINT8, uint8_t, "uint8", "u8", 1)     \
+  X(BOOL, bool, "bool", "i1", 1)          \
+  X(UINT16, uint16_t, "uint16", "u16", 2) \
+  X(UINT32, uint32_t, "uint32", "u32", 4) \
+  X(UINT64, uint64_t, "uint64", "u64", 8)
+
+enum class DType {
+#define PTO_DTYPE_ENUM(E, T, NAME, SHORT, BYTES) E,
+  PTO_DTYPE_LIST(PTO_DTYPE_ENUM)
+#undef PTO_DTYPE_ENUM
+};
+
+inline constexpr DType kAllDTypes[] = {
+#define PTO_DTYPE_ALL(E, T, NAME, SHORT, BYTES) DType::E,
+    PTO_DTYPE_LIST(PTO_DTYPE_ALL)
+#undef PTO_DTYPE_ALL
+};
 
 template <typename T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::FP32;
-  else if constexpr (std::is_same_v<T, half>) return DType::FP16;
-  else if constexpr (std::is_same_v<T, bfloat16>) return DType::BF16;
-  else if constexpr (std::is_same_v<T, int8_t>) return DType::INT8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DType::INT16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::INT32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::INT64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UINT8;
-  else if constexpr (std::is_same_v<T, bool>) return DType::BOOL;
-  else static_assert(!sizeof(T), "not a PTO element type");
+#define PTO_DTYPE_OF(E, TY, NAME, SHORT, BYTES) \
+  if constexpr (std::is_same_v<T, TY>) return DType::E; \
+  else
+  PTO_DTYPE_LIST(PTO_DTYPE_OF) { static_assert(!sizeof(T), "not a PTO element type"); }
+#undef PTO_DTYPE_OF
 }
 
 constexpr const char* dtype_name(DType d) {
   switch (d) {
-    case DType::FP32: return "fp32";
-    case DType::FP16: return "fp16";
-    case DType::BF16: return "bf16";
-    case DType::INT8: return "int8";
-    case DType::INT16: return "int16";
-    case DType::INT32: return "int32";
-    case DType::INT64: return "int64";
-    case DType::UINT8: return "uint8";
-    case DType::BOOL: return "bool";
+#define PTO_DTYPE_NAME(E, T, NAME, SHORT, BYTES) \
+  case DType::E: return NAME;
+    PTO_DTYPE_LIST(PTO_DTYPE_NAME)
+#undef PTO_DTYPE_NAME
+  }
+  return "?";
+}
+
+constexpr const char* dtype_short_name(DType d) {
+  switch (d) {
+#define PTO_DTYPE_SHORT(E, T, NAME, SHORT, BYTES) \
+  case DType::E: return SHORT;
+    PTO_DTYPE_LIST(PTO_DTYPE_SHORT)
+#undef PTO_DTYPE_SHORT
   }
   return "?";
 }
 
 constexpr size_t dtype_size(DType d) {
   switch (d) {
-    case DType::FP32: case DType::INT32: return 4;
-    case DType::FP16: case DType::BF16: case DType::INT16: return 2;
-    case DType::INT64: return 8;
-    default: return 1;
+#define PTO_DTYPE_SIZE(E, T, NAME, SHORT, BYTES) \
+  case DType::E: return BYTES;
+    PTO_DTYPE_LIST(PTO_DTYPE_SIZE)
+#undef PTO_DTYPE_SIZE
   }
+  return 1;
 }
 
 template <class T>
@@ -92,15 +119,10 @@ struct TypeTag {
 template <class F>
 decltype(auto) visit_dtype(DType d, F&& f) {
   switch (d) {
-    case DType::FP32: return f(TypeTag<float>{});
-    case DType::FP16: return f(TypeTag<half>{});
-    case DType::BF16: return f(TypeTag<bfloat16>{});
-    case DType::INT8: return f(TypeTag<int8_t>{});
-    case DType::INT16: return f(TypeTag<int16_t>{});
-    case DType::INT32: return f(TypeTag<int32_t>{});
-    case DType::INT64: return f(TypeTag<int64_t>{});
-    case DType::UINT8: return f(TypeTag<uint8_t>{});
-    case DType::BOOL: return f(TypeTag<bool>{});
+#define PTO_DTYPE_VISIT(E, T, NAME, SHORT, BYTES) \
+  case DType::E: return f(TypeTag<T>{});
+    PTO_DTYPE_LIST(PTO_DTYPE_VISIT)
+#undef PTO_DTYPE_VISIT
   }
   throw Error("visit_dtype: bad dtype");
 }

@@ -5,7 +5,8 @@
 
 namespace pypto {
 
-enum class DataType : uint8_t { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL };
+// The same order as pto::DType (the unsigned types after BOOL keep the older values).
+enum class DataType : uint8_t { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, UINT16, UINT32, UINT64 };
 
 // PyPTO's names.
 inline constexpr DataType DT_FP32 = DataType::FP32;
@@ -17,5 +18,8 @@ inline constexpr DataType DT_INT32 = DataType::INT32;
 inline constexpr DataType DT_INT64 = DataType::INT64;
 inline constexpr DataType DT_UINT8 = DataType::UINT8;
 inline constexpr DataType DT_BOOL = DataType::BOOL;
+inline constexpr DataType DT_UINT16 = DataType::UINT16;
+inline constexpr DataType DT_UINT32 = DataType::UINT32;
+inline constexpr DataType DT_UINT64 = DataType::UINT64;
 
 }  // namespace pypto

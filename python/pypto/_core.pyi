@@ -20,6 +20,9 @@ class DataType:
     INT64: "DataType"
     UINT8: "DataType"
     BOOL: "DataType"
+    UINT16: "DataType"
+    UINT32: "DataType"
+    UINT64: "DataType"
 
 def dtype_name(dt: DataType) -> str: ...
 def dtype_bytes(dt: DataType) -> int: ...

@@ -16,12 +16,15 @@ DT_INT16 = DataType.INT16
 DT_INT32 = DataType.INT32
 DT_INT64 = DataType.INT64
 DT_UINT8 = DataType.UINT8
+DT_UINT16 = DataType.UINT16
+DT_UINT32 = DataType.UINT32
+DT_UINT64 = DataType.UINT64
 DT_BOOL = DataType.BOOL
 
 
 class UnsupportedDType:
-    """One of PyPTO's dtypes that has no CPU implementation here yet (the unsigned 16- to 64-bit
-    integers, fp64, the 4- and 8-bit floats): a program may name it; using it is a UserError."""
+    """One of PyPTO's dtypes that has no CPU implementation here yet (fp64, the 4- and 8-bit
+    floats): a program may name it; using it is a UserError."""
 
     def __init__(self, name: str, why: str) -> None:
         self.name, self.why = name, why
@@ -32,9 +35,6 @@ class UnsupportedDType:
 
 _LATER = "not supported on the CPU backend yet"
 _NPU = "an NPU storage format with no CPU arithmetic here"
-DT_UINT16 = UnsupportedDType("DT_UINT16", _LATER)
-DT_UINT32 = UnsupportedDType("DT_UINT32", _LATER)
-DT_UINT64 = UnsupportedDType("DT_UINT64", _LATER)
 DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER)
 DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
 DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
@@ -48,7 +48,7 @@ DT_FP4_E2M1X2 = UnsupportedDType("DT_FP4_E2M1X2", _NPU)
 DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_UINT16, DT_UINT32, DT_UINT64, DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP8E4M3,
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP8E4M3,
                       DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
@@ -66,7 +66,7 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
     if isinstance(x, UnsupportedDType):
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
-                          "DT_INT64, DT_UINT8 and DT_BOOL")
+                          "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL")
     raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
 
 _TO_NUMPY = {
@@ -77,6 +77,9 @@ _TO_NUMPY = {
     DT_INT32: np.int32,
     DT_INT64: np.int64,
     DT_UINT8: np.uint8,
+    DT_UINT16: np.uint16,
+    DT_UINT32: np.uint32,
+    DT_UINT64: np.uint64,
     DT_BOOL: np.bool_,
 }
 
@@ -156,4 +159,4 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_
 
 _TORCH_DTYPES = {"torch.float32": DT_FP32, "torch.float16": DT_FP16, "torch.bfloat16": DT_BF16, "torch.int8": DT_INT8,
                  "torch.int16": DT_INT16, "torch.int32": DT_INT32, "torch.int64": DT_INT64, "torch.uint8": DT_UINT8,
-                 "torch.bool": DT_BOOL}
+                 "torch.uint16": DT_UINT16, "torch.uint32": DT_UINT32, "torch.uint64": DT_UINT64, "torch.bool": DT_BOOL}

@@ -74,6 +74,7 @@ class CompiledFunction:
         # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
         # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
         self.returns: List[Tuple[str, int]] = []
+        self.result_dtypes: List[Any] = []  # of the program's results (bf16 ones come back as uint16 bits)
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -327,7 +328,7 @@ class JitFunction:
                 self._traced_fn = control.with_runtime_branches(self.fn)
             with control.helpers_with_runtime_branches(self.fn):
                 result = self._traced_fn(*args)
-            plan = self._record_return(rec, result, [t._id for t in traced.values()])
+            plan, result_ids = self._record_return(rec, result, [t._id for t in traced.values()])
         if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
             raise _core.UserError(self._no_output_message())
         groups = self._options()
@@ -344,6 +345,7 @@ class JitFunction:
                 json.dump(config.recorded(groups), f, indent=1, default=str)
         compiled = CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
         compiled.returns = plan
+        compiled.result_dtypes = [rec.value_dtype(v) for v in result_ids]
         compiled.reshaped = [t._reshaped for t in traced.values()]
         return compiled
 
@@ -376,12 +378,13 @@ class JitFunction:
         return (f"@{self.fn.__name__} returns nothing and writes no output"
                 "\nhint: return the result, or write into an output parameter with out[:] = ...")
 
-    def _record_return(self, rec: Any, result: Any, param_ids: List[int]) -> List[Tuple[str, int]]:
+    def _record_return(self, rec: Any, result: Any,
+                       param_ids: List[int]) -> Tuple[List[Tuple[str, int]], List[int]]:
         """Records the returned tensors; returns the plan of what a call returns (see
-        CompiledFunction.returns). A parameter the function writes and returns is returned as
-        the caller's own argument, written in place."""
+        CompiledFunction.returns) and the values of the program's results. A parameter the
+        function writes and returns is returned as the caller's own argument, written in place."""
         if result is None:
-            return []
+            return [], []
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         plan: List[Tuple[str, int]] = []
         results: List[int] = []
@@ -397,7 +400,7 @@ class JitFunction:
             rec.set_return(results, user_loc())
         ann = self._resolve(self.sig.return_annotation)
         if ann is inspect.Signature.empty:
-            return plan
+            return plan, results
         anns = list(ann) if isinstance(ann, (tuple, list)) else [ann]
         if len(anns) != len(outs):
             raise _core.UserError(f"@{self.fn.__name__} returns {len(outs)} tensors but its annotation declares "
@@ -413,7 +416,7 @@ class JitFunction:
                 if isinstance(da, int) and isinstance(do, int) and da != do:
                     raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated "
                                           f"{a.shape}")
-        return plan
+        return plan, results
 
     # --- calls ---------------------------------------------------------------------------------
     def _as_array(self, a: Any, p: _Param, shapes_ok: bool = False) -> Tuple[np.ndarray, Any]:
@@ -569,6 +572,9 @@ class JitFunction:
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
+        # 64-bit unsigned results come back as numpy's 'Q' (unsigned long long), which torch
+        # refuses; np.uint64 is the same bytes.
+        outs = [o.view(np.uint64) if o.dtype.char == "Q" else o for o in outs]
         for i, original in staged:
             if compiled.writes[i]:
                 original[...] = arrays[i]
@@ -592,9 +598,9 @@ class JitFunction:
             self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:
             import torch
-            # uint16 results are bf16 bit patterns (no other pypto dtype maps to uint16).
-            outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if o.dtype == np.uint16
-                    else torch.from_numpy(o) for o in outs]
+            # bf16 results come back as their uint16 bit patterns (numpy has no bf16).
+            outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if dt == DT_BF16
+                    else torch.from_numpy(o) for o, dt in zip(outs, compiled.result_dtypes)]
         if any(kind == "param" for kind, _ in compiled.returns):
             tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))
                            if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v))]

@@ -1,6 +1,7 @@
 """The few names of CANN PyPTO's internal module ``pypto.pypto_impl`` that its model code uses
 (``from pypto import pypto_impl``): ``Element``, ``ScalarDivS``,
-``GetCompilerMonitorTotalElapsed`` and ``GetNPUArch`` / ``SetNPUArch``. Programs should use the public names (``pypto.Element``,
+``GetCompilerMonitorTotalElapsed``, ``GetNPUArch`` / ``SetNPUArch`` and the convolution's
+``TileL1Info`` / ``TileL0Info`` / ``ConvReLuType``. Programs should use the public names (``pypto.Element``,
 ``pypto.div``); these exist so such code runs unchanged."""
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from .element import Element
+from .ops.conv import ConvReLuType, TileL0Info, TileL1Info
 
-__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch"]
+__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch", "TileL1Info",
+           "TileL0Info", "ConvReLuType"]
 
 
 def GetNPUArch() -> str:  # noqa: N802 - PyPTO's name

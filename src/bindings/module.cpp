@@ -36,6 +36,9 @@ DataType FromDlpack(nb::dlpack::dtype dt) {
   if (code == dtype_code::Int && dt.bits == 32) return DataType::INT32;
   if (code == dtype_code::Int && dt.bits == 64) return DataType::INT64;
   if (code == dtype_code::UInt && dt.bits == 8) return DataType::UINT8;
+  if (code == dtype_code::UInt && dt.bits == 16) return DataType::UINT16;
+  if (code == dtype_code::UInt && dt.bits == 32) return DataType::UINT32;
+  if (code == dtype_code::UInt && dt.bits == 64) return DataType::UINT64;
   if (code == dtype_code::Bool) return DataType::BOOL;
   throw UserError("unsupported array dtype (code " + std::to_string(dt.code) + ", " + std::to_string(dt.bits) +
                   " bits)");
@@ -62,6 +65,12 @@ nb::dlpack::dtype ToDlpack(DataType t) {
       return nb::dtype<uint8_t>();
     case DataType::BOOL:
       return nb::dtype<bool>();
+    case DataType::UINT16:
+      return nb::dtype<uint16_t>();
+    case DataType::UINT32:
+      return nb::dtype<uint32_t>();
+    case DataType::UINT64:
+      return nb::dtype<uint64_t>();
   }
   return nb::dtype<float>();
 }
@@ -175,6 +184,9 @@ NB_MODULE(_core, m) {
       .value("INT32", DataType::INT32)
       .value("INT64", DataType::INT64)
       .value("UINT8", DataType::UINT8)
+      .value("UINT16", DataType::UINT16)
+      .value("UINT32", DataType::UINT32)
+      .value("UINT64", DataType::UINT64)
       .value("BOOL", DataType::BOOL);
   m.def("dtype_name", &DataTypeName);
   m.def("dtype_bytes", &DataTypeBytes);

@@ -30,6 +30,12 @@ const char* CppType(DataType t) {
       return "uint8_t";
     case DataType::BOOL:
       return "bool";
+    case DataType::UINT16:
+      return "uint16_t";
+    case DataType::UINT32:
+      return "uint32_t";
+    case DataType::UINT64:
+      return "uint64_t";
   }
   return "float";
 }

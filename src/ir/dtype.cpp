@@ -13,6 +13,7 @@ struct DataTypeInfo {
 constexpr DataTypeInfo kInfo[kNumDataTypes] = {
     {"fp32", 4, true}, {"fp16", 2, true},  {"bf16", 2, true},  {"int8", 1, false}, {"int16", 2, false},
     {"int32", 4, false}, {"int64", 8, false}, {"uint8", 1, false}, {"bool", 1, false},
+    {"uint16", 2, false}, {"uint32", 4, false}, {"uint64", 8, false},
 };
 }  // namespace
 
@@ -20,6 +21,9 @@ int DataTypeBytes(DataType t) { return kInfo[static_cast<int>(t)].bytes; }
 const char* DataTypeName(DataType t) { return kInfo[static_cast<int>(t)].name; }
 bool IsFloat(DataType t) { return kInfo[static_cast<int>(t)].is_float; }
 bool IsInteger(DataType t) { return !IsFloat(t) && t != DataType::BOOL; }
+bool IsUnsigned(DataType t) {
+  return t == DataType::UINT8 || t == DataType::UINT16 || t == DataType::UINT32 || t == DataType::UINT64;
+}
 
 DataType DataTypeFromName(const std::string& name) {
   for (int i = 0; i < kNumDataTypes; ++i)
@@ -33,7 +37,7 @@ int64_t IntegerMin(DataType t) {
     case DataType::INT16: return INT16_MIN;
     case DataType::INT32: return INT32_MIN;
     case DataType::INT64: return INT64_MIN;
-    default: return 0;  // uint8, bool
+    default: return 0;  // unsigned, bool
   }
 }
 
@@ -44,6 +48,9 @@ int64_t IntegerMax(DataType t) {
     case DataType::INT32: return INT32_MAX;
     case DataType::INT64: return INT64_MAX;
     case DataType::UINT8: return UINT8_MAX;
+    case DataType::UINT16: return UINT16_MAX;
+    case DataType::UINT32: return UINT32_MAX;
+    case DataType::UINT64: return INT64_MAX;
     case DataType::BOOL: return 1;
     default: return 0;
   }

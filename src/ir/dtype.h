@@ -9,7 +9,7 @@
 
 namespace pypto {
 
-constexpr int kNumDataTypes = 9;
+constexpr int kNumDataTypes = 12;
 
 int DataTypeBytes(DataType t);
 /// "fp32", "fp16", ... as used by the IR printers.
@@ -20,7 +20,9 @@ bool IsFloat(DataType t);
 bool IsInteger(DataType t);
 /// The 16-bit floating types, which compute in fp32 inside and round once.
 inline bool Is16BitFloat(DataType t) { return t == DataType::FP16 || t == DataType::BF16; }
-/// Smallest and largest value of an integer (or bool) dtype.
+bool IsUnsigned(DataType t);
+/// Smallest and largest value of an integer (or bool) dtype; uint64's largest is given as
+/// INT64_MAX (scalar operands travel as int64).
 int64_t IntegerMin(DataType t);
 int64_t IntegerMax(DataType t);
 /// Bytes of a dense tensor of `shape`, or nullopt when a dim is negative or the count overflows

@@ -38,7 +38,8 @@ const pypto_isa::Entry& entry() {
 
 using Array = nb::ndarray<nb::numpy, nb::device::cpu>;
 
-// numpy has no bfloat16: uint16 arrays carry bf16 bit patterns (uint16 is not a PTO dtype).
+// numpy has no bfloat16: uint16 arrays carry bf16 bit patterns here (a DT_UINT16 tile is not
+// reachable from numpy through pypto.isa; the tensor level takes uint16 by the parameter's dtype).
 pto::DType dtype_of(const Array& a) {
   const nb::dlpack::dtype d = a.dtype();
   using C = nb::dlpack::dtype_code;
@@ -52,6 +53,8 @@ pto::DType dtype_of(const Array& a) {
   if (d.code == uint8_t(C::Int) && bits == 64) return pto::DType::INT64;
   if (d.code == uint8_t(C::UInt) && bits == 8) return pto::DType::UINT8;
   if (d.code == uint8_t(C::UInt) && bits == 16) return pto::DType::BF16;
+  if (d.code == uint8_t(C::UInt) && bits == 32) return pto::DType::UINT32;
+  if (d.code == uint8_t(C::UInt) && bits == 64) return pto::DType::UINT64;
   if (d.code == uint8_t(C::Bool)) return pto::DType::BOOL;
   throw pto::Error("unsupported array dtype (code " + std::to_string(d.code) + ", " +
                    std::to_string(bits) + " bits)");

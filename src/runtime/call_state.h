@@ -256,6 +256,9 @@ class CallState {
       case DataType::INT16: return load(int16_t{});
       case DataType::INT32: return load(int32_t{});
       case DataType::INT64: return load(int64_t{});
+      case DataType::UINT16: return load(uint16_t{});
+      case DataType::UINT32: return load(uint32_t{});
+      case DataType::UINT64: return load(uint64_t{});  // a size or index: below 2^63
       default: throw InternalError("scalar read of a " + std::string(DataTypeName(s.dtype)) + " tensor");
     }
   }

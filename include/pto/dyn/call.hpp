@@ -129,23 +129,9 @@ struct Call {
 };
 
 // Spellings shared by the assembler and the bindings.
-inline const char* short_name(DType d) {
-  switch (d) {
-    case DType::FP32: return "f32";
-    case DType::FP16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::INT8: return "i8";
-    case DType::INT16: return "i16";
-    case DType::INT32: return "i32";
-    case DType::INT64: return "i64";
-    case DType::UINT8: return "u8";
-    case DType::BOOL: return "i1";
-  }
-  return "?";
-}
+inline const char* short_name(DType d) { return dtype_short_name(d); }
 inline DType parse_dtype(const std::string& s) {
-  for (DType d : {DType::FP32, DType::FP16, DType::BF16, DType::INT8, DType::INT16, DType::INT32,
-                  DType::INT64, DType::UINT8, DType::BOOL})
+  for (DType d : kAllDTypes)
     if (s == short_name(d) || s == dtype_name(d)) return d;
   throw Error("unknown dtype '" + s + "'");
 }

@@ -166,11 +166,10 @@ void TSORT32(TileRef<T> dst, TileRef<T> src, TileRef<I> dst_index) {
       const T* s = src.row(r) + b;
       T val[32];  // dst may alias src
       K key[32];
-      for (int i = 0; i < n; ++i) {
-        val[i] = s[i];
-        key[i] = (K(fast::sort_key(s[i])) << kShift) | K(uint32_t(i));
+      for (int i = 0; i < 32; ++i) {
+        if (i < n) val[i] = s[i];
+        key[i] = i < n ? (K(fast::sort_key(s[i])) << kShift) | K(uint32_t(i)) : ~K(0);  // padding sorts last
       }
-      for (int i = n; i < 32; ++i) key[i] = ~K(0);  // padding sorts last
       fast::sort32(key);
       T* d = dst.row(r) + b;
       I* di = dst_index.row(r) + b;

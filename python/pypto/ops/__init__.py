@@ -13,12 +13,15 @@ shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, c
          one_hot, fillpad
 random   uniform, normal (PyPTO's Philox generator)
 quant    quantize, dequantize
+conv     conv (1-D, 2-D, 3-D) and its tile shapes
 index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add_, index_add,
          index_put_, scatter_update
 """
 
+from . import conv as _conv_module
 from . import core, creation, index, logic, loops, math, quant, random, reduce, shape
 from .core import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .core import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
 from .logic import *  # noqa: F401,F403
@@ -31,7 +34,7 @@ from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
 __all__ = [*core.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__,
-           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__]
+           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__]
 
 # PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
 _TENSOR_METHODS = (

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence, Union
 
 from .. import _core
-from .._dtypes import DT_INT64, is_float_dtype, is_int_dtype
+from .._dtypes import DT_INT64, DT_UINT16, DT_UINT32, DT_UINT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _narrow, _on_reduced, _reduce, _suffix, _t, _widen, cast, div, mean, mul, sub, sum
@@ -47,19 +47,23 @@ def argmin(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # no
 
 def _scan(op: str, input: Any, dim: int) -> Tensor:  # noqa: A002
     x = _t(input, op)
-    if is_int_dtype(x.dtype) and x.dtype != DT_INT64:
-        x = cast(x, DT_INT64)  # integer scans accumulate in int64, as numpy and torch do
+    if is_int_dtype(x.dtype):
+        # Integer scans accumulate in 64 bits, as numpy and torch do: uint16/32/64 in uint64
+        # (numpy's choice; uint8 follows torch, int64).
+        wide = DT_UINT64 if x.dtype in (DT_UINT16, DT_UINT32, DT_UINT64) else DT_INT64
+        if x.dtype != wide:
+            x = cast(x, wide)
     return _record(op, x, {"dim": _dim(x, dim, op)})
 
 
 def cumsum(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """Inclusive prefix sum along ``dim``, in order (numpy.cumsum); integers give int64, fp16 and
-    bf16 accumulate in fp32 and round each result."""
+    """Inclusive prefix sum along ``dim``, in order (numpy.cumsum); integers give int64
+    (uint16/32/64: uint64), fp16 and bf16 accumulate in fp32 and round each result."""
     return _scan("cumsum", input, dim)
 
 
 def cumprod(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """Inclusive prefix product along ``dim``; integers give int64."""
+    """Inclusive prefix product along ``dim``; integers give int64 (uint16/32/64: uint64)."""
     return _scan("cumprod", input, dim)
 
 

@@ -3,6 +3,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pto/dyn/call.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -117,10 +118,43 @@ TEST(PtoRefConvert, IntToIntAndBool) {
   EXPECT_EQ(f(0, 3), 0.0f);
 }
 
+TEST(PtoRefConvert, Unsigned64BitsBothWays) {
+  // uint64 past INT64_MAX converts to float without going through int64; float -> uint64
+  // saturates at 2^64 (whose bound is not 1 << 64).
+  Buf<uint64_t> u(1, 4);
+  const uint64_t uv[] = {~uint64_t{0}, (uint64_t{1} << 63) + 1, uint64_t{1} << 40, 0};
+  for (int i = 0; i < 4; ++i) u(0, i) = uv[i];
+  Buf<float> f(1, 4);
+  ref::TCVT(f.ref(), u.ref());
+  EXPECT_EQ(f(0, 0), 18446744073709551616.0f);
+  EXPECT_EQ(f(0, 1), 9223372036854775808.0f);
+  EXPECT_EQ(f(0, 2), 1099511627776.0f);
+  Buf<pto::half> h(1, 4);
+  ref::TCVT(h.ref(), u.ref());
+  EXPECT_TRUE(std::isinf(float(h(0, 0))));
+  const float in[] = {2e19f, 1.5e19f, -3.0f, std::numeric_limits<float>::quiet_NaN()};
+  Buf<float> s(1, 4);
+  for (int i = 0; i < 4; ++i) s(0, i) = in[i];
+  Buf<uint64_t> d(1, 4);
+  ref::TCVT(d.ref(), s.ref(), RoundMode::TRUNC);
+  EXPECT_EQ(d(0, 0), ~uint64_t{0});
+  EXPECT_EQ(d(0, 1), uint64_t(1.5e19f));
+  EXPECT_EQ(d(0, 2), 0u);
+  EXPECT_EQ(d(0, 3), 0u);
+  Buf<uint32_t> d32(1, 4);
+  ref::TCVT(d32.ref(), s.ref());
+  EXPECT_EQ(d32(0, 0), ~uint32_t{0});
+  EXPECT_EQ(d32(0, 2), 0u);
+  EXPECT_EQ(pto::dyn::parse_dtype("u64"), pto::DType::UINT64);
+  EXPECT_EQ(pto::dyn::parse_dtype("uint16"), pto::DType::UINT16);
+  EXPECT_EQ(pto::dtype_size(pto::DType::UINT32), 4u);
+  EXPECT_EQ(pto::dtype_of<uint16_t>(), pto::DType::UINT16);
+}
+
 TEST(PtoRefConvert, ToHalfAndBf16) {
   Buf<float> s(1, 4);
   s(0, 0) = 1.0f + 0x1p-11f, s(0, 1) = 65520.0f, s(0, 2) = 0x1p-25f, s(0, 3) = -1e9f;
-  Buf<half> h(1, 4);
+  Buf<pto::half> h(1, 4);
   ref::TCVT(h.ref(), s.ref());
   EXPECT_EQ(h(0, 0).bits, 0x3C00);
   EXPECT_EQ(h(0, 1).bits, 0x7C00);
