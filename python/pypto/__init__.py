@@ -37,6 +37,8 @@ from .element import Element  # noqa: E402 - PyPTO's typed scalar
 from . import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses
 from . import operation  # noqa: E402 - PyPTO's pypto.operation (the ops, op_wrapper)
 from .npu_platform import platform  # noqa: E402 - pypto.platform.npuarch
+from .pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,  # noqa: E402
+                          get_pass_default_config, set_pass_config, set_pass_default_config)
 
 symbolic_scalar = SymbolicScalar  # PyPTO's pypto.symbolic_scalar(value): a symbolic scalar of a value
 from .tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
@@ -53,5 +55,7 @@ __all__ = [
     "to_numpy_dtype", "to_bf16", "from_bf16", "from_torch", "release_memory", "RunMode", "CompStage", "TileOpFormat", "CachePolicy", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
-    "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element", *_OPS, *_TILE,
+    "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",
+    "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
+    "set_pass_default_config", *_OPS, *_TILE,
 ]

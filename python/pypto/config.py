@@ -184,6 +184,12 @@ def version() -> int:
     return _version
 
 
+def bump() -> None:
+    """Something the merged options depend on changed (the pass configs of pypto.pass_config)."""
+    global _version
+    _version += 1
+
+
 def _check(group: str, k: str, v: Any) -> Any:
     keys = _GROUPS[group]
     if k not in keys:
@@ -277,8 +283,14 @@ def merged(group: str, local: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         # RunMode.NPU: this machine's native backend; RunMode.SIM: the NPU machine model (pypto.sim).
         out["run_mode"] = "sim" if out["run_mode"] == RunMode.SIM else "cpu"
     if group == "debug":
-        if not out["dump_dir"] and (os.environ.get("PYPTO_DUMP_DIR") or out["compile_debug_mode"]):
+        from . import pass_config
+        every, named = pass_config.dumped_passes()  # set_pass_config(..., KEY_DUMP_GRAPH, True)
+        if named:
+            out["dump_pass_graph"] = sorted(set(out["dump_pass_graph"]) | set(named))
+        all_passes = bool(os.environ.get("PYPTO_DUMP_DIR") or out["compile_debug_mode"] or every)
+        if not out["dump_dir"] and (all_passes or named):  # PyPTO dumps without being given a place
             out["dump_dir"] = os.environ.get("PYPTO_DUMP_DIR") or os.path.join(os.getcwd(), "pypto_dumps")
+        if all_passes and out["dump_dir"]:
             out["dump_passes"] = out["dump_passes"] or True
         if out["dump_pass_graph"] and not out["dump_passes"]:
             out["dump_passes"] = list(out["dump_pass_graph"])
@@ -303,6 +315,8 @@ def recorded(groups: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
 
     out = {g: plain(vals) for g, vals in groups.items()}
     out["matrix_size"] = get_matrix_size()
+    from . import pass_config
+    out["pass_config"] = pass_config.recorded()
     from . import experimental
     out["operation"] = experimental.get_operation_options()
     out["no_effect_on_cpu"] = {g: sorted(k for k, spec in _GROUPS[g].items() if not spec.meaningful)
