@@ -31,6 +31,7 @@ _NAMES = {
     "i8": _np.int8, "int8": _np.int8, "i16": _np.int16, "int16": _np.int16,
     "i32": _np.int32, "int32": _np.int32, "i64": _np.int64, "int64": _np.int64,
     "u8": _np.uint8, "uint8": _np.uint8, "i1": _np.bool_, "bool": _np.bool_,
+    "u32": _np.uint32, "uint32": _np.uint32, "u64": _np.uint64, "uint64": _np.uint64,
 }
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from .. import _core
 
 _NP = {"fp32": np.float32, "fp16": np.float16, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-       "int64": np.int64, "uint8": np.uint8, "bool": np.bool_}
+       "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+       "bool": np.bool_}
 
 _UNARY = {"exp": np.exp, "log": np.log, "abs": np.abs, "neg": np.negative, "sqrt": np.sqrt,
           "rsqrt": lambda x: (1 / np.sqrt(x)).astype(x.dtype), "reciprocal": lambda x: (1 / x).astype(x.dtype),
