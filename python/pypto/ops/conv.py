@@ -20,7 +20,7 @@ from .._dtypes import DT_BF16, DT_FP16, DT_FP32, DataType, check_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, _t, add, cast, matmul, mul, relu, view
-from .creation import arange
+from .creation import arange, full
 from .index import index_select
 from .logic import clip, ge, logical_and, lt, where
 from .math import floor_div, remainder
@@ -266,10 +266,12 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             assemble(x, [0] * x.ndim, whole)
             x = whole
         idx, inside = _gather_index(spatial, kernel, out, strides_, dil, [pads[2 * d] for d in range(nd)])
-        col = index_select(reshape(x, [batch, cin, _pymath.prod(spatial)]), 2, idx)  # [B, Cin, KK * L]
-        if inside is not None:
-            col = where(inside, col, 0.0)
-        col = reshape(col, [batch, cin * kk_n, l_n])
+        s_n = _pymath.prod(spatial)
+        flat = reshape(x, [batch, cin, s_n])
+        if inside is not None:  # a padding position reads a zero put after the input's elements
+            idx = where(inside, idx, s_n)
+            flat = concat([flat, full([batch, cin, 1], 0.0, x.dtype)], 2)
+        col = reshape(index_select(flat, 2, idx), [batch, cin * kk_n, l_n])  # [B, Cin * KK, L]
         w2 = reshape(w, [cout, cin_g * kk_n])
         cout_g = cout // groups
         parts = []
