@@ -256,8 +256,8 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
 
 # --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
 
-COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "attention", "attention_causal", "attention_d128", "tile_attention",
-           "tile_attention_causal"]
+COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "conv2d", "attention", "attention_causal", "attention_d128",
+           "tile_attention", "tile_attention_causal"]
 
 
 def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
@@ -310,6 +310,22 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
     if torch is not None:
         tx, tw1, tw2 = (torch.from_numpy(v) for v in (x, w1, w2))
         cases["ffn"]["torch eager"] = (lambda x, a, b: torch.nn.functional.silu(x @ a) @ b, (tx, tw1, tw2))
+
+    # A ResNet-style 3x3 convolution (im2col gather + one matmul here; oneDNN in torch).
+    nb, cc, hw = (2, 32, 28) if quick else (8, 64, 56)
+
+    @pypto.jit
+    def conv2d(x: pypto.Tensor((nb, cc, hw, hw), pypto.DT_FP32), w: pypto.Tensor((cc, cc, 3, 3), pypto.DT_FP32)):
+        return pypto.conv(x, w, pypto.DT_FP32, [1, 1], [1, 1, 1, 1], [1, 1])
+    cx = rng.standard_normal((nb, cc, hw, hw)).astype(np.float32)
+    cw = (rng.standard_normal((cc, cc, 3, 3)) / np.sqrt(9 * cc)).astype(np.float32)
+    if torch is not None:  # the reference is torch's (in float64)
+        tcx, tcw = torch.from_numpy(cx), torch.from_numpy(cw)
+        conv_t = torch.nn.functional.conv2d
+        cases["conv2d"] = {"what": f"[{nb}, {cc}, {hw}, {hw}] * [{cc}, {cc}, 3, 3] fp32, padding 1",
+                           "flops": 2 * nb * cc * hw * hw * cc * 9, "pypto": (conv2d, (cx, cw)),
+                           "torch eager": (lambda a, b_: conv_t(a, b_, padding=1), (tcx, tcw)),
+                           "ref": lambda out: conv_t(tcx.double(), tcw.double(), padding=1).numpy()}
 
     bh, seq = (4, 512) if quick else (16, 2048)
     for name, causal, dim in (("attention", False, 64), ("attention_causal", True, 64), ("attention_d128", False, 128)):
