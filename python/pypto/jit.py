@@ -435,6 +435,8 @@ class JitFunction:
                     raise self._dtype_error(p, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
                 return t.view(torch.int16).numpy().view(np.uint16), DT_BF16
             a = t.numpy()
+        if isinstance(a, np.generic):  # a numpy scalar (np.float32(3)) is a 0-d array
+            a = np.asarray(a)
         if isinstance(a, np.ndarray):
             if want == DT_BF16 and a.dtype == np.uint16:
                 return a, DT_BF16

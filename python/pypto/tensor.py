@@ -497,6 +497,18 @@ class Tensor:
         note_write()
         whole = all((isinstance(k, slice) and k.start is None and k.stop is None and k.step is None)
                     or k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
+        if whole and not self.shape and isinstance(value, Tensor) and value.is_traced:
+            # A rank-0 output: `out[:] = v` (PyPTO's form on any rank) writes v's one element.
+            if value.shape:
+                if any(not (isinstance(d, int) and d == 1) for d in value.shape):
+                    raise _core.UserError(f"assigning a tensor of shape {tuple(value.shape)} to the 0-d tensor "
+                                          f"%{self.name}: it must hold one element" + _loc_suffix())
+                from . import ops
+                from ._tracing import automatic_tiles
+                with automatic_tiles("assignment"):
+                    value = ops.reshape(value, [])
+            rec.assemble(value._id, [], self._vid, user_loc())
+            return
         if self._squeezed_from is not None and isinstance(value, Tensor):
             # `state = states[b, h]` (a window without its indexed dims), then `state[:] = v` or
             # `state[0:2, :] = v`: the write goes to the window of `states`, as PyPTO's tensors

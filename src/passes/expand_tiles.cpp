@@ -286,8 +286,9 @@ class TileExpander {
         t.output = call.output;
         break;
     }
-    if (t.extent.empty())
-      throw UserError("pypto." + call.op + " on a 0-d tensor is not supported", call.loc, "keep at least one dim");
+    // A 0-d value (sum of a 1-D tensor, a rank-0 output) is tiled as one element of rank 1: the
+    // accesses put the missing leading dim in, as for any lower-rank operand.
+    if (t.extent.empty()) t.extent = {Expr(1)};
     auto producer = def.kind == OpKind::Assemble ? matmul_tile_.find(call.inputs[0]) : matmul_tile_.end();
     if (producer != matmul_tile_.end()) {
       // Storing a matmul result: take the matmul's output block, so the store joins the cube

@@ -342,6 +342,10 @@ class CallState {
           a.hi.push_back(origin[d] + s.shape[d]);
         }
       }
+      if (a.lo.empty()) {  // a 0-d tensor: its one element
+        a.lo = {0};
+        a.hi = {1};
+      }
       if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
       if (kp.write) accesses.push_back(a);
     }
