@@ -5,8 +5,12 @@
 
 namespace pypto {
 
-// The same order as pto::DType (the unsigned types after BOOL keep the older values).
-enum class DataType : uint8_t { FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, UINT16, UINT32, UINT64 };
+// The same order as pto::DType up to UINT64 (the unsigned types after BOOL keep the older
+// values). The 8-bit MX formats after it are storage only: their bytes move (views, copies,
+// gathers), arithmetic needs a cast to a float type first; on the ISA they are uint8 bytes.
+enum class DataType : uint8_t {
+  FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, UINT16, UINT32, UINT64, FP8E4M3, FP8E5M2, FP8E8M0
+};
 
 // PyPTO's names.
 inline constexpr DataType DT_FP32 = DataType::FP32;
@@ -21,5 +25,8 @@ inline constexpr DataType DT_BOOL = DataType::BOOL;
 inline constexpr DataType DT_UINT16 = DataType::UINT16;
 inline constexpr DataType DT_UINT32 = DataType::UINT32;
 inline constexpr DataType DT_UINT64 = DataType::UINT64;
+inline constexpr DataType DT_FP8E4M3 = DataType::FP8E4M3;
+inline constexpr DataType DT_FP8E5M2 = DataType::FP8E5M2;
+inline constexpr DataType DT_FP8E8M0 = DataType::FP8E8M0;
 
 }  // namespace pypto

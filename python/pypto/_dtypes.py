@@ -20,6 +20,11 @@ DT_UINT16 = DataType.UINT16
 DT_UINT32 = DataType.UINT32
 DT_UINT64 = DataType.UINT64
 DT_BOOL = DataType.BOOL
+# The 8-bit MX formats: storage only (bytes that move; pypto.cast converts them to and from floats).
+DT_FP8E4M3 = DataType.FP8E4M3
+DT_FP8E5M2 = DataType.FP8E5M2
+DT_FP8E8M0 = DataType.FP8E8M0
+STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0)
 
 
 class UnsupportedDType:
@@ -40,16 +45,13 @@ DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
 DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
 DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
-DT_FP8E4M3 = UnsupportedDType("DT_FP8E4M3", _NPU)
-DT_FP8E5M2 = UnsupportedDType("DT_FP8E5M2", _NPU)
-DT_FP8E8M0 = UnsupportedDType("DT_FP8E8M0", _NPU)
 DT_FP4_E2M1 = UnsupportedDType("DT_FP4_E2M1", _NPU)
 DT_FP4_E2M1X2 = UnsupportedDType("DT_FP4_E2M1X2", _NPU)
 DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP8E4M3,
-                      DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2,
+                      DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):
@@ -66,7 +68,8 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
     if isinstance(x, UnsupportedDType):
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
-                          "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL")
+                          "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL (and the storage formats "
+                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0)")
     raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
 
 _TO_NUMPY = {
@@ -81,6 +84,9 @@ _TO_NUMPY = {
     DT_UINT32: np.uint32,
     DT_UINT64: np.uint64,
     DT_BOOL: np.bool_,
+    DT_FP8E4M3: np.uint8,  # bytes (after DT_UINT8: numpy uint8 arrays are DT_UINT8)
+    DT_FP8E5M2: np.uint8,
+    DT_FP8E8M0: np.uint8,
 }
 
 
@@ -89,7 +95,7 @@ def is_float_dtype(dt: DataType) -> bool:
 
 
 def is_int_dtype(dt: DataType) -> bool:
-    return not is_float_dtype(dt) and dt != DT_BOOL
+    return not is_float_dtype(dt) and dt != DT_BOOL and dt not in STORAGE_DTYPES
 
 
 def to_numpy_dtype(dt: DataType) -> Any:
@@ -159,4 +165,5 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_
 
 _TORCH_DTYPES = {"torch.float32": DT_FP32, "torch.float16": DT_FP16, "torch.bfloat16": DT_BF16, "torch.int8": DT_INT8,
                  "torch.int16": DT_INT16, "torch.int32": DT_INT32, "torch.int64": DT_INT64, "torch.uint8": DT_UINT8,
-                 "torch.uint16": DT_UINT16, "torch.uint32": DT_UINT32, "torch.uint64": DT_UINT64, "torch.bool": DT_BOOL}
+                 "torch.uint16": DT_UINT16, "torch.uint32": DT_UINT32, "torch.uint64": DT_UINT64, "torch.bool": DT_BOOL,
+                 "torch.float8_e4m3fn": DT_FP8E4M3, "torch.float8_e5m2": DT_FP8E5M2, "torch.float8_e8m0fnu": DT_FP8E8M0}

@@ -18,8 +18,10 @@ import numpy as np
 
 from . import _core, config, control, ops
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
-from ._dtypes import DT_BF16, as_dtype, to_numpy_dtype
+from ._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
+
+_TORCH_NAME = {dt: name[len("torch."):] for name, dt in _TORCH_DTYPES.items()}  # pypto dtype -> torch's name
 
 _log = logging.getLogger("pypto")
 # pypto.sim.simulate: the NPU model the calls of this thread are simulated on (None: run as asked).
@@ -411,7 +413,8 @@ class JitFunction:
             if a.dtype != o.dtype:
                 raise _core.UserError(f"@{self.fn.__name__}: result {i} has dtype {o.dtype}, annotated {a.dtype}")
             if len(a.shape) != len(o.shape):
-                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated {a.shape}")
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, "
+                                      f"annotated {a.shape}")
             for da, do in zip(a.shape, o.shape):
                 if isinstance(da, int) and isinstance(do, int) and da != do:
                     raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated "
@@ -434,12 +437,19 @@ class JitFunction:
                 if want is not None and want != DT_BF16:
                     raise self._dtype_error(p, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
                 return t.view(torch.int16).numpy().view(np.uint16), DT_BF16
+            fp8 = _TORCH_DTYPES.get(str(t.dtype))
+            if fp8 in STORAGE_DTYPES:  # the MX formats go in as their bytes
+                if want is not None and want != fp8:
+                    raise self._dtype_error(p, f"a torch tensor of dtype {t.dtype}", tuple(t.shape))
+                return t.view(torch.uint8).numpy(), fp8
             a = t.numpy()
         if isinstance(a, np.generic):  # a numpy scalar (np.float32(3)) is a 0-d array
             a = np.asarray(a)
         if isinstance(a, np.ndarray):
             if want == DT_BF16 and a.dtype == np.uint16:
                 return a, DT_BF16
+            if want in STORAGE_DTYPES and a.dtype == np.uint8:  # an MX format's bytes
+                return a, want
             try:
                 got = as_dtype(a.dtype)
             except TypeError:
@@ -600,8 +610,10 @@ class JitFunction:
             self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:
             import torch
-            # bf16 results come back as their uint16 bit patterns (numpy has no bf16).
+            # bf16 results come back as their uint16 bit patterns (numpy has no bf16), the MX
+            # formats as bytes.
             outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if dt == DT_BF16
+                    else torch.from_numpy(o).view(getattr(torch, _TORCH_NAME[dt])) if dt in STORAGE_DTYPES
                     else torch.from_numpy(o) for o, dt in zip(outs, compiled.result_dtypes)]
         if any(kind == "param" for kind, _ in compiled.returns):
             tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))

@@ -71,6 +71,10 @@ nb::dlpack::dtype ToDlpack(DataType t) {
       return nb::dtype<uint32_t>();
     case DataType::UINT64:
       return nb::dtype<uint64_t>();
+    case DataType::FP8E4M3:
+    case DataType::FP8E5M2:
+    case DataType::FP8E8M0:
+      return nb::dtype<uint8_t>();  // the MX formats' bytes (torch views them as float8)
   }
   return nb::dtype<float>();
 }
@@ -187,6 +191,9 @@ NB_MODULE(_core, m) {
       .value("UINT16", DataType::UINT16)
       .value("UINT32", DataType::UINT32)
       .value("UINT64", DataType::UINT64)
+      .value("FP8E4M3", DataType::FP8E4M3)
+      .value("FP8E5M2", DataType::FP8E5M2)
+      .value("FP8E8M0", DataType::FP8E8M0)
       .value("BOOL", DataType::BOOL);
   m.def("dtype_name", &DataTypeName);
   m.def("dtype_bytes", &DataTypeBytes);
@@ -393,15 +400,15 @@ NB_MODULE(_core, m) {
             std::vector<HostTensor> hp;
             const Function& fn = p.compiled->tensor_graph;
             for (size_t i = 0; i < params.size(); ++i) {
-              // numpy has no bf16: a bf16 parameter takes its bit patterns as uint16 (never int16,
-              // which is an int16 tensor's dtype).
+              // numpy has no bf16 and no MX formats: a bf16 parameter takes its bit patterns as
+              // uint16 (never int16, which is an int16 tensor's dtype), an fp8 one its bytes as uint8.
               auto dt = params[i].dtype();
-              bool bits16 = dt.bits == 16 && dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
-              bool bf16_param = i < fn.param_values.size() && fn.value(fn.param_values[i]).dtype == DataType::BF16;
-              if (bits16 && bf16_param) {
+              bool unsigned_bits = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
+              DataType want = i < fn.param_values.size() ? fn.value(fn.param_values[i]).dtype : DataType::FP32;
+              if (unsigned_bits && ((dt.bits == 16 && want == DataType::BF16) || (dt.bits == 8 && IsStorageOnly(want)))) {
                 HostTensor t;
                 t.data = const_cast<void*>(params[i].data());
-                t.dtype = DataType::BF16;
+                t.dtype = want;
                 for (size_t d = 0; d < params[i].ndim(); ++d) {
                   t.shape.push_back(static_cast<int64_t>(params[i].shape(d)));
                   t.strides.push_back(static_cast<int64_t>(params[i].stride(d)));

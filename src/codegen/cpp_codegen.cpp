@@ -36,6 +36,10 @@ const char* CppType(DataType t) {
       return "uint32_t";
     case DataType::UINT64:
       return "uint64_t";
+    case DataType::FP8E4M3:
+    case DataType::FP8E5M2:
+    case DataType::FP8E8M0:
+      return "uint8_t";  // storage only: bytes
   }
   return "float";
 }

@@ -14,13 +14,14 @@ constexpr DataTypeInfo kInfo[kNumDataTypes] = {
     {"fp32", 4, true}, {"fp16", 2, true},  {"bf16", 2, true},  {"int8", 1, false}, {"int16", 2, false},
     {"int32", 4, false}, {"int64", 8, false}, {"uint8", 1, false}, {"bool", 1, false},
     {"uint16", 2, false}, {"uint32", 4, false}, {"uint64", 8, false},
+    {"fp8e4m3", 1, false}, {"fp8e5m2", 1, false}, {"fp8e8m0", 1, false},
 };
 }  // namespace
 
 int DataTypeBytes(DataType t) { return kInfo[static_cast<int>(t)].bytes; }
 const char* DataTypeName(DataType t) { return kInfo[static_cast<int>(t)].name; }
 bool IsFloat(DataType t) { return kInfo[static_cast<int>(t)].is_float; }
-bool IsInteger(DataType t) { return !IsFloat(t) && t != DataType::BOOL; }
+bool IsInteger(DataType t) { return !IsFloat(t) && t != DataType::BOOL && !IsStorageOnly(t); }
 bool IsUnsigned(DataType t) {
   return t == DataType::UINT8 || t == DataType::UINT16 || t == DataType::UINT32 || t == DataType::UINT64;
 }

@@ -315,6 +315,15 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
   }
   auto in = [&](size_t i) -> const Value& { return f.value(call.inputs.at(i)); };
   const Value& x = in(0);
+  // The MX formats are bytes here: copies, permutes, gathers and scatters move them; anything
+  // that computes with the values needs them in a float type first.
+  bool moves = def.kind == OpKind::Assemble || def.kind == OpKind::Permute || def.kind == OpKind::Expand ||
+               def.kind == OpKind::Gather || (def.kind == OpKind::Scatter && call.attrs.get<int64_t>("reduce") == 0);
+  for (int v : call.inputs)
+    if (IsStorageOnly(f.value(v).dtype) && !moves)
+      throw UserError("pypto." + call.op + " on " + DTypeShape(f.value(v)) + ": " + DataTypeName(f.value(v).dtype) +
+                          " is a storage format here (its bytes move; no arithmetic)",
+                      call.loc, "convert it first: pypto.cast(x, pypto.DT_FP32)");
   // The user's name of the op (the tile-scalar forms are recorded as NAME_scalar).
   std::string name = call.op.size() > 7 && call.op.compare(call.op.size() - 7, 7, "_scalar") == 0
                          ? call.op.substr(0, call.op.size() - 7)
@@ -440,6 +449,9 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
     }
     case OpKind::Cast:
       out.dtype = call.attrs.get<DataType>("dtype");
+      if (IsStorageOnly(out.dtype))  // the Python pypto.cast encodes them with integer steps
+        throw UserError("pypto.cast to " + std::string(DataTypeName(out.dtype)) + " is not an instruction here",
+                        call.loc, "use pypto.cast from Python, which encodes the MX formats");
       out.shape = x.shape;
       return;
     case OpKind::Assemble:

@@ -44,6 +44,7 @@ InstrDtypes DtypesOf(Opcode op) {
 }
 
 bool Admits(InstrDtypes d, DataType t) {
+  if (IsStorageOnly(t)) return d == InstrDtypes::A;
   const bool is_bool = t == DataType::BOOL, is_float = IsFloat(t);
   switch (d) {
     case InstrDtypes::F:

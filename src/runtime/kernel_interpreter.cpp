@@ -13,7 +13,10 @@ namespace pypto {
 
 namespace {
 
-pto::DType ToPto(DataType t) { return static_cast<pto::DType>(static_cast<int>(t)); }
+// The IR's dtypes have pto's order; the MX storage formats are bytes on the ISA.
+pto::DType ToPto(DataType t) {
+  return IsStorageOnly(t) ? pto::DType::UINT8 : static_cast<pto::DType>(static_cast<int>(t));
+}
 
 // A tile buffer at one grid point: where it is and its valid extent per dim.
 struct BufState {

@@ -14,11 +14,13 @@ shape    transpose, permute, squeeze, unsqueeze, reshape, expand_clone, clone, c
 random   uniform, normal (PyPTO's Philox generator)
 quant    quantize, dequantize
 conv     conv (1-D, 2-D, 3-D) and its tile shapes
+mx       quant_mx, scaled_mm (the MX formats) and the FP8 conversions of pypto.cast
 index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add_, index_add,
          index_put_, scatter_update
 """
 
 from . import conv as _conv_module
+from . import mx as _mx_module
 from . import core, creation, index, logic, loops, math, quant, random, reduce, shape
 from .core import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -28,13 +30,15 @@ from .logic import *  # noqa: F401,F403
 from .loops import *  # noqa: F401,F403
 from .index import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .mx import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
 __all__ = [*core.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__,
-           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__]
+           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__,
+           *_mx_module.__all__]
 
 # PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
 _TENSOR_METHODS = (

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._core import DataType
-from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype, is_float_dtype, is_int_dtype
+from .._dtypes import DT_BF16, DT_FP16, DT_FP32, STORAGE_DTYPES, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import (_format_loc, current_recorder, maybe_recorder,
                         user_loc)
 from ..tensor import Tensor
@@ -297,6 +297,9 @@ def cast(x: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
     if not isinstance(satmode, SaturationMode):
         raise _core.UserError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}" + _suffix())
     src = x.dtype
+    if src in STORAGE_DTYPES or dtype in STORAGE_DTYPES:  # the MX formats: bit steps, python/pypto/ops/mx.py
+        from .mx import convert
+        return convert(x, dtype)
     float_src = is_float_dtype(src)
     asked = mode in _PTO_ROUND  # a float cast to its own dtype rounds to an integer only when asked
     if not asked:  # CAST_NONE, and CAST_ODD (not here): the default of the conversion

@@ -1,0 +1,313 @@
+"""The MX (microscaling) formats: ``quant_mx``, ``scaled_mm`` and the conversions of
+``DT_FP8E4M3`` / ``DT_FP8E5M2`` / ``DT_FP8E8M0`` to and from the float dtypes (``pypto.cast``).
+
+On the CPU these dtypes are storage: their bytes move like uint8 (views, copies, gathers), and
+every conversion is written here with int32 steps on the bit patterns, which fuse like any
+elementwise chain. ``quant_mx`` follows PyPTO's golden bit for bit: the shared exponent of each
+group of 32 is OCP's ``floor(log2(amax)) - 8`` (ROUND_DOWN) or NV's ``ceil(log2(amax / 448))``
+(ROUND_UP), the scaled values are encoded to E4M3 rounding to nearest even and saturating at
+448. ``pypto.cast`` to an FP8 type follows torch's ``.to(torch.float8_*)``: E4M3 saturates at 448
+and makes an infinity NaN, E5M2 overflows to inf. The 4-bit formats (``DT_FP4_E2M1X2``) are not here.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Dict, Optional, Tuple
+
+from .. import _core
+from .._dtypes import (DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_INT32, DT_UINT8, DT_UINT16,
+                       STORAGE_DTYPES, DataType, check_dtype)
+from .._tracing import current_recorder, user_loc
+from ..tensor import Tensor
+from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, relu, view  # noqa: A004
+from .logic import bitwise_and, bitwise_or, eq, ge, gt, isnan, logical_and, logical_not, logical_or, lt, where
+from .shape import concat, permute, reshape, transpose
+
+__all__ = ["DequantScaleRoundingMode", "ROUND_DOWN", "ROUND_UP", "quant_mx", "scaled_mm"]
+
+
+class DequantScaleRoundingMode(enum.Enum):
+    """How ``quant_mx`` picks a group's shared exponent: ROUND_DOWN is OCP's floor, ROUND_UP
+    NV's ceiling of log2(amax / max finite)."""
+    ROUND_UP = 0
+    ROUND_DOWN = 1
+
+
+ROUND_UP = DequantScaleRoundingMode.ROUND_UP
+ROUND_DOWN = DequantScaleRoundingMode.ROUND_DOWN
+
+
+class _AutoTiles:
+    """The steps of a composite have their own ranks: automatic vec tiles while they record."""
+
+    def __enter__(self) -> None:
+        self.rec = current_recorder("mx")
+        self.tile = list(self.rec.vec_tile_shapes())
+        self.rec.clear_vec_tile_shapes()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.tile:
+            self.rec.set_vec_tile_shapes(self.tile, user_loc())
+
+
+def _i32(x: Tensor) -> Tensor:
+    """The bit pattern of an fp32 tensor as int32."""
+    return view(x, dtype=DT_INT32)
+
+
+def _f32(bits: Tensor) -> Tensor:
+    """An int32 bit pattern as fp32."""
+    return view(bits, dtype=DT_FP32)
+
+
+def _shr(x: Tensor, n: int) -> Tensor:
+    return x >> n
+
+
+def _bytes_to_i32(x: Tensor) -> Tensor:
+    return cast(view(x, dtype=DT_UINT8), DT_INT32)
+
+
+# --- FP8 <-> fp32 ----------------------------------------------------------------------------
+
+def _encode_e4m3(x: Tensor, inf_is_nan: bool) -> Tensor:
+    """fp32 -> E4M3 bytes as int32 0..255, nearest even, saturating at +-448; an infinity gives
+    NaN with inf_is_nan (torch's float8_e4m3fn), else +-448 (the MX quantizer)."""
+    bits = _i32(x)
+    sign = bitwise_and(_shr(bits, 24), 0x80)
+    abs_bits = bitwise_and(bits, 0x7FFFFFFF)
+    a = _f32(abs_bits)
+    nan = isnan(a)
+    over = ge(a, 448.0)
+    denormal = logical_and(lt(a, 2.0 ** -6), logical_not(over))
+    # Subnormals: adding 2^(141-127) puts the 3 code bits at the bottom, rounded by the FPU.
+    denorm_code = _i32(add(a, 2.0 ** 14)) - (141 << 23)
+    mant_odd = bitwise_and(_shr(abs_bits, 20), 1)
+    normal_code = bitwise_and(_shr(abs_bits + (((7 - 127) << 23) + (1 << 19) - 1) + mant_odd, 20), 0x7F)
+    code = where(denormal, denorm_code, normal_code)
+    code = where(over, 0x7E, code)
+    code = where(logical_or(nan, eq(a, float("inf"))) if inf_is_nan else nan, 0x7F, code)
+    return bitwise_or(code, sign)
+
+
+def _encode_e5m2(x: Tensor) -> Tensor:
+    """fp32 -> E5M2 bytes as int32, nearest even, overflow to inf (torch's float8_e5m2)."""
+    bits = _i32(x)
+    sign = bitwise_and(_shr(bits, 24), 0x80)
+    abs_bits = bitwise_and(bits, 0x7FFFFFFF)
+    a = _f32(abs_bits)
+    nan = isnan(a)
+    over = ge(a, 61440.0)  # halfway between 57344 and 2^16 rounds (to even) to inf
+    denormal = logical_and(lt(a, 2.0 ** -14), logical_not(over))
+    denorm_code = _i32(add(a, 2.0 ** 7)) - (134 << 23)
+    mant_odd = bitwise_and(_shr(abs_bits, 21), 1)
+    normal_code = bitwise_and(_shr(abs_bits + (((15 - 127) << 23) + (1 << 20) - 1) + mant_odd, 21), 0x7F)
+    code = where(denormal, denorm_code, normal_code)
+    code = where(over, 0x7C, code)
+    code = where(nan, 0x7F, code)
+    return bitwise_or(code, sign)
+
+
+def _decode(x: Tensor) -> Tensor:
+    """An FP8 tensor's values as fp32 (exact)."""
+    b = _bytes_to_i32(x)
+    if x.dtype == DT_FP8E5M2:  # the top byte of an fp16
+        return cast(view(cast(b * 256, DT_UINT16), dtype=DT_FP16), DT_FP32)
+    if x.dtype == DT_FP8E8M0:  # 2^(b - 127); 0xFF is NaN; 0 is the fp32 subnormal 2^-127
+        v = _f32(where(eq(b, 0), 0x00400000, b * (1 << 23)))
+        return where(eq(b, 255), float("nan"), v)
+    # E4M3 (fn): no infinities, S.1111.111 is NaN, exponent 0 is subnormal (m * 2^-9).
+    e = bitwise_and(_shr(b, 3), 0xF)
+    m = bitwise_and(b, 7)
+    negative = ge(b, 0x80)
+    normal = _f32(bitwise_or(bitwise_or((b - e * 8 - m) * (1 << 24), (e + 120) * (1 << 23)), m * (1 << 20)))
+    sub = mul(cast(m, DT_FP32), 2.0 ** -9)
+    value = where(eq(e, 0), where(negative, mul(sub, -1.0), sub), normal)
+    return where(eq(bitwise_and(b, 0x7F), 0x7F), float("nan"), value)
+
+
+def _as_format(code: Tensor, dtype: DataType) -> Tensor:
+    return view(cast(code, DT_UINT8), dtype=dtype)
+
+
+def convert(x: Tensor, dtype: DataType) -> Tensor:
+    """pypto.cast where either side is an MX format."""
+    with _AutoTiles():
+        if x.dtype in STORAGE_DTYPES:
+            if dtype == x.dtype:
+                return x
+            if dtype not in (DT_FP32, DT_FP16, DT_BF16):
+                raise _core.UserError(f"pypto.cast: {x!r} converts to a float dtype (DT_FP32, DT_FP16, DT_BF16), "
+                                      f"not {dtype}" + _suffix())
+            v = _decode(x)
+            return v if dtype == DT_FP32 else cast(v, dtype)
+        if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or dtype == DT_FP8E8M0:
+            raise _core.UserError(f"pypto.cast: {x!r} to {dtype}: the float dtypes convert to DT_FP8E4M3 and "
+                                  "DT_FP8E5M2 (E8M0 scales come from pypto.quant_mx)" + _suffix())
+        x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
+        code = _encode_e4m3(x32, inf_is_nan=True) if dtype == DT_FP8E4M3 else _encode_e5m2(x32)
+        return _as_format(code, dtype)
+
+
+# --- quant_mx --------------------------------------------------------------------------------
+
+def _shared_exponent(amax_abs: Tensor, mode: DequantScaleRoundingMode) -> Tensor:
+    """The E8M0 exponent (int32 0..255) of groups whose largest magnitude is ``amax_abs``."""
+    bits = _i32(amax_abs)
+    biased = bitwise_and(_shr(bits, 23), 0xFF)
+    if mode == ROUND_DOWN:  # OCP: floor(log2(amax)) - 8, inf follows the exponent path
+        e = biased - 8
+    else:  # NV: ceil(log2(amax / 448)): one more when the mantissa is above 448's (1.75)
+        e = biased - 8 + cast(gt(bitwise_and(bits, 0x7FFFFF), 0x600000), DT_INT32)
+        e = where(ge(biased, 255), 254, e)  # inf: the largest finite scale
+    e = where(lt(e, 0), 0, where(gt(e, 254), 254, e))
+    return where(isnan(amax_abs), 255, e)
+
+
+def _reciprocal_scale(e: Tensor) -> Tensor:
+    """2^(127 - e) as fp32 (2^-127 for e = 254; NaN for the NaN exponent)."""
+    v = _f32(where(eq(e, 254), 0x00400000, (254 - e) * (1 << 23)))
+    return where(eq(e, 255), float("nan"), v)
+
+
+def _quantize_rows(x32: Tensor, mode: DequantScaleRoundingMode) -> Tuple[Tensor, Tensor]:
+    """Groups of 32 along the last dim of fp32 ``x32`` [..., C]: (E4M3 codes [..., C] as uint8,
+    exponents [..., ceil(C / 32)] as int32)."""
+    lead, cols = list(x32.shape[:-1]), x32.shape[-1]
+    groups = -(-cols // 32)
+    if groups * 32 != cols:  # a partial last group: zeros after it (they change no amax)
+        from .creation import full
+        x32 = concat([x32, full(lead + [groups * 32 - cols], 0.0, DT_FP32)], -1)
+    xg = reshape(x32, lead + [groups, 32])
+    e = _shared_exponent(amax(abs(xg), -1, keepdim=True), mode)  # [..., G, 1]
+    codes = cast(_encode_e4m3(mul(xg, _reciprocal_scale(e)), inf_is_nan=False), DT_UINT8)
+    codes = reshape(codes, lead + [groups * 32])
+    if groups * 32 != cols:
+        codes = view(codes, lead + [cols], [0] * (len(lead) + 1))
+    return codes, reshape(e, lead + [groups])
+
+
+def _pairs(e: Tensor) -> Tensor:
+    """Exponents [..., G] as E8M0 bytes [..., ceil(G / 2), 2] (a zero after an odd count)."""
+    lead, groups = list(e.shape[:-1]), e.shape[-1]
+    b = cast(e, DT_UINT8)
+    if groups % 2:
+        from .creation import full
+        b = concat([b, full(lead + [1], 0, DT_UINT8)], -1)
+    return reshape(b, lead + [(groups + 1) // 2, 2])
+
+
+def quant_mx(input: Tensor, quant_dtype: Any = DT_FP8E4M3,  # noqa: A002 - PyPTO's name
+             mode: DequantScaleRoundingMode = ROUND_DOWN, axis: int = -1,
+             performance_mode: bool = True) -> Tuple[Tensor, Tensor]:
+    """MX quantization of a 1-D to 4-D fp32 / fp16 / bf16 tensor: groups of 32 along ``axis``
+    (-1, or -2 with that dim a multiple of 64) share an E8M0 exponent; returns ``(quantized,
+    scale)``, quantized of the input's shape in ``DT_FP8E4M3``, scale ``DT_FP8E8M0`` of shape
+    ``[..., ceil(n / 64), 2]`` (axis -1) or ``[..., m / 64, n, 2]`` (axis -2).
+    ``performance_mode`` is accepted (it picks an NPU kernel)."""
+    x = _t(input, "quant_mx")
+    if isinstance(quant_dtype, DataType) or not hasattr(quant_dtype, "why"):
+        quant_dtype = check_dtype(quant_dtype, "pypto.quant_mx", _suffix())
+    if quant_dtype != DT_FP8E4M3:
+        name = getattr(quant_dtype, "name", quant_dtype)
+        raise _core.UserError(f"pypto.quant_mx: quant_dtype {name} is not supported here; DT_FP8E4M3 is (the 4-bit "
+                              "DT_FP4_E2M1X2 has no CPU format yet)" + _suffix())
+    if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or not 1 <= x.ndim <= 4:
+        raise _core.UserError(f"pypto.quant_mx: the input must be a 1-D to 4-D DT_FP32, DT_FP16 or DT_BF16 tensor, "
+                              f"got {x!r}" + _suffix())
+    if not isinstance(mode, DequantScaleRoundingMode):
+        raise _core.UserError(f"pypto.quant_mx: mode must be pypto.ROUND_DOWN or pypto.ROUND_UP, got {mode!r}"
+                              + _suffix())
+    a = axis % x.ndim if isinstance(axis, int) and not isinstance(axis, bool) and -x.ndim <= axis < x.ndim else None
+    if a is None or a < x.ndim - 2:
+        raise _core.UserError(f"pypto.quant_mx: axis must be the last or second-last dim of {x!r}, got {axis!r}"
+                              + _suffix())
+    last = a == x.ndim - 1
+    if any(not isinstance(d, int) for d in x.shape):
+        raise _core.UserError(f"pypto.quant_mx: the shape of {x!r} must be static here" + _suffix())
+    with _AutoTiles():
+        x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
+        if last:
+            codes, e = _quantize_rows(x32, mode)
+            return view(codes, dtype=DT_FP8E4M3), view(_pairs(e), dtype=DT_FP8E8M0)
+        m, n = x.shape[-2], x.shape[-1]
+        if m % 64:
+            raise _core.UserError(f"pypto.quant_mx: with axis=-2 dim -2 of {x!r} must be a multiple of 64"
+                                  + _suffix())
+        codes, e = _quantize_rows(transpose(x32, -1, -2), mode)  # [..., n, m], [..., n, m / 32]
+        lead = list(x.shape[:-2])
+        k = len(lead)
+        pairs = reshape(e, lead + [n, m // 64, 2])
+        scale = permute(pairs, list(range(k)) + [k + 1, k, k + 2])  # [..., m / 64, n, 2]
+        return (view(transpose(codes, -1, -2), dtype=DT_FP8E4M3),
+                view(cast(scale, DT_UINT8), dtype=DT_FP8E8M0))
+
+
+# --- scaled_mm -------------------------------------------------------------------------------
+
+def _group_scales(scale: Tensor, rows: int, groups: int, trans: bool, what: str) -> Tensor:
+    """E8M0 scales [rows, ceil(K/64), 2] (or [ceil(K/64), rows, 2] with trans) as fp32
+    [rows, groups] (groups = K / 32)."""
+    k64 = -(-groups // 2)
+    want = [k64, rows, 2] if trans else [rows, k64, 2]
+    if scale.dtype != DT_FP8E8M0 or list(scale.shape) != want:
+        raise _core.UserError(f"pypto.scaled_mm: {what} must be DT_FP8E8M0 of shape {tuple(want)}, got {scale!r}"
+                              + _suffix())
+    s = _decode(scale)
+    if trans:
+        s = permute(s, [1, 0, 2])
+    s = reshape(s, [rows, 2 * k64])
+    return s if 2 * k64 == groups else view(s, [rows, groups], [0, 0])
+
+
+def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor, scale_b: Tensor, *,
+              a_trans: bool = False, b_trans: bool = False, scale_a_trans: bool = False, scale_b_trans: bool = False,
+              c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
+    """(mat_a * scale_a) @ (mat_b * scale_b) for MX operands: ``mat_a`` [M, K] and ``mat_b``
+    [K, N] (transposed with a_trans / b_trans) in DT_FP8E4M3 or DT_FP8E5M2, each group of 32
+    along K scaled by its E8M0 exponent (``scale_a`` [M, ceil(K/64), 2], ``scale_b``
+    [ceil(K/64), N, 2], or transposed). Exact products, fp32 accumulation, one rounding to
+    ``out_dtype`` (DT_FP32, DT_FP16, DT_BF16); ``extend_params`` takes ``bias_tensor`` and
+    ``relu_type``."""
+    a, b = _t(mat_a, "scaled_mm"), _t(mat_b, "scaled_mm")
+    sa, sb = _t(scale_a, "scaled_mm"), _t(scale_b, "scaled_mm")
+    out_dt = check_dtype(out_dtype, "pypto.scaled_mm", _suffix())
+    for t, what in ((a, "mat_a"), (b, "mat_b")):
+        if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2) or t.ndim != 2:
+            raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D DT_FP8E4M3 or DT_FP8E5M2 tensor, got {t!r}"
+                                  + _suffix())
+    if out_dt not in (DT_FP32, DT_FP16, DT_BF16):
+        raise _core.UserError(f"pypto.scaled_mm: out_dtype must be DT_FP32, DT_FP16 or DT_BF16, got {out_dt}"
+                              + _suffix())
+    if c_matrix_nz:
+        raise _core.UserError("pypto.scaled_mm: c_matrix_nz=True is not supported (nor by PyPTO)" + _suffix())
+    ext = dict(extend_params or {})
+    if ext.get("scale") or ext.get("scale_tensor") is not None:
+        raise _core.UserError("pypto.scaled_mm: the fixpipe quantization (scale, scale_tensor) is not supported here"
+                              + _suffix())
+    m, k = (a.shape[1], a.shape[0]) if a_trans else (a.shape[0], a.shape[1])
+    kb, n = (b.shape[1], b.shape[0]) if b_trans else (b.shape[0], b.shape[1])
+    if any(not isinstance(d, int) for d in (m, k, kb, n)) or k != kb or k % 32:
+        raise _core.UserError(f"pypto.scaled_mm: mat_a {a!r} and mat_b {b!r} must have the same static K, a multiple "
+                              "of 32" + _suffix())
+    g = k // 32
+    with _AutoTiles():
+        af = _decode(a)
+        af = transpose(af, 0, 1) if a_trans else af  # [M, K]
+        bf = _decode(b)
+        bf = transpose(bf, 0, 1) if b_trans else bf  # [K, N]
+        sa32 = _group_scales(sa, m, g, scale_a_trans, "scale_a")  # [M, G]
+        sb32 = _group_scales(sb, n, g, not scale_b_trans, "scale_b")  # [N, G]
+        af = reshape(mul(reshape(af, [m, g, 32]), reshape(sa32, [m, g, 1])), [m, k])
+        bf = reshape(mul(reshape(bf, [g, 32, n]), reshape(transpose(sb32, 0, 1), [g, 1, n])), [k, n])
+        res = matmul(af, bf, DT_FP32)
+        bias = ext.get("bias_tensor")
+        if bias is not None:
+            bias = _t(bias, "scaled_mm")
+            res = add(res, bias if bias.dtype == DT_FP32 else cast(bias, DT_FP32))
+        relu_type = ext.get("relu_type")
+        if relu_type is not None and getattr(relu_type, "name", "") == "RELU":
+            res = relu(res)
+        return res if out_dt == DT_FP32 else cast(res, out_dt)
+
