@@ -19,9 +19,10 @@ What it does, and nothing more:
   and ``torch_npu.npu_format_cast`` returns its input (arrays are row-major here; NZ is recorded
   by the annotations, see docs/porting.md);
 * the few fused NPU kernels PyPTO's model tests compute their golden data with
-  (``npu_dynamic_quant``, ``npu_quant_matmul``, ``npu_swiglu``, ``npu_quantize``) are CPU
-  versions of their documented formulas (pypto.npu_reference);
-* any other ``torch_npu`` attribute (an NPU-only kernel such as ``torch_npu.npu_rms_norm``) raises
+  (``npu_dynamic_quant``, ``npu_quant_matmul``, ``npu_swiglu``, ``npu_quantize``,
+  ``npu_rms_norm``, ``npu_rotary_mul``) are CPU versions of their documented formulas
+  (pypto.npu_reference);
+* any other ``torch_npu`` attribute (an NPU-only kernel such as ``torch_npu.npu_moe_gating_top_k``) raises
   an AttributeError that says so, when it is used.
 """
 

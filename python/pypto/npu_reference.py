@@ -32,21 +32,62 @@ def _int_dtype(torch: Any, dtype: Any, kernel: str) -> Tuple[Any, int, int]:
 
 def npu_dynamic_quant(x: Any, *, smooth_scales: Any = None, group_index: Any = None,
                       dst_type: Any = None) -> Tuple[Any, Any]:
-    """Per-token symmetric int8 quantization: scale = max|x| / 127 over the last dim (after
-    x * smooth_scales), y = round(x / scale). Returns (y int8, scale float32 of x.shape[:-1])."""
+    """Per-token symmetric quantization: scale = max|x| / 127 over the last dim (after
+    x * smooth_scales), y = round(x / scale) in int8; with dst_type=torch.float8_e4m3fn, scale =
+    max|x| / 448 and y = x / scale rounded to E4M3. Returns (y, scale float32 of x.shape[:-1])."""
     import torch
     if group_index is not None:
         raise _unsupported("npu_dynamic_quant", "group_index (MoE smooth scales)")
-    if dst_type is not None and dst_type != torch.int8:
+    fp8 = dst_type == getattr(torch, "float8_e4m3fn", None)
+    if dst_type is not None and dst_type != torch.int8 and not fp8:
         raise _unsupported("npu_dynamic_quant", f"dst_type={dst_type}")
     xf = x.float()
     if smooth_scales is not None:
         xf = xf * smooth_scales.float()
     row_max = xf.abs().amax(dim=-1, keepdim=True)
-    scale = row_max / 127.0
+    scale = row_max / (448.0 if fp8 else 127.0)
     safe = torch.where(scale == 0, torch.ones_like(scale), scale)
-    y = torch.round(xf / safe).clamp(-128, 127).to(torch.int8)
+    y = (xf / safe).to(dst_type) if fp8 else torch.round(xf / safe).clamp(-128, 127).to(torch.int8)
     return y, scale.squeeze(-1)
+
+
+def npu_rms_norm(x: Any, gamma: Any, epsilon: float = 1e-6) -> Tuple[Any, Any]:
+    """x / sqrt(mean(x^2 over the last dim) + epsilon) * gamma in float32, in x's dtype; and
+    the float32 reciprocal root (x.shape[:-1] + (1,))."""
+    import torch
+    xf = x.float()
+    rstd = torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + epsilon)
+    return (xf * rstd * gamma.float()).to(x.dtype), rstd
+
+
+def npu_rotary_mul(x: Any, r1: Any, r2: Any, rotary_mode: str = "half") -> Any:
+    """x * r1 + rotate_half(x) * r2 (rotate_half: [-x2, x1] of the halves of the last dim), in
+    float32, in x's dtype."""
+    import torch
+    if rotary_mode != "half":
+        raise _unsupported("npu_rotary_mul", f"rotary_mode={rotary_mode!r}")
+    xf = x.float()
+    x1, x2 = xf.chunk(2, dim=-1)
+    return (xf * r1.float() + torch.cat((-x2, x1), dim=-1) * r2.float()).to(x.dtype)
+
+
+def _mx_quant_matmul(x1: Any, x2: Any, scale: Any, pertoken_scale: Any, bias: Any, output_dtype: Any,
+                     group_sizes: list) -> Any:
+    """The MX form (group_sizes [1, 1, g]): x1 [M, K] and x2 [K, N] in FP8, every g values along
+    K scaled by an E8M0 exponent (pertoken_scale [M, K / 64, 2], scale [K / 64, N, 2]); exact
+    products summed in float64, rounded once into output_dtype."""
+    import torch
+    if len(group_sizes) != 3 or group_sizes[0] != 1 or group_sizes[1] != 1 or pertoken_scale is None:
+        raise _unsupported("npu_quant_matmul", f"group_sizes={group_sizes} (only [1, 1, g] with pertoken_scale)")
+    g = int(group_sizes[2])
+    m, k = x1.shape
+    n = x2.shape[1]
+    sa = pertoken_scale.double().reshape(m, -1)[:, :k // g].repeat_interleave(g, dim=1)
+    sb = scale.double().transpose(1, 2).reshape(-1, n)[:k // g].repeat_interleave(g, dim=0)
+    out = (x1.double() * sa) @ (x2.double() * sb)
+    if bias is not None:
+        out = out + bias.double()
+    return out.to(output_dtype or torch.float32)
 
 
 def npu_quant_matmul(x1: Any, x2: Any, scale: Any, *, offset: Any = None, pertoken_scale: Any = None,
@@ -57,7 +98,7 @@ def npu_quant_matmul(x1: Any, x2: Any, scale: Any, *, offset: Any = None, pertok
     None, with ``offset`` added before that rounding)."""
     import torch
     if kwargs.get("group_sizes") is not None:
-        raise _unsupported("npu_quant_matmul", "group_sizes")
+        return _mx_quant_matmul(x1, x2, scale, pertoken_scale, bias, output_dtype, list(kwargs["group_sizes"]))
     acc = torch.matmul(x1.to(torch.float64), x2.to(torch.float64))  # exact: |sum| < 2^53
     if bias is not None and not bias.dtype.is_floating_point:
         acc = acc + bias.to(torch.float64)
@@ -105,4 +146,5 @@ def npu_quantize(input: Any, scales: Any, zero_points: Optional[Any], dtype: Any
     return torch.round(y).clamp(lo, hi).to(target)
 
 
-KERNELS = {f.__name__: f for f in (npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize)}
+KERNELS = {f.__name__: f for f in (npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize, npu_rms_norm,
+                                    npu_rotary_mul)}

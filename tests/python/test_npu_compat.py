@@ -116,9 +116,9 @@ def test_pytest_plugin_runs_the_tests_of_the_chip_stood_in_for(tmp_path):
 
 def test_npu_only_kernels_fail_when_used(tmp_path):
     p = pypto_run(tmp_path, "npu_kernel.py",
-                  "import torch, torch_npu\nf = torch_npu.npu_rms_norm\nf(torch.ones(2), torch.ones(2))\n")
+                  "import torch, torch_npu\nf = torch_npu.npu_moe_gating_top_k\nf(torch.ones(2), torch.ones(2))\n")
     assert p.returncode != 0
-    assert "torch_npu.npu_rms_norm is an NPU kernel" in p.stderr
+    assert "torch_npu.npu_moe_gating_top_k is an NPU kernel" in p.stderr
 
 
 GRAPH_SCRIPT = textwrap.dedent('''
