@@ -37,16 +37,18 @@ from .element import Element  # noqa: E402 - PyPTO's typed scalar
 from . import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses
 from . import operation  # noqa: E402 - PyPTO's pypto.operation (the ops, op_wrapper)
 from .npu_platform import platform  # noqa: E402 - pypto.platform.npuarch
+from .function_block import function  # noqa: E402 - PyPTO's older `with pypto.function(name, *tensors)` block
 from .pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_configs,  # noqa: E402
                           get_pass_default_config, set_pass_config, set_pass_default_config)
 
-symbolic_scalar = SymbolicScalar  # PyPTO's pypto.symbolic_scalar(value): a symbolic scalar of a value
+from . import symbolic_scalar  # noqa: E402 - PyPTO's module, callable: pypto.symbolic_scalar(value)
+from .symbolic_scalar import SymInt  # noqa: E402
 from .tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "platform", "symbolic_scalar", "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
+    "platform", "symbolic_scalar", "SymInt", "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
     "DT_FP32", "DT_FP16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_BOOL",
     "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_DOUBLE", "DT_INT4", "DT_FP8", "DT_HF8", "DT_HF4", "DT_FP8E4M3",
     "DT_FP8E5M2", "DT_FP8E8M0", "DT_FP4_E2M1", "DT_FP4_E2M1X2", "DT_FP4_E1M2", "DT_FP4_E1M2X2", "DT_BOTTOM",
@@ -56,6 +58,6 @@ __all__ = [
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",
-    "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
+    "function", "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
     "set_pass_default_config", *_OPS, *_TILE,
 ]

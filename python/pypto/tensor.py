@@ -129,11 +129,18 @@ class Tensor:
     _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)
     _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
     _squeezed_at: Tuple[int, int] = (0, 0)  # the read_point of _vid, for a squeezed window
+    _placeholder = False  # `pypto.tensor()` in a traced body, until `.move(value)` gives it one
+
+    def _check_bound(self) -> None:
+        if self._placeholder:
+            raise _core.UserError("a pypto.tensor() made without a shape holds nothing until .move(value) gives it "
+                                  "one" + _loc_suffix())
 
     @property
     def _id(self) -> int:
         """The value id, as an op's operand: marks a watched value as read; a squeezed window
         (`state = states[b, h]`) is read again where it is used, once per scope and write."""
+        self._check_bound()
         if self._watch is not None:
             self._watch[0] = True
         if self._squeezed_from is not None:
@@ -167,6 +174,7 @@ class Tensor:
         """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
             return self._spec
+        self._check_bound()
         return [_dim(d) for d in self._rec.value_shape(self._vid)]  # a list, as PyPTO returns
 
     @property
@@ -585,6 +593,13 @@ class Tensor:
         """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``); x of
         another shape with as many elements (the 2-D view of a 4-D cache a kernel updated) is
         written in row-major order."""
+        if self._placeholder:  # `res = pypto.tensor()`: res becomes the value
+            if not isinstance(other, Tensor) or not other.is_traced:
+                raise _core.UserError(f"move: a pypto.tensor() placeholder takes a traced tensor, got "
+                                      f"{type(other).__name__}" + _loc_suffix())
+            self.__dict__.update(other.__dict__)
+            self._placeholder = False
+            return
         if (isinstance(other, Tensor) and other.is_traced
                 and [str(d) for d in other.shape] != [str(d) for d in self.shape]
                 and len(other.shape) != len(self.shape)):
@@ -614,14 +629,36 @@ def _loc_suffix() -> str:
     return _format_loc(user_loc())
 
 
-def tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = None, name: Optional[str] = None,
-           **kw: Any) -> Tensor:
+class _TensorAlias(type):
+    """``pypto.tensor`` is a function (below) that PyPTO programs also use as the tensor type:
+    ``isinstance(x, pypto.tensor)``."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Tensor:  # type: ignore[override]
+        return _new_tensor(*args, **kwargs)
+
+
+class tensor(metaclass=_TensorAlias):  # noqa: N801 - PyPTO's name
+    """``pypto.tensor(shape, dtype, name)``: inside a traced function a new global-memory tensor,
+    outside an annotation or a declaration (see _new_tensor); ``isinstance(x, pypto.tensor)`` is
+    ``isinstance(x, pypto.Tensor)``."""
+
+
+def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = None, name: Optional[str] = None,
+                **kw: Any) -> Tensor:
     """Inside a traced function: a new global-memory tensor (an output when returned; dtype
     defaults to fp32). Outside: an annotation, as ``pypto.Tensor(...)`` (PyPTO writes
     ``pypto.tensor()`` for a parameter whose shape and dtype come from the argument)."""
     from ._tracing import maybe_recorder
     if maybe_recorder() is None:
         return Tensor(shape, dtype, name, **kw)
+    if shape is None and dtype is None and not kw:
+        # PyPTO's `res = pypto.tensor()` then `res.move(value)`: a name for the value moved in.
+        t = Tensor(_rec=current_recorder("tensor"), _id=-1)
+        t._placeholder = True
+        return t
     if shape is None:
         raise _core.UserError("pypto.tensor(shape, dtype): a tensor created in a function needs a shape"
                               + _loc_suffix())

@@ -494,6 +494,11 @@ def set_cube_tile_shapes(m: Sequence[int], k: Sequence[int], n: Sequence[int], e
     if not isinstance(enable_split_k, bool):
         raise _core.UserError(f"pypto.set_cube_tile_shapes: enable_split_k={enable_split_k!r} must be True or False"
                               + _suffix())
+    if maybe_recorder() is None:  # PyPTO's global configuration: the functions traced afterwards
+        _DEFAULT_TILES["cube"] = (tuple(m) if isinstance(m, (list, tuple)) else m,
+                                  tuple(k) if isinstance(k, (list, tuple)) else k,
+                                  tuple(n) if isinstance(n, (list, tuple)) else n, enable_split_k)
+        return
     rec = current_recorder("set_cube_tile_shapes")
     if isinstance(k, (list, tuple)) and len(k) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in k):
         # PyPTO's [kL0, kL1 of A, kL1 of B] (DeepSeek's MLA prolog): the host steps K by the
@@ -581,10 +586,19 @@ def _apply_default_tiles() -> None:
 def set_vec_tile_shapes(*dims: int) -> None:
     """Tile shape for the vector ops recorded after this call: one entry per tensor dim (more are
     allowed: dim d takes entry d, as in PyPTO). A symbolic entry with a constant bound (a valid
-    extent ``min(n - i * 16, 16)``) is that bound."""
-    rec = current_recorder("set_vec_tile_shapes")
+    extent ``min(n - i * 16, 16)``) is that bound. Called outside a traced function (PyPTO's
+    global configuration, before a ``pypto.function`` block), it is the tile the functions traced
+    afterwards start with."""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
+    if maybe_recorder() is None:
+        if not dims or any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in dims):
+            raise _core.UserError(f"pypto.set_vec_tile_shapes: tile dims must be positive ints, got {list(dims)}"
+                                  + _suffix())
+        _DEFAULT_TILES["vec"] = tuple(dims)
+        _last_set["vec"] = list(dims)
+        return
+    rec = current_recorder("set_vec_tile_shapes")
     tile: List[int] = []
     for d in dims:
         if isinstance(d, _core.SymbolicScalar):
