@@ -592,13 +592,18 @@ class Tensor:
     def move(self, other: "Tensor") -> None:
         """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``); x of
         another shape with as many elements (the 2-D view of a 4-D cache a kernel updated) is
-        written in row-major order."""
-        if self._placeholder:  # `res = pypto.tensor()`: res becomes the value
+        written in row-major order. A view made by ``pypto.view`` and a ``pypto.tensor()``
+        placeholder instead take x as their value (PyPTO's tensors are handles; the viewed tensor
+        keeps its data)."""
+        # `res = pypto.tensor()`, or a view made by pypto.view (`tile_a.move(pypto.add(tile_a,
+        # tile_b))` in PyPTO's tests): the name takes the value, the viewed tensor is not written.
+        if self._placeholder or getattr(self, "_view_of", None) is not None:
             if not isinstance(other, Tensor) or not other.is_traced:
                 raise _core.UserError(f"move: a pypto.tensor() placeholder takes a traced tensor, got "
                                       f"{type(other).__name__}" + _loc_suffix())
             self.__dict__.update(other.__dict__)
             self._placeholder = False
+            self._view_of = getattr(other, "_view_of", None)
             return
         if (isinstance(other, Tensor) and other.is_traced
                 and [str(d) for d in other.shape] != [str(d) for d in self.shape]

@@ -117,6 +117,14 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
                               + "\nhint: bound the loop instead (pypto.loop(start, stop)), or use a Python `for` "
                               "loop over range() for a loop unrolled at trace time")
     one_trip = all(isinstance(b, int) for b in (start, stop, step)) and step != 0 and len(range(start, stop, step)) <= 1
+    if one_trip and len(range(start, stop, step)) == 1:
+        # One iteration: the index is the constant start (PyPTO's tests loop over one view of a
+        # whole tensor; the extents computed from the index are then static).
+        from ..control import register_loop
+        idx = _core.SymbolicScalar(start)
+        register_loop(idx, start, stop, step)
+        yield idx
+        return
     carried = CarriedValues(loc, enabled=not one_trip)  # one iteration carries nothing
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     from ..control import register_loop
