@@ -366,6 +366,11 @@ class Tensor:
         from . import ops
         return ops.abs(self)
 
+    def __pos__(self) -> "Tensor":
+        """``+x``: x itself, as torch's unary plus."""
+        self._traced_rec("unary +")
+        return self
+
     def __bool__(self) -> bool:
         raise _core.UserError(
             "the truth value of a pypto.Tensor is only known when the kernel runs"
