@@ -5,11 +5,14 @@ CANN PyPTO (https://github.com/hicann/pypto) is not part of this repository; poi
 a checkout of it:
 
     git clone https://github.com/hicann/pypto /tmp/cann-pypto
-    python scripts/run_cann_examples.py /tmp/cann-pypto [--models] [--timeout 600] [-k NAME]
+    python scripts/run_cann_examples.py /tmp/cann-pypto [--models] [--operations] [--timeout 600] [-k NAME]
 
 Each example script runs as ``pypto run SCRIPT`` (the NPU device mapped to the CPU by
 pypto.npu_compat, the kernel code as written, in its NPU run mode, where its checks run); each
-model test file runs as ``python -m pytest -p pypto.npu_compat FILE``. The table gives the outcome
+model test file runs as ``python -m pytest -p pypto.npu_compat FILE``; ``--operations`` also runs
+PyPTO's operation tests (python/tests/st/operation/vector, written in its older
+``pypto.function`` interface) in one pytest run and counts them test by test (their helpers come
+from the checkout's python/tests and framework/tests). The table gives the outcome
 and, for a failure, the last line of the error. Nothing in the checkout is modified: the files are
 copied to a temporary directory first.
 """
@@ -60,6 +63,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("repo", help="a checkout of hicann/pypto")
     ap.add_argument("--models", action="store_true", help="also run the model tests (models/*/test_*.py)")
+    ap.add_argument("--operations", action="store_true",
+                    help="also run the operation tests (python/tests/st/operation/vector), counted per test")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per script or test file")
     ap.add_argument("-k", default="", help="only paths containing this text")
     args = ap.parse_args()
@@ -100,8 +105,39 @@ def main() -> int:
         counts[outcome] = counts.get(outcome, 0) + 1
         print(f"{name:64} {outcome:8} {dt:6.1f}  {err}", flush=True)
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" of {len(jobs)}")
+    ok = counts.get("pass", 0) == len(jobs)
+    if args.operations:
+        ok = run_operations(src, work, args.timeout * 4) and ok
     shutil.rmtree(work, ignore_errors=True)
-    return 0 if counts.get("pass", 0) == len(jobs) else 1
+    return 0 if ok else 1
+
+
+def run_operations(src: Path, work: Path, timeout: float) -> bool:
+    """PyPTO's operation tests, one pytest run; prints the failed tests and the counts."""
+    folder = src / "python" / "tests" / "st" / "operation" / "vector"
+    if not folder.is_dir():
+        print(f"{folder} is missing: no operation tests", file=sys.stderr)
+        return False
+    shutil.copytree(folder, work / "operation")
+    helpers = [src / "python" / "tests", src, src / "framework" / "tests" / "cmake" / "scripts" / "helper"]
+    env = dict(os.environ, TILE_FWK_DEVICE_ID="0",
+               PYTHONPATH=os.pathsep.join([*map(str, helpers), os.environ.get("PYTHONPATH", "")]))
+    # --noconftest: the checkout's conftest needs pytest-xdist hooks; the harness file
+    # test_case_class_vector_operations.py needs its C++ test-case tables (not here).
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "--noconftest", "-p", "pypto.npu_compat", "-p",
+           "no:cacheprovider", "--continue-on-collection-errors", "--ignore=test_case_class_vector_operations.py", "."]
+    try:
+        p = subprocess.run(cmd, cwd=work / "operation", env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("\noperation tests: timeout")
+        return False
+    lines = p.stdout.strip().splitlines()
+    print("\noperation tests (python/tests/st/operation/vector):")
+    for ln in lines:
+        if ln.startswith(("FAILED", "ERROR")):
+            print("  " + ln[:200])
+    print("  " + (lines[-1] if lines else p.stderr.strip()[-200:]))
+    return p.returncode == 0
 
 
 if __name__ == "__main__":

@@ -73,3 +73,45 @@ def test_errors():
         with pypto.function("EMPTY", x, y):
             res = pypto.tensor()
             y[:] = res + 1.0
+
+
+def test_the_idioms_of_pyptos_operation_tests():
+    """A view's move takes the value (the viewed input keeps its data); a valid extent larger
+    than the view is the view's; a one-iteration loop's index is a constant (static extents);
+    scatter_ reads a larger src only where the index has elements."""
+    a = pypto.tensor((32, 32), pypto.DT_FP32, "a")
+    b = pypto.tensor((32, 32), pypto.DT_FP32, "b")
+    c = pypto.tensor((32, 32), pypto.DT_FP32, "c")
+    v = pypto.tensor((32,), pypto.DT_FP32, "v")
+    with pypto.function("IDIOMS", a, b, c, v):
+        for i in pypto.loop(2, name="L0", idx_name="i"):
+            for j in pypto.loop(2, name="L1", idx_name="j"):
+                # valid extents of 32 - 16 i (up to 32) for a 16-wide view: the view's 16
+                valid = [pypto.min(pypto.symbolic_scalar(32) - i * 16, pypto.symbolic_scalar(32))] * 2
+                ta = pypto.view(a, [16, 16], [i * 16, j * 16], valid_shape=valid)
+                tb = pypto.view(b, [16, 16], [i * 16, j * 16], valid_shape=valid)
+                pypto.set_vec_tile_shapes(8, 8)
+                ta.move(pypto.add(ta, tb))
+                pypto.assemble(ta, [i * 16, j * 16], c)
+        for k in pypto.loop(1):  # one iteration: static extents, so var's dim is static
+            whole = pypto.view(a, [32, 32], [k * 32, 0], valid_shape=[pypto.min(32 - k * 32, pypto.symbolic_scalar(32)),
+                                                                      32])
+            pypto.set_vec_tile_shapes(32, 32)
+            v[:] = pypto.var(whole, 1)
+    x, y = torch.rand(32, 32), torch.rand(32, 32)
+    x0 = x.clone()
+    out, var = torch.zeros(32, 32), torch.zeros(32)
+    pypto.runtime._device_run_once_data_from_host(x, y, out, var)
+    assert torch.equal(x, x0)  # the input is not written
+    np.testing.assert_allclose(out.numpy(), (x0 + y).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(var.numpy(), x0.numpy().var(1, ddof=1), rtol=1e-5)
+
+    @pypto.jit
+    def scatter(dst: pypto.Tensor((4, 5), pypto.DT_FP32), idx: pypto.Tensor((2, 5), pypto.DT_INT64),
+                src: pypto.Tensor((4, 5), pypto.DT_FP32)):
+        dst.scatter_(0, idx, +src)
+
+    d, i2, s = torch.zeros(4, 5), torch.tensor([[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]]), torch.rand(4, 5)
+    want = d.clone().scatter_(0, i2, s)
+    scatter(d, i2, s)
+    assert torch.equal(d, want)

@@ -48,7 +48,7 @@ _TENSOR_METHODS = (
     "floor", "trunc", "logical_not", "amax", "amin", "sum", "mean", "matmul", "pow", "clip", "cast", "prod", "argmax",
     "argmin", "cumsum", "cumprod", "var", "std", "transpose", "permute", "reshape", "unsqueeze", "squeeze",
     "clone", "expand_clone", "tril", "triu", "lrelu", "prelu", "gcd", "axpy_", "fillpad", "topk", "gather", "sort",
-    "scatter_", "scatter", "index_add_", "index_add", "scatter_update",
+    "scatter_", "scatter", "index_add_", "index_add", "scatter_update", "pad",
 )
 
 
