@@ -23,6 +23,9 @@ class DataType:
     UINT16: "DataType"
     UINT32: "DataType"
     UINT64: "DataType"
+    FP8E4M3: "DataType"
+    FP8E5M2: "DataType"
+    FP8E8M0: "DataType"
 
 def dtype_name(dt: DataType) -> str: ...
 def dtype_bytes(dt: DataType) -> int: ...

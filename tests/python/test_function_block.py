@@ -115,3 +115,18 @@ def test_the_idioms_of_pyptos_operation_tests():
     want = d.clone().scatter_(0, i2, s)
     scatter(d, i2, s)
     assert torch.equal(d, want)
+
+
+def test_scatter_with_run_time_shapes_still_traces():
+    """The larger-src rule compares static dims only (a symbolic comparison has no truth value:
+    GLM's attention scatters with run-time shapes)."""
+    @pypto.jit
+    def f(dst: pypto.Tensor([pypto.DYNAMIC, 5], pypto.DT_FP32), idx: pypto.Tensor([pypto.DYNAMIC, 5], pypto.DT_INT64),
+          src: pypto.Tensor([pypto.DYNAMIC, 5], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        dst.scatter_(0, idx, src)
+
+    d, i2, s = torch.zeros(4, 5), torch.tensor([[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]]), torch.rand(2, 5)
+    want = d.clone().scatter_(0, i2, s)
+    f(d, i2, s)
+    assert torch.equal(d, want)

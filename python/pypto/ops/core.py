@@ -464,14 +464,14 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
             raise _core.UserError(f"pypto.view: {what} {v} has {len(v)} entries for a tensor of rank {rank} "
                                   f"{x!r}" + _suffix())
     if valid_shape is not None:
-        # A valid extent never exceeds the view's shape (PyPTO's tests pass min(n - i * 16, n)
-        # for a 16-wide view): the smaller of the two.
+        # A valid extent whose bound exceeds the view's shape (PyPTO's tests pass
+        # min(n - i * 16, n) for a 16-wide view) is the smaller of the two. One without a bound
+        # (a length read from a tensor) stays as given: the run time checks it against the tensor.
         for d, (n, v) in enumerate(zip(shape, extents)):
             if isinstance(n, int) and not isinstance(n, bool):
                 if isinstance(v, int) and not isinstance(v, bool):
                     extents[d] = min(v, n)
-                elif isinstance(v, _core.SymbolicScalar) and not (v.upper_bound() is not None
-                                                                 and v.upper_bound() <= n):
+                elif isinstance(v, _core.SymbolicScalar) and v.upper_bound() is not None and v.upper_bound() > n:
                     extents[d] = v.min(n)
     if valid_shape is None:
         # PyPTO derives the valid shape of a view that reaches past the tensor: the part inside

@@ -165,8 +165,8 @@ _REDUCE = {None: 0, "add": 1, "multiply": 2}
 def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: int) -> None:
     rec = current_recorder(op)
     ishape, sshape = list(index.shape), list(src.shape)
-    if len(ishape) == len(sshape) and ishape != sshape and all(
-            isinstance(a, int) and isinstance(b, int) and a <= b for a, b in zip(ishape, sshape)):
+    if len(ishape) == len(sshape) and all(  # static dims only (a symbolic != has no truth value)
+            isinstance(a, int) and isinstance(b, int) and a <= b for a, b in zip(ishape, sshape)) and ishape != sshape:
         # torch: values larger than the index are read only where the index has elements.
         from .core import view
         src = view(src, ishape, [0] * len(ishape))
