@@ -79,9 +79,9 @@ class function:  # noqa: N801 - PyPTO's name
 
     def _compile(self) -> None:
         writes = [self.rec.value_kind(t._vid) == "output" for t in self.tensors]
-        if not any(writes):
-            raise _core.UserError(f"pypto.function({self.name!r}) writes none of its tensors"
-                                  "\nhint: write the results with pypto.assemble(v, offsets, out) or out[:] = v")
+        if not any(writes):  # traced (shapes, dtypes and errors checked) but nothing to run
+            _compiled.append(_Compiled(self.name, None, list(self.tensors), writes))
+            return
         dbg, pas, ver = (config.merged(g, None) for g in ("debug", "pass", "verify"))
         dump = dbg["dump_passes"]
         import os
@@ -123,6 +123,10 @@ def run_once(*args: Any) -> None:
     if not _compiled:
         raise _core.UserError(f"{name}: no pypto.function block has been compiled" + _format_loc(user_loc()))
     f = _compiled[-1]
+    if f.program is None:
+        raise _core.UserError(f"{name}: pypto.function({f.name!r}) writes none of its tensors, so it has nothing to "
+                              "run" + _format_loc(user_loc())
+                              + "\nhint: write the results with pypto.assemble(v, offsets, out) or out[:] = v")
     if len(args) != len(f.params):
         raise _core.UserError(f"{name}: the function {f.name!r} has {len(f.params)} tensors, got {len(args)} "
                               "arguments" + _format_loc(user_loc()))
