@@ -49,6 +49,10 @@ CASES = [  # input, weight, strides, paddings, dilations, groups, bias, scale, r
     ((1, 32, 8, 16), (32, 32, 1, 1), [1, 1], [0, 0, 0, 0], [1, 1], 1, True, 0.5, True),  # PyPTO's doc example
     ((3, 6, 13, 12), (6, 1, 3, 3), [2, 2], [1, 1, 1, 1], [1, 1], 6, False, 0.0, False),  # depthwise
     ((1, 16, 5, 5, 32), (16, 8, 3, 3, 3), [2, 2, 2], [1] * 6, [2, 2, 2], 2, True, 0.0, False),  # PyPTO's conv3d
+    # stride 1 (shifted windows of the padded input) with padding and dilation
+    ((2, 4, 10, 11), (6, 2, 3, 2), [1, 1], [1, 2, 0, 1], [2, 1], 2, True, 0.0, True),
+    ((1, 4, 5, 6, 7), (4, 4, 3, 2, 3), [1, 1, 1], [1, 0, 2, 1, 0, 2], [1, 2, 1], 1, False, 0.0, False),
+    ((3, 3, 20), (5, 3, 4), [1], [3, 1], [2], 1, True, 0.0, False),
 ]
 
 

@@ -164,6 +164,55 @@ def _spatial_bounds(x: Tensor, pads: List[int]) -> Tuple[List[int], Optional[Lis
     return bounds, dims
 
 
+def _pad_spatial(x: Tensor, pads: List[int]) -> Tensor:
+    """x [B, C, *S] with zeros before and after each spatial dim (pads: before, after per dim)."""
+    from .creation import full
+    nd = x.ndim - 2
+    for d in range(nd):
+        lo, hi = pads[2 * d], pads[2 * d + 1]
+        if lo or hi:
+            dims = list(x.shape)
+            parts = []
+            for n in (lo, x, hi):
+                if isinstance(n, Tensor):
+                    parts.append(n)
+                elif n:
+                    parts.append(full(dims[:d + 2] + [n] + dims[d + 3:], 0.0, x.dtype))
+            x = concat(parts, d + 2)
+    return x
+
+
+def _shifted_windows(x: Tensor, spatial: List[int], kernel: List[int], out: List[int], dil: List[int],
+                     pads: List[int]) -> Tuple[Tensor, List[int]]:
+    """Stride 1: im2col by contiguous copies. On the padded input flattened over its spatial dims,
+    kernel offset k reads the output positions of the grid [O_0, P_1, ..., P_n] (P: padded
+    extents) at a fixed shift, so each offset's column block is one window of the flat input
+    (no gather). Returns ([B, Cin * KK, L'] with L' the grid's size, the grid); the positions of
+    the grid past O in dims >= 1 are computed and dropped by the caller."""
+    batch, cin = x.shape[0], x.shape[1]
+    nd = len(spatial)
+    padded = [spatial[d] + pads[2 * d] + pads[2 * d + 1] for d in range(nd)]
+    strides_in = [_pymath.prod(padded[d + 1:]) for d in range(nd)]
+    grid = [out[0]] + padded[1:]
+    l_n = _pymath.prod(grid)
+    extra = sum((kernel[d] - 1) * dil[d] * strides_in[d] for d in range(1, nd))
+    from .creation import full
+    flat = reshape(_pad_spatial(x, pads), [batch, cin, _pymath.prod(padded)])
+    if extra:  # the last windows reach past the padded input: zeros (they feed dropped positions)
+        flat = concat([flat, full([batch, cin, extra], 0.0, x.dtype)], 2)
+    windows = []
+    for k in range(_pymath.prod(kernel)):
+        offs, rest = [], k
+        for d in reversed(range(nd)):
+            offs.append(rest % kernel[d])
+            rest //= kernel[d]
+        offs.reverse()
+        shift = sum(offs[d] * dil[d] * strides_in[d] for d in range(nd))
+        windows.append(unsqueeze(view(flat, [batch, cin, l_n], [0, 0, shift]), 2))
+    col = windows[0] if len(windows) == 1 else concat(windows, 2)  # [B, Cin, KK, L']
+    return reshape(col, [batch, cin * len(windows), l_n]), grid
+
+
 def _gather_index(spatial: List[int], kernel: List[int], out: List[int], strides: List[int],
                   dilations: List[int], pad_lo: List[int]) -> Tuple[Tensor, Optional[Tensor]]:
     """The flat input position each (kernel offset, output position) reads, as a [KK * L] int32
@@ -265,13 +314,18 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             whole = new_tensor([batch, cin, *spatial], x.dtype)
             assemble(x, [0] * x.ndim, whole)
             x = whole
-        idx, inside = _gather_index(spatial, kernel, out, strides_, dil, [pads[2 * d] for d in range(nd)])
-        s_n = _pymath.prod(spatial)
-        flat = reshape(x, [batch, cin, s_n])
-        if inside is not None:  # a padding position reads a zero put after the input's elements
-            idx = where(inside, idx, s_n)
-            flat = concat([flat, full([batch, cin, 1], 0.0, x.dtype)], 2)
-        col = reshape(index_select(flat, 2, idx), [batch, cin * kk_n, l_n])  # [B, Cin * KK, L]
+        if all(s == 1 for s in strides_):
+            col, grid = _shifted_windows(x, spatial, kernel, out, dil, pads)
+            l_n = _pymath.prod(grid)
+        else:
+            grid = list(out)
+            idx, inside = _gather_index(spatial, kernel, out, strides_, dil, [pads[2 * d] for d in range(nd)])
+            s_n = _pymath.prod(spatial)
+            flat = reshape(x, [batch, cin, s_n])
+            if inside is not None:  # a padding position reads a zero put after the input's elements
+                idx = where(inside, idx, s_n)
+                flat = concat([flat, full([batch, cin, 1], 0.0, x.dtype)], 2)
+            col = reshape(index_select(flat, 2, idx), [batch, cin * kk_n, l_n])  # [B, Cin * KK, L]
         w2 = reshape(w, [cout, cin_g * kk_n])
         cout_g = cout // groups
         parts = []
@@ -288,7 +342,9 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             res = relu(res)
         if out_dt != DT_FP32:
             res = cast(res, out_dt)
-        res = reshape(res, [batch, cout, *out])
+        res = reshape(res, [batch, cout, *grid])
+        if grid != list(out):  # positions computed on the padded grid: the valid ones
+            res = view(res, [batch, cout, *out], [0] * res.ndim)
         if valid is None:
             return res
         # The output positions that read only valid input (no padding along those dims).
