@@ -71,42 +71,40 @@ def _bytes_to_i32(x: Tensor) -> Tensor:
 
 # --- FP8 <-> fp32 ----------------------------------------------------------------------------
 
-def _encode_e4m3(x: Tensor, inf_is_nan: bool) -> Tensor:
-    """fp32 -> E4M3 bytes as int32 0..255, nearest even, saturating at +-448; an infinity gives
-    NaN with inf_is_nan (torch's float8_e4m3fn), else +-448 (the MX quantizer)."""
+def _encode_fp8(x: Tensor, mbits: int, ebias: int, over: Tensor, over_code: int, nan: Tensor) -> Tensor:
+    """fp32 -> an 8-bit float code (as int32 0..255) with ``mbits`` mantissa bits and exponent
+    bias ``ebias``, rounding to nearest even (torchao's bit steps); ``over`` selects the values
+    given ``over_code``, ``nan`` those given 0x7F; the sign is put back last."""
     bits = _i32(x)
     sign = bitwise_and(_shr(bits, 24), 0x80)
     abs_bits = bitwise_and(bits, 0x7FFFFFFF)
     a = _f32(abs_bits)
-    nan = isnan(a)
-    over = ge(a, 448.0)
-    denormal = logical_and(lt(a, 2.0 ** -6), logical_not(over))
-    # Subnormals: adding 2^(141-127) puts the 3 code bits at the bottom, rounded by the FPU.
-    denorm_code = _i32(add(a, 2.0 ** 14)) - (141 << 23)
-    mant_odd = bitwise_and(_shr(abs_bits, 20), 1)
-    normal_code = bitwise_and(_shr(abs_bits + (((7 - 127) << 23) + (1 << 19) - 1) + mant_odd, 20), 0x7F)
+    shift = 23 - mbits
+    min_normal = 2.0 ** (1 - ebias)
+    denormal = logical_and(lt(a, min_normal), logical_not(over))
+    # Subnormals: adding 2^(denorm_exp - 127) puts the code bits at the bottom, rounded by the FPU.
+    denorm_exp = 127 - ebias + shift + 1
+    denorm_code = _i32(add(a, 2.0 ** (denorm_exp - 127))) - (denorm_exp << 23)
+    mant_odd = bitwise_and(_shr(abs_bits, shift), 1)
+    normal_code = bitwise_and(_shr(abs_bits + (((ebias - 127) << 23) + (1 << (shift - 1)) - 1) + mant_odd, shift),
+                              0x7F)
     code = where(denormal, denorm_code, normal_code)
-    code = where(over, 0x7E, code)
-    code = where(logical_or(nan, eq(a, float("inf"))) if inf_is_nan else nan, 0x7F, code)
-    return bitwise_or(code, sign)
+    code = where(over, over_code, code)
+    return bitwise_or(where(nan, 0x7F, code), sign)
+
+
+def _encode_e4m3(x: Tensor, inf_is_nan: bool) -> Tensor:
+    """fp32 -> E4M3 codes, saturating at +-448; an infinity gives NaN with inf_is_nan (torch's
+    float8_e4m3fn), else +-448 (the MX quantizer)."""
+    a = abs(x)
+    nan = isnan(x)
+    return _encode_fp8(x, 3, 7, ge(a, 448.0), 0x7E, logical_or(nan, eq(a, float("inf"))) if inf_is_nan else nan)
 
 
 def _encode_e5m2(x: Tensor) -> Tensor:
-    """fp32 -> E5M2 bytes as int32, nearest even, overflow to inf (torch's float8_e5m2)."""
-    bits = _i32(x)
-    sign = bitwise_and(_shr(bits, 24), 0x80)
-    abs_bits = bitwise_and(bits, 0x7FFFFFFF)
-    a = _f32(abs_bits)
-    nan = isnan(a)
-    over = ge(a, 61440.0)  # halfway between 57344 and 2^16 rounds (to even) to inf
-    denormal = logical_and(lt(a, 2.0 ** -14), logical_not(over))
-    denorm_code = _i32(add(a, 2.0 ** 7)) - (134 << 23)
-    mant_odd = bitwise_and(_shr(abs_bits, 21), 1)
-    normal_code = bitwise_and(_shr(abs_bits + (((15 - 127) << 23) + (1 << 20) - 1) + mant_odd, 21), 0x7F)
-    code = where(denormal, denorm_code, normal_code)
-    code = where(over, 0x7C, code)
-    code = where(nan, 0x7F, code)
-    return bitwise_or(code, sign)
+    """fp32 -> E5M2 codes, overflow to inf (torch's float8_e5m2): halfway between 57344 and 2^16
+    rounds (to even) to inf."""
+    return _encode_fp8(x, 2, 15, ge(abs(x), 61440.0), 0x7C, isnan(x))
 
 
 def _decode(x: Tensor) -> Tensor:
