@@ -118,6 +118,10 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   call.id = next_op_++;
   call.tile_shape = tile_shape_;
   call.label = label_;
+  // A shape attribute (expand_clone's valid shape, full's) simplified with the loop ranges as
+  // the views' shapes are, so min(32 - 16 * i, 16) in a two-trip loop is the 16 it equals.
+  if (auto it = call.attrs.map.find("shape"); it != call.attrs.map.end())
+    if (auto* dims = std::get_if<std::vector<Expr>>(&it->second)) *dims = Simplified(*dims);
   const OpDef& def = GetOpDef(call.op);
   // A tensor made with pypto.tensor holds nothing until something is assembled into it.
   size_t n_read = WritesInPlace(def.kind) ? call.inputs.size() - 1 : call.inputs.size();

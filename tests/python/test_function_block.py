@@ -131,3 +131,23 @@ def test_scatter_with_run_time_shapes_still_traces():
     want = d.clone().scatter_(0, i2, s)
     f(d, i2, s)
     assert torch.equal(d, want)
+
+
+def test_expand_clone_to_a_valid_shape_the_loop_range_makes_static():
+    """min(32 - 16 * i, 16) in a two-trip loop is 16: the expand's target shape is simplified
+    with the loop ranges as the view's is (PyPTO's expand test)."""
+    a = pypto.tensor((32, 1), pypto.DT_FP32, "a")
+    b = pypto.tensor((32, 32), pypto.DT_FP32, "b")
+    with pypto.function("EXPAND", a, b):
+        for i in pypto.loop(2, name="L0", idx_name="i"):
+            for j in pypto.loop(2, name="L1", idx_name="j"):
+                rows = (pypto.symbolic_scalar(32) - i * 16).min(pypto.symbolic_scalar(16))
+                cols = (pypto.symbolic_scalar(32) - j * 16).min(pypto.symbolic_scalar(16))
+                t = pypto.view(a, [16, 1], [i * 16, 0], valid_shape=[rows, 1])
+                pypto.set_vec_tile_shapes(8, 8)
+                e = pypto.tensor()
+                e.move(pypto.expand_clone(t, [16, 16], valid_shape=[rows, cols]))
+                pypto.assemble(e, [i * 16, j * 16], b)
+    x, out = torch.arange(32, dtype=torch.float32).reshape(32, 1), torch.zeros(32, 32)
+    pypto.runtime._device_run_once_data_from_host(x, out)
+    assert torch.equal(out, x.expand(32, 32))
