@@ -151,3 +151,18 @@ def test_expand_clone_to_a_valid_shape_the_loop_range_makes_static():
     x, out = torch.arange(32, dtype=torch.float32).reshape(32, 1), torch.zeros(32, 32)
     pypto.runtime._device_run_once_data_from_host(x, out)
     assert torch.equal(out, x.expand(32, 32))
+
+
+def test_a_view_past_the_tensor_at_a_one_trip_loop_offset():
+    """PyPTO's gather test views a (4, 4) index with a (23, 8) window at offset i * 23 in a loop
+    of one iteration: the offset is the constant 0 and the view is the part inside the tensor."""
+    x = pypto.tensor((4, 4), pypto.DT_INT32, "x")
+    y = pypto.tensor((4, 4), pypto.DT_INT32, "y")
+    with pypto.function("PAST", x, y):
+        for i in pypto.loop(1):
+            v = pypto.view(x, [23, 8], [i * 23, 0])
+            assert v.shape == [4, 4]
+            y[:] = v + 1
+    a, out = torch.arange(16, dtype=torch.int32).reshape(4, 4), torch.zeros(4, 4, dtype=torch.int32)
+    pypto.runtime._device_run_once_data_from_host(a, out)
+    assert torch.equal(out, a + 1)

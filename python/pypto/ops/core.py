@@ -458,6 +458,8 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
         return _reinterpret(rec, x, dtype)
     shape = list(x.shape) if shape is None else list(shape)
     offsets = [0] * rank if offsets is None else list(offsets)
+    # A constant symbolic offset (the index of a one-iteration loop times a size) is its int.
+    offsets = [int(o) if isinstance(o, _core.SymbolicScalar) and o.is_const() else o for o in offsets]
     extents = list(valid_shape) if valid_shape is not None else list(shape)
     for what, v in (("shape", shape), ("offsets", offsets), ("valid_shape", extents)):
         if len(v) != rank:
