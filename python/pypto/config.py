@@ -256,8 +256,8 @@ get_verify_options = _getter("verify")
 def reset_options() -> None:
     """Every option group back to its defaults, and no tile shapes set outside a function."""
     _reset()
-    from .ops import core
-    core._DEFAULT_TILES["vec"] = core._DEFAULT_TILES["cube"] = None
+    from .ops import tiles
+    tiles._DEFAULT_TILES["vec"] = tiles._DEFAULT_TILES["cube"] = None
 
 
 def set_matrix_size(size: Sequence[int]) -> None:

@@ -2,7 +2,8 @@
 recorder, which checks shapes and dtypes and records it with the caller's source line.
 Each module lists its public ops in ``__all__``; they are all ``pypto.<name>``.
 
-core     arithmetic, reductions, cast, matmul, views, tile shapes, the nn composites
+core     arithmetic, reductions, cast, matmul, views, the nn composites
+tiles    set_vec_tile_shapes, set_cube_tile_shapes, their getters and defaults
 loops    loop, loop_unroll (and the check for values carried between iterations)
 math     the elementwise math instructions (tanh, sin, pow, floor_div, ...)
 logic    comparisons, logical and bitwise ops, where, clip
@@ -21,11 +22,12 @@ index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add
 
 from . import conv as _conv_module
 from . import mx as _mx_module
-from . import core, creation, index, logic, loops, math, quant, random, reduce, shape
+from . import core, creation, index, tiles, logic, loops, math, quant, random, reduce, shape
 from .core import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
-from .core import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
+from .tiles import *  # noqa: F401,F403
+from .tiles import _apply_default_tiles, _default_tiles, _restore_default_tiles, _set_default_tiles  # noqa: F401
 from .logic import *  # noqa: F401,F403
 from .loops import *  # noqa: F401,F403
 from .index import *  # noqa: F401,F403
@@ -36,8 +38,8 @@ from .random import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
-__all__ = [*core.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__, *creation.__all__,
-           *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__,
+__all__ = [*core.__all__, *tiles.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__,
+           *creation.__all__, *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__,
            *_mx_module.__all__]
 
 # PyPTO's Tensor methods: t.exp() is pypto.exp(t), t.add(y) is pypto.add(t, y).
