@@ -43,6 +43,27 @@ def automatic_tiles(op: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def completed_tiles(op: str, shape: Sequence[Any]) -> Iterator[None]:
+    """Within: the user's vec tile completed with the trailing dims of `shape` when it has fewer
+    (PyPTO's rule for ops such as index_put_: a tile [t1] over values [t, n] is [t1, n]); a
+    trailing dim of run-time size leaves the automatic tiles."""
+    rec = current_recorder(op)
+    saved = list(rec.vec_tile_shapes())
+    if not saved or len(saved) >= len(shape):
+        yield
+        return
+    rest = list(shape[len(saved):])
+    try:
+        if all(isinstance(d, int) for d in rest):
+            rec.set_vec_tile_shapes(saved + rest, user_loc())
+        else:
+            rec.clear_vec_tile_shapes()
+        yield
+    finally:
+        rec.set_vec_tile_shapes(saved, user_loc())
+
+
+@contextlib.contextmanager
 def runtime_scope(index: Optional[str] = None) -> Iterator[None]:
     """Marks a runtime loop or branch body being traced (see at_top_level); `index`: the loop's
     index symbol (see open_loop_indices)."""

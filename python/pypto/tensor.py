@@ -331,7 +331,7 @@ class Tensor:
 
     # Comparisons of traced tensors are ops (DT_BOOL results); annotations compare by identity.
     def _compare(self, op: str, o: Any) -> Any:
-        if not self.is_traced or not (isinstance(o, (Tensor, int, float)) and not isinstance(o, bool)):
+        if not self.is_traced or not (isinstance(o, (Tensor, int, float, SymbolicScalar)) and not isinstance(o, bool)):
             return NotImplemented
         from . import ops
         return getattr(ops, op)(self, o)

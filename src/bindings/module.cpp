@@ -115,6 +115,32 @@ Expr ToExpr(const nb::handle& h) {
           .c_str());
 }
 
+// A SymbolicScalar operator: with an int or another symbolic scalar, the expression; with a
+// float the TypeError says what is expected; with anything else (a pypto Tensor) NotImplemented,
+// so Python asks the other operand (`i * 5 - x` is the tensor's reflected subtraction).
+template <class F>
+auto SymArith(F f) {
+  return [f](const Expr& a, nb::handle b) -> nb::object {
+    if (!nb::isinstance<Expr>(b) && !nb::isinstance<nb::int_>(b) && !nb::isinstance<nb::float_>(b))
+      return nb::borrow(Py_NotImplemented);
+    return nb::cast(f(a, ToExpr(b)));
+  };
+}
+
+nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m);
+
+// A SymbolicScalar comparison: with an int or another symbolic scalar, the 0/1 expression (or a
+// bool when both are known); with anything else NotImplemented (a pypto Tensor compares itself,
+// other objects are unequal), as SymArith.
+auto SymCompare(CmpOp m) {
+  return [m](const Expr& a, nb::handle b) -> nb::object {
+    bool ordering = m != CmpOp::EQ && m != CmpOp::NE;  // a float is unequal, but not orderable
+    if (!nb::isinstance<Expr>(b) && !nb::isinstance<nb::int_>(b) && !(ordering && nb::isinstance<nb::float_>(b)))
+      return nb::borrow(Py_NotImplemented);
+    return CompareSym(a, ToExpr(b), m);
+  };
+}
+
 std::vector<Expr> ToExprs(const nb::handle& seq) {
   std::vector<Expr> out;
   for (auto h : seq) out.push_back(ToExpr(h));
@@ -209,24 +235,15 @@ NB_MODULE(_core, m) {
   nb::class_<Expr>(m, "SymbolicScalar")
       .def(nb::init<int64_t>())
       .def_static("var", &Expr::Var, "name"_a)
-      .def(
-          "__add__", [](const Expr& a, nb::handle b) { return a + ToExpr(b); }, nb::is_operator())
-      .def(
-          "__radd__", [](const Expr& a, nb::handle b) { return ToExpr(b) + a; }, nb::is_operator())
-      .def(
-          "__sub__", [](const Expr& a, nb::handle b) { return a - ToExpr(b); }, nb::is_operator())
-      .def(
-          "__rsub__", [](const Expr& a, nb::handle b) { return ToExpr(b) - a; }, nb::is_operator())
-      .def(
-          "__mul__", [](const Expr& a, nb::handle b) { return a * ToExpr(b); }, nb::is_operator())
-      .def(
-          "__rmul__", [](const Expr& a, nb::handle b) { return ToExpr(b) * a; }, nb::is_operator())
-      .def(
-          "__floordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(a, ToExpr(b)); }, nb::is_operator())
-      .def(
-          "__rfloordiv__", [](const Expr& a, nb::handle b) { return FloorDiv(ToExpr(b), a); }, nb::is_operator())
-      .def(
-          "__mod__", [](const Expr& a, nb::handle b) { return Mod(a, ToExpr(b)); }, nb::is_operator())
+      .def("__add__", SymArith([](const Expr& a, const Expr& b) { return a + b; }), nb::is_operator())
+      .def("__radd__", SymArith([](const Expr& a, const Expr& b) { return b + a; }), nb::is_operator())
+      .def("__sub__", SymArith([](const Expr& a, const Expr& b) { return a - b; }), nb::is_operator())
+      .def("__rsub__", SymArith([](const Expr& a, const Expr& b) { return b - a; }), nb::is_operator())
+      .def("__mul__", SymArith([](const Expr& a, const Expr& b) { return a * b; }), nb::is_operator())
+      .def("__rmul__", SymArith([](const Expr& a, const Expr& b) { return b * a; }), nb::is_operator())
+      .def("__floordiv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(a, b); }), nb::is_operator())
+      .def("__rfloordiv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(b, a); }), nb::is_operator())
+      .def("__mod__", SymArith([](const Expr& a, const Expr& b) { return Mod(a, b); }), nb::is_operator())
       .def("__neg__", [](const Expr& a) { return -a; })
       .def("__int__", sym_err("int()"))
       .def("__index__", sym_err("using as a Python int"))
@@ -239,20 +256,12 @@ NB_MODULE(_core, m) {
                              "runtime branch; elsewhere compare Python ints at trace time");
            })
       // Comparisons give 0/1 predicates: `if i == 0:` in a jit function is a runtime branch.
-      .def("__lt__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::LT); })
-      .def("__le__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::LE); })
-      .def("__gt__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::GT); })
-      .def("__ge__", [](const Expr& e, nb::handle o) { return CompareSym(e, ToExpr(o), CmpOp::GE); })
-      .def("__eq__",
-           [](const Expr& e, nb::handle o) -> nb::object {
-             if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(false);
-             return CompareSym(e, ToExpr(o), CmpOp::EQ);
-           })
-      .def("__ne__",
-           [](const Expr& e, nb::handle o) -> nb::object {
-             if (!nb::isinstance<Expr>(o) && !nb::isinstance<nb::int_>(o)) return nb::bool_(true);
-             return CompareSym(e, ToExpr(o), CmpOp::NE);
-           })
+      .def("__lt__", SymCompare(CmpOp::LT), nb::is_operator())
+      .def("__le__", SymCompare(CmpOp::LE), nb::is_operator())
+      .def("__gt__", SymCompare(CmpOp::GT), nb::is_operator())
+      .def("__ge__", SymCompare(CmpOp::GE), nb::is_operator())
+      .def("__eq__", SymCompare(CmpOp::EQ), nb::is_operator())
+      .def("__ne__", SymCompare(CmpOp::NE), nb::is_operator())
       .def("__hash__", [](const Expr& e) { return std::hash<std::string>()(e.str()); })
       .def("__str__", [](const Expr& e) { return e.str(); })
       .def("__repr__", [](const Expr& e) { return "SymbolicScalar(" + e.str() + ")"; })
@@ -310,10 +319,16 @@ NB_MODULE(_core, m) {
                       nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
       .def("remap", [](Recorder& r, int x, const std::vector<int64_t>& perm,
                        nb::handle loc) { return r.Remap(x, perm, MakeLoc(loc)); })
-      .def("reshape", [](Recorder& r, int x, nb::handle shape,
-                         nb::handle loc) { return r.Reshape(x, ToExprs(shape), MakeLoc(loc)); })
-      .def("bitcast", [](Recorder& r, int x, DataType dtype,
-                         nb::handle loc) { return r.Bitcast(x, dtype, MakeLoc(loc)); })
+      .def(
+          "reshape",
+          [](Recorder& r, int x, nb::handle shape, nb::handle loc, bool in_memory) {
+            return r.Reshape(x, ToExprs(shape), MakeLoc(loc), in_memory);
+          },
+          "x"_a, "shape"_a, "loc"_a, "in_memory"_a = false)
+      .def("reshapes_in_place",
+           [](const Recorder& r, int x, nb::handle shape) { return r.PlanViewReshape(x, ToExprs(shape)).has_value(); })
+      .def("bitcast",
+           [](Recorder& r, int x, DataType dtype, nb::handle loc) { return r.Bitcast(x, dtype, MakeLoc(loc)); })
       .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
                           nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
       .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,
@@ -344,7 +359,7 @@ NB_MODULE(_core, m) {
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
       .def("root_kind",
            [](const Recorder& r, int id) {
-             return std::string(ValueKindName(r.function().value(r.function().Root(id)).kind));
+             return std::string(ValueKindName(r.function().value(r.function().MemoryRoot(id)).kind));
            })
       .def("first_row_mixing_op",
            [](const Recorder& r, const std::vector<int>& rows) { return FirstRowMixingOp(r.function(), rows); })
@@ -405,7 +420,8 @@ NB_MODULE(_core, m) {
               auto dt = params[i].dtype();
               bool unsigned_bits = dt.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
               DataType want = i < fn.param_values.size() ? fn.value(fn.param_values[i]).dtype : DataType::FP32;
-              if (unsigned_bits && ((dt.bits == 16 && want == DataType::BF16) || (dt.bits == 8 && IsStorageOnly(want)))) {
+              if (unsigned_bits &&
+                  ((dt.bits == 16 && want == DataType::BF16) || (dt.bits == 8 && IsStorageOnly(want)))) {
                 HostTensor t;
                 t.data = const_cast<void*>(params[i].data());
                 t.dtype = want;

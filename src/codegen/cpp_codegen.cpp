@@ -111,6 +111,7 @@ class KernelWriter {
   void CollectInstrs(const std::vector<Instr>& body, std::set<std::string>& out) {
     for (auto& in : body) {
       for (auto& c : in.coord) Collect(c, out);
+      if (in.scalar_expr.defined()) Collect(in.scalar_expr, out);
       if (in.trip.defined()) Collect(in.trip, out);
       CollectInstrs(in.body, out);
     }
@@ -326,7 +327,7 @@ class KernelWriter {
   // (every step covers the whole valid block), which saves a pass over the accumulator.
   static bool FoldsZero(const std::vector<Instr>& body, size_t i) {
     const Instr& in = body[i];
-    return in.opcode == Opcode::TEXPANDS && in.scalar == 0 && i + 1 < body.size() &&
+    return in.opcode == Opcode::TEXPANDS && !in.scalar_expr.defined() && in.scalar == 0 && i + 1 < body.size() &&
            body[i + 1].opcode == Opcode::LOOP && body[i + 1].trip.as_const() && *body[i + 1].trip.as_const() >= 1;
   }
   std::string AccPtr(int b) {
@@ -495,6 +496,8 @@ class KernelWriter {
       else
         lit << ", static_cast<" << CppType(s.dtype) << ">(int64_t(" << static_cast<int64_t>(in.scalar) << "LL))";
       scalar = lit.str();
+    } else if (in.scalar_expr.defined()) {  // a run-time integer of the program's symbols
+      scalar = ", static_cast<pto::scalar_t<" + T + ">>(" + E(in.scalar_expr) + ")";
     } else if (in.has_scalar) {
       // Floating tiles take the scalar as a float (pto::scalar_t: 16-bit tiles compute in float,
       // so the scalar is not rounded to 16 bits first); integer scalars are exact.

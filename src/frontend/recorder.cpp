@@ -127,17 +127,17 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   size_t n_read = WritesInPlace(def.kind) ? call.inputs.size() - 1 : call.inputs.size();
   for (size_t i = 0; i < n_read; ++i) {
     const Value& v = f_.value(call.inputs[i]);
-    int root = f_.Root(v.id);
+    int root = f_.MemoryRoot(v.id);
     if (f_.value(root).kind == ValueKind::Created && !written_.count(root))
       throw UserError("pypto." + call.op + " reads %" + f_.value(root).name + " " + DataTypeName(v.dtype) +
                           ShapeStr(f_.value(root).shape) + ", which is never written before this line",
                       call.loc, "assemble a result into it first (pypto.assemble or t[...] = expr), or read the input");
   }
   if (WritesInPlace(def.kind)) {
-    written_.insert(f_.Root(call.inputs.back()));
+    written_.insert(f_.MemoryRoot(call.inputs.back()));
     if (def.kind == OpKind::Scatter) {
       const Value& d = f_.value(call.inputs.back());
-      if (!f_.value(f_.Root(d.id)).is_storage())
+      if (!f_.value(f_.MemoryRoot(d.id)).is_storage())
         throw UserError("pypto." + call.op + ": the destination " + DescribeValue(d) +
                             " is an intermediate result, not a tensor in memory",
                         call.loc, "scatter into a parameter or a tensor made with pypto.tensor(...)");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,8 +45,16 @@ class Recorder {
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
   /// `x` with another shape of as many elements (dense row-major order), no copy. Adding or
   /// dropping dims of size 1 is a Remap; merging or splitting dims a Reshape value over x's
-  /// memory (a computed x is kept in global memory for it).
-  int Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc = {});
+  /// memory (a computed x is kept in global memory for it). `in_memory` makes every reshape a
+  /// Reshape value (the destination of an in-place write must alias x's memory, not be a Remap).
+  int Reshape(int x, const std::vector<Expr>& shape, const SourceLoc& loc = {}, bool in_memory = false);
+  /// A slice whose elements are one contiguous run of its base (unit dims, one dim of any extent,
+  /// then whole dims) reshaped to `shape`: a slice of the base reshaped, when the run is whole
+  /// rows of `shape`'s trailing dims (static). Writes through it reach the base.
+  struct ViewReshape {
+    std::vector<Expr> base_shape, offsets;
+  };
+  std::optional<ViewReshape> PlanViewReshape(int x, const std::vector<Expr>& shape) const;
   /// x's bytes read as `dtype` (PyPTO's view(x, dtype=)): a Reshape value over x's memory whose
   /// last dim holds as many bytes (int8 [n, 16] -> fp32 [n, 4]). x must not be a slice.
   int Bitcast(int x, DataType dtype, const SourceLoc& loc = {});

@@ -75,10 +75,53 @@ int Recorder::Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& lo
   return Op("permute", {x}, std::move(attrs), loc);
 }
 
-int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc& loc) {
+std::optional<Recorder::ViewReshape> Recorder::PlanViewReshape(int x, const std::vector<Expr>& shape_in) const {
+  const Value& v = f_.value(x);
+  if (v.kind != ValueKind::View || shape_in.empty()) return std::nullopt;
+  const std::vector<Expr> shape = Simplified(shape_in);
+  const Value& base = f_.value(v.base);
+  const std::vector<Expr> vs = Simplified(v.shape), bs = Simplified(base.shape);
+  int R = v.rank();
+  if (static_cast<int>(bs.size()) != R || static_cast<int>(v.offsets.size()) != R) return std::nullopt;
+  // Contiguous in the base: unit dims, then one dim of any extent, then whole dims of the base.
+  int k = 0;
+  while (k < R - 1 && vs[k].as_const() == std::optional<int64_t>(1)) ++k;
+  for (int j = k + 1; j < R; ++j)
+    if (!vs[j].same_as(bs[j]) || v.offsets[j].as_const() != std::optional<int64_t>(0)) return std::nullopt;
+  // The window starts at element F of the base and holds whole rows of the new shape's trailing
+  // dims (P elements): it is rows [F / P, F / P + shape[0]) of the base seen as [N / P, shape[1:]].
+  int64_t P = 1, N = 1;
+  for (size_t j = 1; j < shape.size(); ++j) {
+    auto c = shape[j].as_const();
+    if (!c || *c <= 0) return std::nullopt;
+    P *= *c;
+  }
+  Expr F(0), stride(1);
+  for (int j = R - 1; j >= 0; --j) {
+    auto c = bs[j].as_const();
+    if (!c) return std::nullopt;
+    F = F + v.offsets[j] * stride;
+    stride = stride * Expr(*c);
+    N *= *c;
+  }
+  Expr row = FloorDiv(F, Expr(P));
+  if (N % P != 0 || !(row * Expr(P)).same_as(F)) return std::nullopt;
+  Expr count(1), want(1);
+  for (auto& d : vs) count = count * d;
+  for (auto& d : shape) want = want * d;
+  if (!Simplified({count})[0].same_as(Simplified({want})[0])) return std::nullopt;
+  ViewReshape plan;
+  plan.base_shape = {Expr(N / P)};
+  plan.base_shape.insert(plan.base_shape.end(), shape.begin() + 1, shape.end());
+  plan.offsets.assign(shape.size(), Expr(0));
+  plan.offsets[0] = row;
+  return plan;
+}
+
+int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc& loc, bool in_memory) {
   CheckLive(x, "reshape", loc);
   const std::vector<Expr> shape = Simplified(shape_in);
-  {
+  if (!in_memory) {
     // Only dims of size 1 added or dropped: a remap of the same elements (no memory view).
     const Value& src = f_.value(x);
     std::vector<int64_t> kept_src, kept_dst;
@@ -98,11 +141,16 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
   // A reshape of a reshape is the base's memory in the last shape.
-  if (src.kind == ValueKind::Reshape) return Reshape(src.base, shape_in, loc);
-  if (src.kind == ValueKind::View)
+  if (src.kind == ValueKind::Reshape) return Reshape(src.base, shape_in, loc, in_memory);
+  if (src.kind == ValueKind::View) {
+    if (auto plan = PlanViewReshape(x, shape)) {
+      int whole = Reshape(src.base, plan->base_shape, loc, in_memory);
+      return View(whole, plan->offsets, shape, loc);
+    }
     throw UserError("pypto.reshape of " + DescribeValue(src) +
                         ", a slice of another tensor, that merges or splits dims is not supported",
                     loc, "reshape the whole tensor first, then slice it");
+  }
   Expr a(1), b(1);
   for (auto& d : Simplified(src.shape)) a = a * d;
   for (auto& d : shape) {

@@ -58,7 +58,10 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
       os << ", axis=" << in.axis << ", " << how[static_cast<int>(in.scalar)] << ")\n";
       continue;
     }
-    if (in.has_scalar && !in.scalar_first) os << (first && in.param < 0 ? "" : ", ") << in.scalar;
+    if (in.scalar_expr.defined())
+      os << (first ? "" : ", ") << in.scalar_expr.str();
+    else if (in.has_scalar && !in.scalar_first)
+      os << (first && in.param < 0 ? "" : ", ") << in.scalar;
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
     if (in.opcode == Opcode::TCVT && in.round != RoundMode::RINT) os << ", " << RoundModeName(in.round);
     if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);

@@ -53,6 +53,7 @@ struct Instr {
   std::vector<Expr> coord;  // TLOAD/TSTORE: element offset of the tile in the param, per dim
   bool has_scalar = false;  // tile-scalar instructions (TADDS, ...) take `scalar`
   double scalar = 0;
+  Expr scalar_expr;                   // TEXPANDS: a run-time scalar (of program symbols) in place of `scalar`
   bool scalar_first = false;          // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
   DataType dtype = DataType::FP32;    // TCVT destination
   int axis = -1;                      // column reductions and broadcasts: the tile axis

@@ -208,7 +208,10 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
       w.Key("dst").Int(in.dst).Key("srcs").Ints(in.srcs);
       if (in.param >= 0) w.Key("param").Int(in.param).Key("coord").Exprs(in.coord);
       if (in.opcode == Opcode::TEXTRACT) w.Key("at").Exprs(in.coord).Key("transpose").Bool(in.transpose);
-      if (in.has_scalar) w.Key("scalar").Double(in.scalar);
+      if (in.scalar_expr.defined())
+        w.Key("scalar_expr").Expr(in.scalar_expr);
+      else if (in.has_scalar)
+        w.Key("scalar").Double(in.scalar);
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
       if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.opcode == Opcode::TCVT) w.Key("round").Str(RoundModeName(in.round));

@@ -162,15 +162,17 @@ class TileExpander {
     t.tile_reason += "; halved to fit UB as a copy " + IntList(before) + " -> " + IntList(t.tile);
   }
 
-  // An index or a scan along an axis needs the whole axis in one tile: a static extent, and the
-  // tile must still fit UB.
+  // An index or a scan along an axis needs the whole axis in one tile: a static extent, or a
+  // run-time one with a static bound (a view's valid part, min(n - 8 * i, 8): one tile of the
+  // bound whose valid part is the extent), and the tile must still fit UB.
   void WholeAxisTile(const OpCall& call, TileOp& t) {
     int axis = t.reduce_axis >= 0 ? t.reduce_axis : static_cast<int>(call.attrs.get<int64_t>("dim"));
     auto ext = t.extent[axis].as_const();
+    if (!ext) ext = t.extent[axis].UpperBound();
     if (!ext)
       throw UserError("pypto." + call.op + " along dim " + std::to_string(axis) + " of " + ShapeStr(t.extent) +
                           ": the dim has a dynamic size, but the op needs the whole dim in one tile",
-                      call.loc, "use a dim with a static size, or loop over static-size views");
+                      call.loc, "use a dim with a static size, or loop over views of a static size");
     if (t.tile[axis] != *ext) {
       t.tile[axis] = *ext;
       t.tile_reason += "; whole dim " + std::to_string(axis) + " in one tile for " + call.op + " -> " + IntList(t.tile);

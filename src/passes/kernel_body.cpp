@@ -208,6 +208,20 @@ class KernelBodyBuilder {
     return bc.dst;
   }
 
+  // A TEXPANDS of the op's scalar attribute `key`: the constant, or the run-time value of the
+  // expression `<key>_expr` (a loop index, a dim, a scalar read). The caller sets dst.
+  static Instr ScalarFill(const TileOp& t, const std::string& key) {
+    Instr fill;
+    fill.opcode = Opcode::TEXPANDS;
+    fill.has_scalar = true;
+    if (t.attrs.has(key + "_expr"))
+      fill.scalar_expr = t.attrs.exprs(key + "_expr").at(0);
+    else
+      fill.scalar = t.attrs.get<double>(key);
+    fill.loc = t.loc;
+    return fill;
+  }
+
   // Emits the instructions computing `t` at `coord` into `out`; returns the result buffer.
   int Compute(Builder& b, const TileOp& t, const std::vector<Expr>& coord, std::vector<Instr>& out) {
     const OpDef& def = GetOpDef(t.op);
@@ -223,8 +237,11 @@ class KernelBodyBuilder {
       case OpKind::BinaryScalar:
       case OpKind::Cast: {
         int x = Input(b, t, 0, coord, out);
-        if (def.kind == OpKind::BinaryScalar && t.attrs.has("scalar_first") && !HasScalarFirstForm(*def.pto_scalar)) {
-          // scalar op x without a scalar/tile instruction: a tile of the scalar, then the binary one.
+        bool run_time_scalar = def.kind == OpKind::BinaryScalar && t.attrs.has("scalar_expr");
+        if (run_time_scalar ||
+            (def.kind == OpKind::BinaryScalar && t.attrs.has("scalar_first") && !HasScalarFirstForm(*def.pto_scalar))) {
+          // scalar op x without a scalar/tile instruction, or x op a run-time scalar (the
+          // instructions take constants): a tile of the scalar, then the binary one.
           // A 16-bit float tile would round the scalar first (fmod(0.1, x) in bf16 would divide
           // 0.10009765625): those compute in fp32 and round once, as docs/numerics.md says.
           DataType dt = b.k.bufs[x].dtype;
@@ -241,15 +258,11 @@ class KernelBodyBuilder {
             out.push_back(up);
             xs = up.dst;
           }
-          Instr fill;
-          fill.opcode = Opcode::TEXPANDS;
-          fill.has_scalar = true;
-          fill.scalar = t.attrs.get<double>("scalar");
+          Instr fill = ScalarFill(t, "scalar");
           fill.dst = NewBuf(b, -1, calc, t.tile, b.k.bufs[x].valid, ov.name + "_scalar");
-          fill.loc = t.loc;
           out.push_back(fill);
           ins.opcode = *def.pto;
-          ins.srcs = {fill.dst, xs};
+          ins.srcs = t.attrs.has("scalar_first") ? std::vector<int>{fill.dst, xs} : std::vector<int>{xs, fill.dst};
           if (!widen) {
             ins.dst = result_buf(t.tile, b.k.bufs[x].valid);
             out.push_back(ins);
@@ -287,13 +300,20 @@ class KernelBodyBuilder {
         std::vector<Expr> valid = Valid(ov, AlignedMap(R, ov.rank()), S, Starts(coord, S, std::vector<bool>(R, false)));
         if (def.kind == OpKind::Compare) {
           ins.cmp = def.cmp;
-          ins.opcode = t.inputs.size() == 1 ? *def.pto_scalar : *def.pto;
-          if (t.inputs.size() == 1) {
+          bool run_time_scalar = t.attrs.has("scalar_expr");
+          ins.opcode = t.inputs.size() == 1 && !run_time_scalar ? *def.pto_scalar : *def.pto;
+          if (t.inputs.size() == 1 && !run_time_scalar) {
             ins.has_scalar = true;
             ins.scalar = t.attrs.get<double>("scalar");
           }
           for (size_t i = 0; i < t.inputs.size(); ++i)
             ins.srcs.push_back(Full(b, Input(b, t, i, coord, out), S, valid, t.loc, out));
+          if (run_time_scalar) {  // x cmp s with s known at run time: against a tile of s in x's dtype
+            Instr fill = ScalarFill(t, "scalar");
+            fill.dst = NewBuf(b, -1, b.k.bufs[ins.srcs[0]].dtype, S, valid, ov.name + "_scalar");
+            out.push_back(fill);
+            ins.srcs.push_back(fill.dst);
+          }
         } else {  // where(cond, a, b): a scalar operand becomes a tile of it
           ins.opcode = *def.pto;
           size_t next = 0;
@@ -303,12 +323,8 @@ class KernelBodyBuilder {
               ins.srcs.push_back(Full(b, Input(b, t, next++, coord, out), S, valid, t.loc, out));
               continue;
             }
-            Instr fill;
-            fill.opcode = Opcode::TEXPANDS;
-            fill.has_scalar = true;
-            fill.scalar = t.attrs.get<double>(scalar);
+            Instr fill = ScalarFill(t, scalar);
             fill.dst = NewBuf(b, -1, ov.dtype, S, valid, ov.name + "_" + scalar);
-            fill.loc = t.loc;
             out.push_back(fill);
             ins.srcs.push_back(fill.dst);
           }
@@ -382,8 +398,7 @@ class KernelBodyBuilder {
             Valid(ov, AlignedMap(R, ov.rank()), t.tile, Starts(coord, t.tile, std::vector<bool>(R, false)));
         ins.opcode = *def.pto;
         if (def.kind == OpKind::Fill) {
-          ins.has_scalar = true;
-          ins.scalar = t.attrs.get<double>("value");
+          ins = ScalarFill(t, "value");
         } else {
           int dim = static_cast<int>(t.attrs.get<int64_t>("dim"));
           ins.coord = {coord[dim] * Expr(t.tile[dim])};  // TCI starts at the tile's first index

@@ -353,7 +353,10 @@ const HandlerTable& Handlers() {
     t[size_t(O::TEXPANDS)] = [](Ctx& c, const Instr& in) {
       pto::visit_dtype(ToPto(c.bufs[in.dst].buf->dtype), [&](auto tag) {
         using T = typename decltype(tag)::type;
-        pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
+        if (in.scalar_expr.defined())  // a run-time integer: converted once, as the generated code does
+          pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), static_cast<pto::scalar_t<T>>(in.scalar_expr.Eval(c.env)));
+        else
+          pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
       });
     };
     // Row arg-reductions and scans: 2-D over the tile's rows. Column ones: per slab of the axis.

@@ -310,4 +310,4 @@ def test_quantize_dequantize(mode):
     np.testing.assert_array_equal(a, np.clip(np.rint(x * s[:, None]), -128, 127).astype(np.int8))
     np.testing.assert_array_equal(b, np.clip(np.rint(x * sc + zp), 0, 255).astype(np.uint8))
     np.testing.assert_array_equal(c, q.astype(np.float32) * s[:, None])
-    np.testing.assert_array_equal(d, (q.astype(np.float32) + zp) * sc)
+    np.testing.assert_array_equal(d, (q.astype(np.float32) - zp) * sc)  # TDEQUANT subtracts

@@ -91,10 +91,32 @@ def _scalar(v: Union[int, float], op: str) -> float:
         raise _core.UserError(f"pypto.{op}: the scalar {v} is out of the range of every dtype" + _suffix()) from None
 
 
+def _known(v: Any) -> Any:
+    """A symbolic scalar whose value is known at trace time (a constant expression) as its int."""
+    if isinstance(v, _core.SymbolicScalar) and v.is_concrete():
+        return int(v)
+    return v
+
+
+def _run_time_scalar(s: Any, scalar_first: bool = False) -> Dict[str, Any]:
+    """The attributes of an op taking the symbolic scalar `s` (a loop index, a dim, a value read
+    from a tensor), evaluated when the tile runs: an integer, converted to the tensor's dtype
+    (numpy's int64 scalar against an array of that dtype)."""
+    attrs: Dict[str, Any] = {"scalar": 0.0, "scalar_expr": [s]}
+    if scalar_first:
+        attrs["scalar_first"] = 1
+    return attrs
+
+
 def _binary(op: str, x: Any, y: Any) -> Tensor:
     rec = current_recorder(op)
     import numpy as np
     x, y = (v.item() if isinstance(v, np.number) else v for v in (x, y))  # numpy scalars as Python's
+    x, y = (_known(v) for v in (x, y))
+    if isinstance(x, _core.SymbolicScalar) and isinstance(y, Tensor):  # a run-time scalar op y
+        y = _t(y, op)
+        attrs = _run_time_scalar(x, True)
+        return _same_tile(Tensor(_rec=rec, _id=rec.op(op + "_scalar", [y._id], attrs, user_loc())), y)
     if isinstance(x, (int, float)) and not isinstance(x, bool) and isinstance(y, Tensor):
         y = _t(y, op)
         # scalar - y and scalar / y are instructions of their own (TSUBS / TDIVS in scalar/tile
@@ -106,7 +128,7 @@ def _binary(op: str, x: Any, y: Any) -> Tensor:
     if isinstance(y, (int, float)):
         return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc())), x)
     if isinstance(y, _core.SymbolicScalar):
-        raise _core.UserError(f"pypto.{op}: a symbolic scalar operand is not supported yet" + _suffix())
+        return _same_tile(Tensor(_rec=rec, _id=rec.op(op + "_scalar", [x._id], _run_time_scalar(y), user_loc())), x)
     y = _t(y, op)
     x, y = _fit_valid(x, y)
     return Tensor(_rec=rec, _id=rec.binary(op, x._id, y._id, user_loc()))

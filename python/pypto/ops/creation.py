@@ -58,13 +58,17 @@ def full_value(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
     """pypto.full as a value computed where it is used (not a tensor in memory)."""
     dtype = check_dtype(dtype, "pypto.full", _suffix())
     shape = _shape(valid_shape if valid_shape is not None else size, "full")
+    if isinstance(fill_value, _core.SymbolicScalar) and fill_value.is_concrete():
+        fill_value = int(fill_value)
+    if isinstance(fill_value, _core.SymbolicScalar):  # known at run time (a loop index, a dim)
+        return _record("full", {"shape": shape, "value": 0.0, "value_expr": [fill_value], "dtype": dtype})
     if isinstance(fill_value, (bool, np.bool_)):
         v = float(bool(fill_value))
     elif isinstance(fill_value, (int, float, np.number)):
         v = float(fill_value)
     else:
-        raise _core.UserError(f"pypto.full: fill_value must be a Python scalar, got {type(fill_value).__name__}"
-                              + _suffix())
+        raise _core.UserError("pypto.full: fill_value must be a Python or symbolic scalar, got "
+                              f"{type(fill_value).__name__}" + _suffix())
     if is_int_dtype(dtype):
         info = np.iinfo(to_numpy_dtype(dtype))
         if v != v or v != _pymath.floor(v) or not info.min <= v <= info.max:

@@ -277,16 +277,63 @@ index_add_ub = index_add
 
 
 def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
-    """input[indices[0][i]] = values[i] (or += with ``accumulate``), in place: one 1-D index
-    tensor for dim 0 (PyPTO allows one per leading dim; more than one is not supported yet)."""
+    """input[indices[0][i], ..., indices[k-1][i]] = values[i] (or += with ``accumulate``), in
+    place: k 1-D index tensors of one length t for the k leading dims, values [t, *shape[k:]]. A
+    vec tile of lower rank than the values is completed with their trailing dims (PyPTO's rule).
+    An index outside its dim raises."""
+    from .._tracing import completed_tiles
     x, v = _t(input, "index_put_"), _t(values, "index_put_")
-    idx = list(indices) if isinstance(indices, (list, tuple)) else [indices]
-    if len(idx) != 1:
-        raise _core.UserError(f"pypto.index_put_: {len(idx)} index tensors are not supported yet; give one (for dim 0)"
-                              + _suffix())
-    _scatter_into("index_put_", x, 0, _expanded_index("index_put_", idx[0], 0, list(v.shape)), v,
-                  1 if accumulate else 0)
+    idx = [_t(i, "index_put_") for i in (list(indices) if isinstance(indices, (list, tuple)) else [indices])]
+    if not 1 <= len(idx) <= x.ndim or any(not is_int_dtype(i.dtype) or i.ndim != 1 for i in idx):
+        raise _core.UserError(f"pypto.index_put_: indices must be 1 to {x.ndim} 1-D integer tensors (one per leading "
+                              f"dim of {x!r}), got {tuple(idx)!r}" + _suffix())
+    with completed_tiles("index_put_", list(v.shape)):
+        rows, flat = x, idx[0]
+        if len(idx) > 1:
+            rows, flat = _flat_rows("index_put_", x, idx)
+        _scatter_into("index_put_", rows, 0, _expanded_index("index_put_", flat, 0, list(v.shape)), v,
+                      1 if accumulate else 0)
     return x
+
+
+def _flat_rows(op: str, x: Tensor, idx: List[Tensor]) -> Tuple[Tensor, Tensor]:
+    """x with its len(idx) leading dims merged (in memory) and the row of each index tuple in it:
+    sum(idx[j] * stride_j), or -1 (which the scatter refuses) when an index is outside its dim, so
+    a wrong index cannot land on another row."""
+    from .core import add, mul, cast
+    from .logic import ge, logical_and, lt, where
+    from .._dtypes import DT_INT32, DT_INT64
+    k = len(idx)
+    lead = x.shape[:k]
+    if not all(isinstance(d, int) for d in lead[1:]):
+        raise _core.UserError(f"pypto.{op}: dims 1..{k - 1} of {x!r} need static sizes for {k} index tensors"
+                              + _suffix())
+    total = 1
+    for d in lead:
+        total = total * d
+    wide = DT_INT64 if not isinstance(total, int) or total > 2**31 - 1 else DT_INT32
+    flat: Any = None
+    ok: Any = None
+    stride = 1
+    for j in reversed(range(k)):
+        i = idx[j] if idx[j].dtype == wide else cast(idx[j], wide)
+        inside = logical_and(ge(i, 0), lt(i, lead[j]))
+        ok = inside if ok is None else logical_and(ok, inside)
+        term = i if stride == 1 else mul(i, stride)
+        flat = term if flat is None else add(flat, term)
+        stride = stride * lead[j]
+    flat = where(ok, flat, -1)
+    return _memory_reshape(op, x, [total] + list(x.shape[k:])), flat
+
+
+def _memory_reshape(op: str, x: Tensor, shape: List[Any]) -> Tensor:
+    """x in another shape over the same memory, for an in-place write (pypto.reshape drops unit
+    dims by remapping a value, which a write would not reach)."""
+    rec = current_recorder(op)
+    if rec.value_kind(x._vid) == "view" and not rec.reshapes_in_place(x._vid, shape):
+        raise _core.UserError(f"pypto.{op}: {x!r} is a slice that is not one contiguous run of its tensor; "
+                              "an in-place update needs it in another shape" + _suffix())
+    return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc(), True))
 
 
 def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
@@ -305,7 +352,7 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     if current_recorder("scatter_update").root_kind(x._id) not in ("input", "output", "tensor"):
         x = _copy("scatter_update", x)  # an intermediate result: update a copy in memory (PyPTO returns it)
     d = x.shape[-1]
-    rows = x if x.ndim == 2 else reshape(x, [x.shape[0] * x.shape[1], d])
+    rows = x if x.ndim == 2 else _memory_reshape("scatter_update", x, [x.shape[0] * x.shape[1], d])
     vals = s if s.ndim == 2 else reshape(s, [s.shape[0] * s.shape[1], d])
     flat = reshape(idx, [idx.shape[0] * idx.shape[1], 1])
     _scatter_into("scatter_update", rows, 0, expand_clone(flat, [flat.shape[0], d]), vals, 0)

@@ -8,10 +8,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import _core
-from .._dtypes import DT_BOOL, DT_FP32, is_float_dtype, is_int_dtype, to_numpy_dtype
+from .._dtypes import (DT_BOOL, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, is_float_dtype,
+                       is_int_dtype, to_numpy_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _binary, _scalar, _suffix, _t, _unary, abs, maximum, minimum
+from .core import _binary, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -60,9 +61,14 @@ def _int_scalar_compare(op: str, x: Tensor, s: float) -> Tuple[str, float]:
 
 
 def _compare(op: str, x: Any, y: Any) -> Tensor:
-    if _is_scalar(x) and isinstance(y, Tensor):  # 2 < t is t > 2
+    x, y = _known(x), _known(y)
+    if (_is_scalar(x) or isinstance(x, _core.SymbolicScalar)) and isinstance(y, Tensor):  # 2 < t is t > 2
         x, y, op = y, x, _SWAPPED[op]
     x = _t(x, op)
+    if isinstance(y, _core.SymbolicScalar):  # known at run time: against a tile of it in x's dtype
+        if x.dtype in (DT_INT8, DT_INT16, DT_UINT8, DT_UINT16):  # an index past their range compares exactly
+            x = cast(x, DT_INT32)
+        return _record(op, [x], _run_time_scalar(y))
     if isinstance(y, (bool, np.bool_)):
         raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
     if _is_scalar(y):

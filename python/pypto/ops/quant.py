@@ -1,5 +1,5 @@
 """int8 quantization: quantize / dequantize with per-row (axis=-1) or per-column (axis=-2)
-scales and optional zero points, as PyPTO documents them (composites of mul, add, cast)."""
+scales and optional zero points, as PyPTO documents them (composites of mul, add, sub, cast)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .. import _core
 from .._core import DataType
 from .._dtypes import DT_FP32, DT_INT8, DT_UINT8, is_float_dtype, is_int_dtype
 from ..tensor import Tensor
-from .core import CastMode, _suffix, _t, add, cast, mul
+from .core import CastMode, _suffix, _t, add, cast, mul, sub
 
 __all__ = ["quantize", "dequantize"]
 
@@ -52,8 +52,9 @@ def quantize(input: Tensor, scale: Tensor, otype: DataType, axis: int = -1,  # n
 
 def dequantize(input: Tensor, scale: Tensor, otype: DataType = DT_FP32, axis: int = -1,  # noqa: A002
                zero_points: Optional[Tensor] = None) -> Tensor:
-    """(float(input) [+ zero_points]) * scale in fp32 (PyPTO's documented formula), scale and
-    zero_points with the input's shape without ``axis``."""
+    """(float(input) [- zero_points]) * scale in fp32, scale and zero_points with the input's shape
+    without ``axis``. The zero point is subtracted, as PTO's TDEQUANT does and PyPTO's own
+    dequantize tests check; its operation page writes ``+`` (docs/porting.md)."""
     x = _t(input, "dequantize")
     if not is_int_dtype(x.dtype):
         raise _core.UserError(f"pypto.dequantize needs an integer input, got {x!r}" + _suffix())
@@ -62,5 +63,5 @@ def dequantize(input: Tensor, scale: Tensor, otype: DataType = DT_FP32, axis: in
     a = _axis("dequantize", x, axis)
     xf = cast(x, DT_FP32)
     if zero_points is not None:
-        xf = add(xf, _per("dequantize", x, zero_points, a, "zero_points"))
+        xf = sub(xf, _per("dequantize", x, zero_points, a, "zero_points"))
     return mul(xf, _per("dequantize", x, scale, a, "scale"))

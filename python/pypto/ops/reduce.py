@@ -67,14 +67,17 @@ def cumprod(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     return _scan("cumprod", input, dim)
 
 
-def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correction: float = 1,  # noqa: A002
+def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: float = 1,  # noqa: A002
         keepdim: bool = False) -> Tensor:
     """Variance sum((x - mean)**2) / max(0, N - correction) over ``dim`` (an int, a list of dims,
-    or None for all). The reduced dims need static sizes; 16-bit inputs compute in fp32."""
+    or None or an empty list for all, as PyPTO's ``var(x, [], 1)``). The reduced dims need static
+    sizes; 16-bit inputs compute in fp32."""
     x = _t(input, "var")
     if not is_float_dtype(x.dtype):
         raise _core.UserError(f"pypto.var needs a floating-point tensor, got {x!r}" + _suffix())
-    dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [dim] if isinstance(dim, int) else list(dim) if dim is not None else []
+    if not dims:
+        dims = list(range(x.ndim))
     dims = sorted({_dim(x, d, "var") for d in dims})
     n = 1
     for d in dims:
@@ -102,7 +105,7 @@ def std(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correctio
     x = _t(input, "std")
     xw, dt = _widen(x)
     v = var(xw, dim, correction=correction, keepdim=keepdim)
-    removed = [] if keepdim else (list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else
-                                  list(dim))
+    dims = [dim] if isinstance(dim, int) else list(dim) if dim is not None else []
+    removed = [] if keepdim else dims or list(range(x.ndim))
     return _on_reduced(lambda: _narrow(sqrt(v), dt), x.ndim, sorted({d % x.ndim for d in removed}))
 

@@ -124,9 +124,11 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
         from .core import view
         whole = reshape(x, list(target))
         return view(whole, list(target), [0] * len(target), valid_shape=shape)
-    if rec.value_kind(x._vid) == "view" and not _only_unit_dims_differ(list(x.shape), shape):
-        # A slice is strided in its base: merging or splitting its dims reads a dense copy of it
+    if rec.value_kind(x._vid) == "view" and not _only_unit_dims_differ(list(x.shape), shape) and \
+            not rec.reshapes_in_place(x._vid, shape):
+        # A slice strided in its base: merging or splitting its dims reads a dense copy of it
         # (PyPTO's reshape of a tile-sized slice); writes into the result do not reach the base.
+        # (A contiguous slice is reshaped in place: a slice of the base reshaped.)
         x = clone(x)
     out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
     out._reshape_of = x  # `t = reshape(t, s)` in a loop body repeats itself: no carried value
@@ -254,12 +256,15 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
     return out
 
 
-def _tri(op: str, x: Any, diagonal: int, lower: bool) -> Tensor:
+def _tri(op: str, x: Any, diagonal: Any, lower: bool) -> Tensor:
     x = _t(x, op)
     if x.ndim < 2:
         raise _core.UserError(f"pypto.{op} needs a tensor of rank >= 2, got {x!r}" + _suffix())
-    if not isinstance(diagonal, int) or isinstance(diagonal, bool):
-        raise _core.UserError(f"pypto.{op}: diagonal must be an int, got {diagonal!r}" + _suffix())
+    if isinstance(diagonal, _core.SymbolicScalar) and diagonal.is_concrete():
+        diagonal = int(diagonal)
+    if not isinstance(diagonal, (int, _core.SymbolicScalar)) or isinstance(diagonal, bool):
+        raise _core.UserError(f"pypto.{op}: diagonal must be an int or a symbolic scalar, got {diagonal!r}"
+                              + _suffix())
     from .logic import ge, le, where
     lead = [1] * (x.ndim - 2)
     rec = current_recorder(op)
@@ -272,13 +277,15 @@ def _tri(op: str, x: Any, diagonal: int, lower: bool) -> Tensor:
     return where(keep, x, zero)
 
 
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """Zeros above the ``diagonal``-th diagonal of the last two dims (torch.tril)."""
+def tril(input: Tensor, diagonal: Any = 0) -> Tensor:  # noqa: A002
+    """Zeros above the ``diagonal``-th diagonal of the last two dims (torch.tril); ``diagonal``
+    may be a symbolic scalar (a loop index expression: the diagonal of a tile of a larger matrix)."""
     return _tri("tril", input, diagonal, True)
 
 
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """Zeros below the ``diagonal``-th diagonal of the last two dims (torch.triu)."""
+def triu(input: Tensor, diagonal: Any = 0) -> Tensor:  # noqa: A002
+    """Zeros below the ``diagonal``-th diagonal of the last two dims (torch.triu); ``diagonal``
+    may be a symbolic scalar, as in tril."""
     return _tri("triu", input, diagonal, False)
 
 
