@@ -26,6 +26,7 @@ class DataType:
     FP8E4M3: "DataType"
     FP8E5M2: "DataType"
     FP8E8M0: "DataType"
+    FP4E2M1X2: "DataType"
 
 def dtype_name(dt: DataType) -> str: ...
 def dtype_bytes(dt: DataType) -> int: ...

@@ -24,7 +24,9 @@ DT_BOOL = DataType.BOOL
 DT_FP8E4M3 = DataType.FP8E4M3
 DT_FP8E5M2 = DataType.FP8E5M2
 DT_FP8E8M0 = DataType.FP8E8M0
-STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0)
+# Two E2M1 values in a byte (torch.float4_e2m1fn_x2): a tensor's shape counts bytes.
+DT_FP4_E2M1X2 = DataType.FP4E2M1X2
+STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2)
 
 
 class UnsupportedDType:
@@ -46,12 +48,11 @@ DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
 DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
 DT_FP4_E2M1 = UnsupportedDType("DT_FP4_E2M1", _NPU)
-DT_FP4_E2M1X2 = UnsupportedDType("DT_FP4_E2M1X2", _NPU)
 DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E2M1, DT_FP4_E2M1X2, DT_FP4_E1M2,
-                      DT_FP4_E1M2X2, DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E2M1, DT_FP4_E1M2, DT_FP4_E1M2X2,
+                      DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):
@@ -69,7 +70,7 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
                           "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL (and the storage formats "
-                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0)")
+                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2)")
     raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
 
 _TO_NUMPY = {
@@ -87,6 +88,7 @@ _TO_NUMPY = {
     DT_FP8E4M3: np.uint8,  # bytes (after DT_UINT8: numpy uint8 arrays are DT_UINT8)
     DT_FP8E5M2: np.uint8,
     DT_FP8E8M0: np.uint8,
+    DT_FP4_E2M1X2: np.uint8,
 }
 
 
@@ -166,4 +168,5 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_
 _TORCH_DTYPES = {"torch.float32": DT_FP32, "torch.float16": DT_FP16, "torch.bfloat16": DT_BF16, "torch.int8": DT_INT8,
                  "torch.int16": DT_INT16, "torch.int32": DT_INT32, "torch.int64": DT_INT64, "torch.uint8": DT_UINT8,
                  "torch.uint16": DT_UINT16, "torch.uint32": DT_UINT32, "torch.uint64": DT_UINT64, "torch.bool": DT_BOOL,
-                 "torch.float8_e4m3fn": DT_FP8E4M3, "torch.float8_e5m2": DT_FP8E5M2, "torch.float8_e8m0fnu": DT_FP8E8M0}
+                 "torch.float8_e4m3fn": DT_FP8E4M3, "torch.float8_e5m2": DT_FP8E5M2, "torch.float8_e8m0fnu": DT_FP8E8M0,
+                 "torch.float4_e2m1fn_x2": DT_FP4_E2M1X2}

@@ -1,5 +1,6 @@
 """The MX (microscaling) formats: ``quant_mx``, ``scaled_mm`` and the conversions of
-``DT_FP8E4M3`` / ``DT_FP8E5M2`` / ``DT_FP8E8M0`` to and from the float dtypes (``pypto.cast``).
+``DT_FP8E4M3`` / ``DT_FP8E5M2`` / ``DT_FP8E8M0`` / ``DT_FP4_E2M1X2`` to and from the float
+dtypes (``pypto.cast``).
 
 On the CPU these dtypes are storage: their bytes move like uint8 (views, copies, gathers), and
 every conversion is written here with int32 steps on the bit patterns, which fuse like any
@@ -7,7 +8,15 @@ elementwise chain. ``quant_mx`` follows PyPTO's golden bit for bit: the shared e
 group of 32 is OCP's ``floor(log2(amax)) - 8`` (ROUND_DOWN) or NV's ``ceil(log2(amax / 448))``
 (ROUND_UP), the scaled values are encoded to E4M3 rounding to nearest even and saturating at
 448. ``pypto.cast`` to an FP8 type follows torch's ``.to(torch.float8_*)``: E4M3 saturates at 448
-and makes an infinity NaN, E5M2 overflows to inf. The 4-bit formats (``DT_FP4_E2M1X2``) are not here.
+and makes an infinity NaN, E5M2 overflows to inf.
+
+``DT_FP4_E2M1X2`` is a byte holding two E2M1 values (the even index in the low nibble), as
+torch's ``float4_e2m1fn_x2``: a tensor's shape counts bytes, so converting one to a float dtype
+doubles its last dim and converting to it halves an even last dim (PyPTO's cast golden does the
+same). E2M1 encoding rounds to nearest even and saturates at 6; an infinity gives +-6 and NaN
+the code 7 (PyPTO's encoder). ``quant_mx`` to it follows PyPTO's golden: groups of 32 share
+NV's ``ceil(log2(amax / 6))`` (ROUND_UP) or OCP's ``floor(log2(amax)) - 2`` (ROUND_DOWN)
+exponent.
 """
 
 from __future__ import annotations
@@ -16,13 +25,13 @@ import enum
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from .._dtypes import (DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_INT32, DT_UINT8, DT_UINT16,
-                       STORAGE_DTYPES, DataType, check_dtype)
+from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_INT32,
+                       DT_UINT8, DT_UINT16, STORAGE_DTYPES, DataType, check_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, relu, view  # noqa: A004
 from .logic import bitwise_and, bitwise_or, eq, ge, gt, isnan, logical_and, logical_not, logical_or, lt, where
-from .shape import concat, permute, reshape, transpose
+from .shape import concat, permute, reshape, transpose, unsqueeze
 
 __all__ = ["DequantScaleRoundingMode", "ROUND_DOWN", "ROUND_UP", "quant_mx", "scaled_mm"]
 
@@ -108,7 +117,9 @@ def _encode_e5m2(x: Tensor) -> Tensor:
 
 
 def _decode(x: Tensor) -> Tensor:
-    """An FP8 tensor's values as fp32 (exact)."""
+    """An MX tensor's values as fp32 (exact); DT_FP4_E2M1X2 [..., n] gives [..., 2n]."""
+    if x.dtype == DT_FP4_E2M1X2:
+        return _e2m1_value(_unpack_e2m1x2(x))
     b = _bytes_to_i32(x)
     if x.dtype == DT_FP8E5M2:  # the top byte of an fp16
         return cast(view(cast(b * 256, DT_UINT16), dtype=DT_FP16), DT_FP32)
@@ -123,6 +134,53 @@ def _decode(x: Tensor) -> Tensor:
     sub = mul(cast(m, DT_FP32), 2.0 ** -9)
     value = where(eq(e, 0), where(negative, mul(sub, -1.0), sub), normal)
     return where(eq(bitwise_and(b, 0x7F), 0x7F), float("nan"), value)
+
+
+# --- FP4 E2M1, two per byte <-> fp32 ---------------------------------------------------------
+
+def _e2m1_value(c: Tensor) -> Tensor:
+    """E2M1 codes (int32 0..15) as fp32: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives."""
+    m = bitwise_and(c, 7)
+    e, mant = _shr(m, 1), bitwise_and(m, 1)
+    normal = _f32((e + 126) * (1 << 23) + mant * (1 << 22))  # (1 + mant / 2) * 2^(e - 1)
+    v = where(eq(e, 0), mul(cast(mant, DT_FP32), 0.5), normal)
+    return where(ge(c, 8), mul(v, -1.0), v)
+
+
+def _encode_e2m1(x: Tensor) -> Tensor:
+    """fp32 -> E2M1 codes (int32 0..15), rounding to nearest even: |x| + 2^(e + 22) rounds |x| to
+    the code's step (0.5 below 2, 1 below 4, 2 above) in the FPU; saturating at 6 (code 7), an
+    infinity gives +-6, NaN the code 7 without a sign."""
+    bits = _i32(x)
+    sign = bitwise_and(_shr(bits, 28), 8)
+    a = abs(x)
+    exp = bitwise_and(_shr(_i32(a), 23), 0xFF)
+    exp = where(lt(exp, 127), 127, where(gt(exp, 129), 129, exp))
+    magic = (exp + 22) * (1 << 23)
+    q = _i32(add(a, _f32(magic))) - magic
+    code = q + (exp - 127) * 2
+    code = where(gt(code, 7), 7, code)  # also an infinity
+    return where(isnan(x), 7, bitwise_or(code, sign))
+
+
+def _unpack_e2m1x2(x: Tensor) -> Tensor:
+    """The codes of a DT_FP4_E2M1X2 tensor [..., n] as int32 [..., 2n] (low nibble first)."""
+    b = _bytes_to_i32(x)
+    pairs = concat([unsqueeze(bitwise_and(b, 15), -1), unsqueeze(_shr(b, 4), -1)], -1)
+    return reshape(pairs, list(x.shape[:-1]) + [2 * x.shape[-1]])
+
+
+def _pack_e2m1x2(codes: Tensor, what: str) -> Tensor:
+    """int32 codes [..., 2n] as DT_FP4_E2M1X2 bytes [..., n]."""
+    lead, n2 = list(codes.shape[:-1]), codes.shape[-1]
+    if not isinstance(n2, int) or n2 % 2:
+        raise _core.UserError(f"{what}: DT_FP4_E2M1X2 packs two values per byte: the last dim of {codes!r} must be "
+                              "static and even" + _suffix())
+    pairs = reshape(codes, lead + [n2 // 2, 2])
+    at = [0] * (len(lead) + 2)
+    lo = view(pairs, lead + [n2 // 2, 1], at)
+    hi = view(pairs, lead + [n2 // 2, 1], at[:-1] + [1])
+    return _as_format(reshape(bitwise_or(lo, hi * 16), lead + [n2 // 2]), DT_FP4_E2M1X2)
 
 
 def _as_format(code: Tensor, dtype: DataType) -> Tensor:
@@ -141,23 +199,29 @@ def convert(x: Tensor, dtype: DataType) -> Tensor:
             v = _decode(x)
             return v if dtype == DT_FP32 else cast(v, dtype)
         if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or dtype == DT_FP8E8M0:
-            raise _core.UserError(f"pypto.cast: {x!r} to {dtype}: the float dtypes convert to DT_FP8E4M3 and "
-                                  "DT_FP8E5M2 (E8M0 scales come from pypto.quant_mx)" + _suffix())
+            raise _core.UserError(f"pypto.cast: {x!r} to {dtype}: the float dtypes convert to DT_FP8E4M3, "
+                                  "DT_FP8E5M2 and DT_FP4_E2M1X2 (E8M0 scales come from pypto.quant_mx)" + _suffix())
         x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
+        if dtype == DT_FP4_E2M1X2:
+            return _pack_e2m1x2(_encode_e2m1(x32), "pypto.cast")
         code = _encode_e4m3(x32, inf_is_nan=True) if dtype == DT_FP8E4M3 else _encode_e5m2(x32)
         return _as_format(code, dtype)
 
 
 # --- quant_mx --------------------------------------------------------------------------------
 
-def _shared_exponent(amax_abs: Tensor, mode: DequantScaleRoundingMode) -> Tensor:
-    """The E8M0 exponent (int32 0..255) of groups whose largest magnitude is ``amax_abs``."""
+def _shared_exponent(amax_abs: Tensor, mode: DequantScaleRoundingMode, fp4: bool = False) -> Tensor:
+    """The E8M0 exponent (int32 0..255) of groups whose largest magnitude is ``amax_abs``, for
+    E4M3 (largest 448 = 1.75 * 2^8) or E2M1 (6 = 1.5 * 2^2)."""
     bits = _i32(amax_abs)
     biased = bitwise_and(_shr(bits, 23), 0xFF)
-    if mode == ROUND_DOWN:  # OCP: floor(log2(amax)) - 8, inf follows the exponent path
-        e = biased - 8
-    else:  # NV: ceil(log2(amax / 448)): one more when the mantissa is above 448's (1.75)
-        e = biased - 8 + cast(gt(bitwise_and(bits, 0x7FFFFF), 0x600000), DT_INT32)
+    pow2, mant = (2, 0x400000) if fp4 else (8, 0x600000)
+    if mode == ROUND_DOWN:  # OCP: floor(log2(amax)) - pow2, inf follows the exponent path
+        e = biased - pow2
+        if fp4:  # PyPTO's FP4 golden gives an infinity the exponent 255 - 2
+            e = where(ge(biased, 255), 253, e)
+    else:  # NV: ceil(log2(amax / max)): one more when the mantissa is above the largest value's
+        e = biased - pow2 + cast(gt(bitwise_and(bits, 0x7FFFFF), mant), DT_INT32)
         e = where(ge(biased, 255), 254, e)  # inf: the largest finite scale
     e = where(lt(e, 0), 0, where(gt(e, 254), 254, e))
     return where(isnan(amax_abs), 255, e)
@@ -169,17 +233,30 @@ def _reciprocal_scale(e: Tensor) -> Tensor:
     return where(eq(e, 255), float("nan"), v)
 
 
-def _quantize_rows(x32: Tensor, mode: DequantScaleRoundingMode) -> Tuple[Tensor, Tensor]:
-    """Groups of 32 along the last dim of fp32 ``x32`` [..., C]: (E4M3 codes [..., C] as uint8,
-    exponents [..., ceil(C / 32)] as int32)."""
+def _quantize_rows(x32: Tensor, mode: DequantScaleRoundingMode, src: DataType = DT_FP32,
+                   fp4: bool = False) -> Tuple[Tensor, Tensor]:
+    """Groups of 32 along the last dim of fp32 ``x32`` [..., C] (values of dtype ``src``): (E4M3
+    or, with fp4, E2M1 codes [..., C] as uint8, exponents [..., ceil(C / 32)] as int32)."""
     lead, cols = list(x32.shape[:-1]), x32.shape[-1]
     groups = -(-cols // 32)
     if groups * 32 != cols:  # a partial last group: zeros after it (they change no amax)
         from .creation import full
         x32 = concat([x32, full(lead + [groups * 32 - cols], 0.0, DT_FP32)], -1)
     xg = reshape(x32, lead + [groups, 32])
-    e = _shared_exponent(amax(abs(xg), -1, keepdim=True), mode)  # [..., G, 1]
-    codes = cast(_encode_e4m3(mul(xg, _reciprocal_scale(e)), inf_is_nan=False), DT_UINT8)
+    if not fp4:
+        e = _shared_exponent(amax(abs(xg), -1, keepdim=True), mode)  # [..., G, 1]
+        codes = cast(_encode_e4m3(mul(xg, _reciprocal_scale(e)), inf_is_nan=False), DT_UINT8)
+    else:
+        # PyPTO's FP4 golden: an fp16 input's OCP amax is taken of its values truncated to bf16;
+        # a bf16 input's scaled values are rounded to bf16 (exact but for subnormals).
+        amax_of = xg
+        if mode == ROUND_DOWN and src == DT_FP16:
+            amax_of = _f32(bitwise_and(_i32(xg), -65536))
+        e = _shared_exponent(amax(abs(amax_of), -1, keepdim=True), mode, fp4=True)
+        scaled = mul(xg, _reciprocal_scale(e))
+        if src == DT_BF16:
+            scaled = cast(cast(scaled, DT_BF16), DT_FP32)
+        codes = _encode_e2m1(scaled)
     codes = reshape(codes, lead + [groups * 32])
     if groups * 32 != cols:
         codes = view(codes, lead + [cols], [0] * (len(lead) + 1))
@@ -201,16 +278,21 @@ def quant_mx(input: Tensor, quant_dtype: Any = DT_FP8E4M3,  # noqa: A002 - PyPTO
              performance_mode: bool = True) -> Tuple[Tensor, Tensor]:
     """MX quantization of a 1-D to 4-D fp32 / fp16 / bf16 tensor: groups of 32 along ``axis``
     (-1, or -2 with that dim a multiple of 64) share an E8M0 exponent; returns ``(quantized,
-    scale)``, quantized of the input's shape in ``DT_FP8E4M3``, scale ``DT_FP8E8M0`` of shape
+    scale)``, quantized of the input's shape in ``DT_FP8E4M3`` (or, for ``DT_FP4_E2M1X2`` from a
+    DT_FP16 / DT_BF16 input, packed in pairs: the last dim halved), scale ``DT_FP8E8M0`` of shape
     ``[..., ceil(n / 64), 2]`` (axis -1) or ``[..., m / 64, n, 2]`` (axis -2).
     ``performance_mode`` is accepted (it picks an NPU kernel)."""
     x = _t(input, "quant_mx")
     if isinstance(quant_dtype, DataType) or not hasattr(quant_dtype, "why"):
         quant_dtype = check_dtype(quant_dtype, "pypto.quant_mx", _suffix())
-    if quant_dtype != DT_FP8E4M3:
+    if quant_dtype not in (DT_FP8E4M3, DT_FP4_E2M1X2):
         name = getattr(quant_dtype, "name", quant_dtype)
-        raise _core.UserError(f"pypto.quant_mx: quant_dtype {name} is not supported here; DT_FP8E4M3 is (the 4-bit "
-                              "DT_FP4_E2M1X2 has no CPU format yet)" + _suffix())
+        raise _core.UserError(f"pypto.quant_mx: quant_dtype {name} is not supported; DT_FP8E4M3 and DT_FP4_E2M1X2 are"
+                              + _suffix())
+    fp4 = quant_dtype == DT_FP4_E2M1X2
+    if fp4 and x.dtype not in (DT_FP16, DT_BF16):
+        raise _core.UserError(f"pypto.quant_mx: DT_FP4_E2M1X2 quantizes a DT_FP16 or DT_BF16 tensor (PyPTO), got {x!r}"
+                              + _suffix())
     if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or not 1 <= x.ndim <= 4:
         raise _core.UserError(f"pypto.quant_mx: the input must be a 1-D to 4-D DT_FP32, DT_FP16 or DT_BF16 tensor, "
                               f"got {x!r}" + _suffix())
@@ -227,19 +309,21 @@ def quant_mx(input: Tensor, quant_dtype: Any = DT_FP8E4M3,  # noqa: A002 - PyPTO
     with _AutoTiles():
         x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
         if last:
-            codes, e = _quantize_rows(x32, mode)
-            return view(codes, dtype=DT_FP8E4M3), view(_pairs(e), dtype=DT_FP8E8M0)
+            codes, e = _quantize_rows(x32, mode, x.dtype, fp4)
+            quant = _pack_e2m1x2(codes, "pypto.quant_mx") if fp4 else view(codes, dtype=DT_FP8E4M3)
+            return quant, view(_pairs(e), dtype=DT_FP8E8M0)
         m, n = x.shape[-2], x.shape[-1]
         if m % 64:
             raise _core.UserError(f"pypto.quant_mx: with axis=-2 dim -2 of {x!r} must be a multiple of 64"
                                   + _suffix())
-        codes, e = _quantize_rows(transpose(x32, -1, -2), mode)  # [..., n, m], [..., n, m / 32]
+        codes, e = _quantize_rows(transpose(x32, -1, -2), mode, x.dtype, fp4)  # [..., n, m], [..., n, m / 32]
         lead = list(x.shape[:-2])
         k = len(lead)
         pairs = reshape(e, lead + [n, m // 64, 2])
         scale = permute(pairs, list(range(k)) + [k + 1, k, k + 2])  # [..., m / 64, n, 2]
-        return (view(transpose(codes, -1, -2), dtype=DT_FP8E4M3),
-                view(cast(scale, DT_UINT8), dtype=DT_FP8E8M0))
+        codes = transpose(codes, -1, -2)
+        quant = _pack_e2m1x2(codes, "pypto.quant_mx") if fp4 else view(codes, dtype=DT_FP8E4M3)
+        return quant, view(cast(scale, DT_UINT8), dtype=DT_FP8E8M0)
 
 
 # --- scaled_mm -------------------------------------------------------------------------------
@@ -263,7 +347,8 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
               a_trans: bool = False, b_trans: bool = False, scale_a_trans: bool = False, scale_b_trans: bool = False,
               c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
     """(mat_a * scale_a) @ (mat_b * scale_b) for MX operands: ``mat_a`` [M, K] and ``mat_b``
-    [K, N] (transposed with a_trans / b_trans) in DT_FP8E4M3 or DT_FP8E5M2, each group of 32
+    [K, N] (transposed with a_trans / b_trans) in DT_FP8E4M3, DT_FP8E5M2 or DT_FP4_E2M1X2 (two
+    values per byte along the last dim: [M, K / 2] holds [M, K]), each group of 32
     along K scaled by its E8M0 exponent (``scale_a`` [M, ceil(K/64), 2], ``scale_b``
     [ceil(K/64), N, 2], or transposed). Exact products, fp32 accumulation, one rounding to
     ``out_dtype`` (DT_FP32, DT_FP16, DT_BF16); ``extend_params`` takes ``bias_tensor`` and
@@ -272,9 +357,9 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
     sa, sb = _t(scale_a, "scaled_mm"), _t(scale_b, "scaled_mm")
     out_dt = check_dtype(out_dtype, "pypto.scaled_mm", _suffix())
     for t, what in ((a, "mat_a"), (b, "mat_b")):
-        if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2) or t.ndim != 2:
-            raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D DT_FP8E4M3 or DT_FP8E5M2 tensor, got {t!r}"
-                                  + _suffix())
+        if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2, DT_FP4_E2M1X2) or t.ndim != 2:
+            raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D DT_FP8E4M3, DT_FP8E5M2 or DT_FP4_E2M1X2 "
+                                  f"tensor, got {t!r}" + _suffix())
     if out_dt not in (DT_FP32, DT_FP16, DT_BF16):
         raise _core.UserError(f"pypto.scaled_mm: out_dtype must be DT_FP32, DT_FP16 or DT_BF16, got {out_dt}"
                               + _suffix())
@@ -284,8 +369,11 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
     if ext.get("scale") or ext.get("scale_tensor") is not None:
         raise _core.UserError("pypto.scaled_mm: the fixpipe quantization (scale, scale_tensor) is not supported here"
                               + _suffix())
-    m, k = (a.shape[1], a.shape[0]) if a_trans else (a.shape[0], a.shape[1])
-    kb, n = (b.shape[1], b.shape[0]) if b_trans else (b.shape[0], b.shape[1])
+    # A DT_FP4_E2M1X2 operand holds two values per byte along its last dim.
+    ashape = [a.shape[0], a.shape[1] * (2 if a.dtype == DT_FP4_E2M1X2 else 1)]
+    bshape = [b.shape[0], b.shape[1] * (2 if b.dtype == DT_FP4_E2M1X2 else 1)]
+    m, k = (ashape[1], ashape[0]) if a_trans else (ashape[0], ashape[1])
+    kb, n = (bshape[1], bshape[0]) if b_trans else (bshape[0], bshape[1])
     if any(not isinstance(d, int) for d in (m, k, kb, n)) or k != kb or k % 32:
         raise _core.UserError(f"pypto.scaled_mm: mat_a {a!r} and mat_b {b!r} must have the same static K, a multiple "
                               "of 32" + _suffix())
