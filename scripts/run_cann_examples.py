@@ -10,8 +10,8 @@ a checkout of it:
 Each example script runs as ``pypto run SCRIPT`` (the NPU device mapped to the CPU by
 pypto.npu_compat, the kernel code as written, in its NPU run mode, where its checks run); each
 model test file runs as ``python -m pytest -p pypto.npu_compat FILE``; ``--operations`` also runs
-PyPTO's operation tests (python/tests/st/operation/vector, written in its older
-``pypto.function`` interface) in one pytest run and counts them test by test (their helpers come
+PyPTO's operation tests (python/tests/st/operation/vector and matmul, the vector ones in its older
+``pypto.function`` interface), one pytest run per folder, and counts them test by test (their helpers come
 from the checkout's python/tests and framework/tests). The table gives the outcome
 and, for a failure, the last line of the error. Nothing in the checkout is modified: the files are
 copied to a temporary directory first.
@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("repo", help="a checkout of hicann/pypto")
     ap.add_argument("--models", action="store_true", help="also run the model tests (models/*/test_*.py)")
     ap.add_argument("--operations", action="store_true",
-                    help="also run the operation tests (python/tests/st/operation/vector), counted per test")
+                    help="also run the operation tests (python/tests/st/operation/vector and matmul), counted per test")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per script or test file")
     ap.add_argument("-k", default="", help="only paths containing this text")
     args = ap.parse_args()
@@ -113,31 +113,40 @@ def main() -> int:
 
 
 def run_operations(src: Path, work: Path, timeout: float) -> bool:
-    """PyPTO's operation tests, one pytest run; prints the failed tests and the counts."""
-    folder = src / "python" / "tests" / "st" / "operation" / "vector"
-    if not folder.is_dir():
-        print(f"{folder} is missing: no operation tests", file=sys.stderr)
-        return False
-    shutil.copytree(folder, work / "operation")
-    helpers = [src / "python" / "tests", src, src / "framework" / "tests" / "cmake" / "scripts" / "helper"]
-    env = dict(os.environ, TILE_FWK_DEVICE_ID="0",
-               PYTHONPATH=os.pathsep.join([*map(str, helpers), os.environ.get("PYTHONPATH", "")]))
-    # --noconftest: the checkout's conftest needs pytest-xdist hooks; the harness file
-    # test_case_class_vector_operations.py needs its C++ test-case tables (not here).
-    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "--noconftest", "-p", "pypto.npu_compat", "-p",
-           "no:cacheprovider", "--continue-on-collection-errors", "--ignore=test_case_class_vector_operations.py", "."]
-    try:
-        p = subprocess.run(cmd, cwd=work / "operation", env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print("\noperation tests: timeout")
-        return False
-    lines = p.stdout.strip().splitlines()
-    print("\noperation tests (python/tests/st/operation/vector):")
-    for ln in lines:
-        if ln.startswith(("FAILED", "ERROR")):
-            print("  " + ln[:200])
-    print("  " + (lines[-1] if lines else p.stderr.strip()[-200:]))
-    return p.returncode == 0
+    """PyPTO's operation tests (the vector and the matmul folders), one pytest run per folder;
+    prints the failed tests and the counts."""
+    ok = True
+    for kind in ("vector", "matmul"):
+        folder = src / "python" / "tests" / "st" / "operation" / kind
+        if not folder.is_dir():
+            print(f"{folder} is missing: no {kind} operation tests", file=sys.stderr)
+            ok = False
+            continue
+        dest = work / "operation" / kind
+        shutil.copytree(folder, dest)
+        # The matmul tests import their case tables as `testcase` from their own folder.
+        helpers = [dest, src / "python" / "tests", src, src / "framework" / "tests" / "cmake" / "scripts" / "helper"]
+        env = dict(os.environ, TILE_FWK_DEVICE_ID="0",
+                   PYTHONPATH=os.pathsep.join([*map(str, helpers), os.environ.get("PYTHONPATH", "")]))
+        # --noconftest: the checkout's conftest needs pytest-xdist hooks; the harness file
+        # test_case_class_vector_operations.py needs its C++ test-case tables (not here).
+        cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "--noconftest", "-p", "pypto.npu_compat", "-p",
+               "no:cacheprovider", "--continue-on-collection-errors", "--ignore=test_case_class_vector_operations.py",
+               "."]
+        try:
+            p = subprocess.run(cmd, cwd=dest, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"\n{kind} operation tests: timeout")
+            ok = False
+            continue
+        lines = p.stdout.strip().splitlines()
+        print(f"\noperation tests (python/tests/st/operation/{kind}):")
+        for ln in lines:
+            if ln.startswith(("FAILED", "ERROR")):
+                print("  " + ln[:200])
+        print("  " + (lines[-1] if lines else p.stderr.strip()[-200:]))
+        ok = ok and p.returncode == 0
+    return ok
 
 
 if __name__ == "__main__":

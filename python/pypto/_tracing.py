@@ -64,6 +64,23 @@ def completed_tiles(op: str, shape: Sequence[Any]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def batched_tiles(op: str, rank: int) -> Iterator[None]:
+    """Within: the user's vec tile, when of lower rank than `rank`, with tile 1 on the leading
+    dims (a [128, 128] tile set for matrices, over a batch of them: the fixpipe steps of a
+    batched matmul)."""
+    rec = current_recorder(op)
+    saved = list(rec.vec_tile_shapes())
+    if not saved or len(saved) >= rank:
+        yield
+        return
+    try:
+        rec.set_vec_tile_shapes([1] * (rank - len(saved)) + saved, user_loc())
+        yield
+    finally:
+        rec.set_vec_tile_shapes(saved, user_loc())
+
+
+@contextlib.contextmanager
 def runtime_scope(index: Optional[str] = None) -> Iterator[None]:
     """Marks a runtime loop or branch body being traced (see at_top_level); `index`: the loop's
     index symbol (see open_loop_indices)."""

@@ -72,6 +72,16 @@ def _nbuffer(v: Any) -> bool:
     return isinstance(v, dict) and all(isinstance(k, (str, int)) and _is_int(n) and n >= 1 for k, n in v.items())
 
 
+def _l1_reuse(v: Any) -> bool:
+    """PyPTO's cube_l1_reuse_setting: per key a merge count, or (count, side) with the matrix whose
+    L1 block is kept ('left', 'right' or 'auto'). Recorded; the CPU has no L1 to reuse."""
+    def entry(n: Any) -> bool:
+        if isinstance(n, (tuple, list)) and len(n) == 2:
+            return _is_int(n[0]) and n[0] >= 1 and n[1] in ("auto", "left", "right")
+        return _is_int(n) and n >= 1
+    return isinstance(v, dict) and all(isinstance(k, (str, int)) and entry(n) for k, n in v.items())
+
+
 def _run_mode(v: Any) -> bool:
     return v in ("cpu", "interp", "sim") or (_is_int(v) and v in (0, 1))
 
@@ -101,7 +111,8 @@ _GROUPS: Dict[str, Dict[str, _Key]] = {
         "reciprocal_division": _Key(False, _bool, "True or False"),
         # PyPTO's pass options (graph partition and buffering on the NPU).
         "vec_nbuffer_setting": _Key({}, _nbuffer, "a dict {key: buffer count >= 1}", _N),
-        "cube_l1_reuse_setting": _Key({}, _nbuffer, "a dict {key: count >= 1}", _N),
+        "cube_l1_reuse_setting": _Key({}, _l1_reuse, "a dict {key: count >= 1 or (count, 'auto' | 'left' | "
+                                      "'right')}", _N),
         "cube_nbuffer_setting": _Key({"DEFAULT": 1}, _nbuffer, "a dict {key: buffer count >= 1}", _N),
         "sg_set_scope": _Key(-1, _scope, "an int, or (scope_id, allow_parallel_merge, allow_cross_scope_merge)", _N),
         "auto_mix_partition": _Key(0, _one_of(0, 1), "0 or 1", _N),

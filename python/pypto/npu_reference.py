@@ -146,5 +146,16 @@ def npu_quantize(input: Any, scales: Any, zero_points: Optional[Any], dtype: Any
     return torch.round(y).clamp(lo, hi).to(target)
 
 
+def npu_trans_quant_param(scale: Any, offset: Any = None) -> Any:
+    """A float32 dequantization scale ([n] or [1, n]) in the uint64 form the NPU's quantized
+    matmuls read (as int64, torch's nearest type): the scale's float32 bits, with the 13 low
+    mantissa bits the fixpipe drops cleared, in the low 32 bits. ``offset`` is not encoded here."""
+    import torch
+    if offset is not None:
+        raise NotImplementedError("npu_trans_quant_param: an offset is not encoded by this CPU version")
+    bits = scale.float().contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    return bits & 0xFFFFE000
+
+
 KERNELS = {f.__name__: f for f in (npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize, npu_rms_norm,
-                                    npu_rotary_mul)}
+                                    npu_rotary_mul, npu_trans_quant_param)}

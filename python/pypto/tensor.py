@@ -191,8 +191,10 @@ class Tensor:
     def ndim(self) -> int:
         return len(self.shape)
 
-    def dim(self) -> int:
-        return self.ndim
+    @property
+    def dim(self) -> "_Rank":
+        """The rank, as PyPTO's property (``t.dim == 2``); ``t.dim()`` (torch's spelling) works too."""
+        return _Rank(self.ndim)
 
     @property
     def name(self) -> Optional[str]:
@@ -480,8 +482,15 @@ class Tensor:
             index = [self._index(k, n, d) for d, (k, n) in enumerate(zip(keys, self.shape))]
             return rec.read_scalar(self._id, index, user_loc())
         offsets, extents = self._window(key)
-        out = Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
         dropped = self._dropped_dims(key)
+        # A slice reaching past the tensor holds the part inside (PyPTO's valid shape); an index
+        # stays one element, checked when the call reaches it.
+        shape = list(extents)
+        clipped = clipped_extents(rec, self._id, offsets, extents)
+        extents = [e if d in dropped else c for d, (e, c) in enumerate(zip(extents, clipped))]
+        out = Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
+        if any(a is not b for a, b in zip(extents, shape)):
+            out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
         if dropped:
             from . import ops
             from ._tracing import read_point
@@ -632,6 +641,22 @@ class Tensor:
                                   + _loc_suffix())
         current_recorder(what)
         return self._rec
+
+
+class _Rank(int):
+    """An int that is also callable: PyPTO's ``Tensor.dim`` is a property, torch's a method."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+def clipped_extents(rec: Any, x: int, offsets: Sequence[Any], shape: Sequence[Any]) -> List[Any]:
+    """PyPTO's valid extents of the window `shape` at `offsets` of value `x`: the shape where the
+    window lies inside x for every index of the open loops, else min(max(dim - offset, 0), size)."""
+    out: List[Any] = []
+    for e, n in zip(rec.view_extents(x, list(offsets), list(shape)), shape):
+        out.append(n if e.same_as(_core.to_sym(n)) else int(e) if e.is_const() else e)
+    return out
 
 
 def _loc_suffix() -> str:

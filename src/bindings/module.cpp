@@ -327,6 +327,8 @@ NB_MODULE(_core, m) {
             return r.Reshape(x, ToExprs(shape), MakeLoc(loc), in_memory);
           },
           "x"_a, "shape"_a, "loc"_a, "in_memory"_a = false)
+      .def("view_extents", [](const Recorder& r, int x, nb::handle offsets,
+                              nb::handle shape) { return r.ViewExtents(x, ToExprs(offsets), ToExprs(shape)); })
       .def("reshapes_in_place",
            [](const Recorder& r, int x, nb::handle shape) { return r.PlanViewReshape(x, ToExprs(shape)).has_value(); })
       .def("bitcast",

@@ -1,6 +1,7 @@
 // The recorder's views of memory: a window (View), the same elements in another order (Remap),
 // another shape (Reshape) or dtype (Bitcast) of the same bytes, and the writes into them
 // (Assemble), with the element-count equalities the call checks when it binds the dims.
+#include <algorithm>
 #include <set>
 
 #include "frontend/recorder.h"
@@ -10,6 +11,39 @@ namespace pypto {
 std::vector<Expr> Recorder::Simplified(const std::vector<Expr>& shape) const {
   std::vector<Expr> out;
   for (const Expr& e : shape) out.push_back(e.Simplify(ranges_));
+  return out;
+}
+
+std::vector<Expr> Recorder::ViewExtents(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape) const {
+  const Value& src = f_.value(x);
+  std::vector<Expr> out;
+  for (size_t d = 0; d < shape.size() && d < offsets.size() && static_cast<int>(d) < src.rank(); ++d) {
+    // Inside for every loop index the view is made with: the window as given.
+    auto over = (offsets[d] + shape[d] - src.shape[d]).Simplify(ranges_).Bounds(ranges_);
+    auto start = offsets[d].Simplify(ranges_).Bounds(ranges_);
+    // A window at a fixed place in a dim of run-time size (x[:, 0:k] of an [n, DYNAMIC] input)
+    // is the user's statement of its extent: kept, and checked against the tensor when the call
+    // runs. A tile that moves with a loop index, or one past a static dim, is clipped.
+    // A window placed by a value read from a tensor (x[t:t + 1] with t = idx[0]) is an index the
+    // user vouches for: kept and checked when the call runs, as before.
+    auto is_dim = [&](const std::string& v) {
+      return std::find(f_.dynamic_vars.begin(), f_.dynamic_vars.end(), v) != f_.dynamic_vars.end();
+    };
+    bool moves = false, read = false;
+    for (const std::string& v : offsets[d].FreeVars()) {
+      read = read || read_symbols_.count(v) > 0;
+      moves = moves || (!read_symbols_.count(v) && !is_dim(v));  // a loop index
+    }
+    for (const std::string& v : shape[d].FreeVars()) read = read || read_symbols_.count(v) > 0;
+    bool inside = over && over->second <= 0 && start && start->first >= 0;
+    if (inside || read || (!src.shape[d].is_const() && !moves)) {
+      out.push_back(shape[d]);
+      continue;
+    }
+    Expr rest = src.shape[d] - offsets[d];  // a dim is never negative: max(dim - 0, 0) is dim
+    if (offsets[d].as_const() != std::optional<int64_t>(0)) rest = Max(rest, Expr(0));
+    out.push_back(Min(rest, shape[d]).Simplify(ranges_));
+  }
   return out;
 }
 
@@ -141,7 +175,8 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
   CheckBranchScope(x, "pypto.reshape", loc);
   const Value& src = f_.value(x);
   // A reshape of a reshape is the base's memory in the last shape.
-  if (src.kind == ValueKind::Reshape) return Reshape(src.base, shape_in, loc, in_memory);
+  if (src.kind == ValueKind::Reshape && f_.value(src.base).dtype == src.dtype)
+    return Reshape(src.base, shape_in, loc, in_memory);
   if (src.kind == ValueKind::View) {
     if (auto plan = PlanViewReshape(x, shape)) {
       int whole = Reshape(src.base, plan->base_shape, loc, in_memory);
@@ -181,7 +216,7 @@ int Recorder::Reshape(int x, const std::vector<Expr>& shape_in, const SourceLoc&
   v.dtype = src.dtype;
   v.shape = shape;
   v.loc = loc;
-  v.base = x;
+  v.base = src.kind == ValueKind::Reshape ? src.base : x;  // a bitcast's memory is its base's
   v.name = FreshName(src.name + "_reshape");
   return f_.AddValue(v);
 }

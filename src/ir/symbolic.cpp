@@ -253,6 +253,21 @@ static Expr MinMax(ExprKind k, const Expr& a, const Expr& b) {
   if (a.same_as(b)) return a;
   // If a - b is a constant, the answer is known whatever the variables are.
   if (auto d = (a - b).as_const()) return (*d <= 0) == is_min ? a : b;
+  // min(x, c) with x never above c is x (a view's valid extent min(16, n) clipped again to 16).
+  if (is_min) {
+    if (auto c = b.as_const(); c && a.UpperBound() && *a.UpperBound() <= *c) return a;
+    if (auto c = a.as_const(); c && b.UpperBound() && *b.UpperBound() <= *c) return b;
+  }
+  // min(x, min(y, z)) with x - y a constant: min(the smaller of x and y, z).
+  auto absorb = [&](const Expr& x, const Expr& y) -> std::optional<Expr> {
+    if (!y.defined() || y.kind() != k) return std::nullopt;
+    const auto& ops = y.node()->operands;
+    for (int i = 0; i < 2; ++i)
+      if (auto d = (x - ops[i]).as_const()) return MinMax(k, (*d <= 0) == is_min ? x : ops[i], ops[1 - i]);
+    return std::nullopt;
+  };
+  if (auto r = absorb(a, b)) return *r;
+  if (auto r = absorb(b, a)) return *r;
   if (b.str() < a.str()) return ExprBuilder::Binary(k, b, a, is_min ? "min" : "max");
   return ExprBuilder::Binary(k, a, b, is_min ? "min" : "max");
 }
@@ -264,12 +279,18 @@ Expr Compare(const Expr& a, const Expr& b, CmpOp op) {
   Expr d = b - a;  // a < b  <=>  d >= 1
   Expr one(1), zero(0);
   switch (op) {
-    case CmpOp::LT: return Min(Max(d, zero), one);
-    case CmpOp::LE: return Min(Max(d + one, zero), one);
-    case CmpOp::GT: return Min(Max(-d, zero), one);
-    case CmpOp::GE: return Min(Max(one - d, zero), one);
-    case CmpOp::NE: return Truth(d);
-    case CmpOp::EQ: return one - Truth(d);
+    case CmpOp::LT:
+      return Min(Max(d, zero), one);
+    case CmpOp::LE:
+      return Min(Max(d + one, zero), one);
+    case CmpOp::GT:
+      return Min(Max(-d, zero), one);
+    case CmpOp::GE:
+      return Min(Max(one - d, zero), one);
+    case CmpOp::NE:
+      return Truth(d);
+    case CmpOp::EQ:
+      return one - Truth(d);
   }
   throw InternalError("bad comparison");
 }
@@ -332,12 +353,18 @@ Expr Rebuild(const Expr& e, F&& f) {
   }
   Expr a = f(n->operands[0]), b = f(n->operands[1]);
   switch (n->kind) {
-    case ExprKind::Mul: return a * b;
-    case ExprKind::FloorDiv: return FloorDiv(a, b);
-    case ExprKind::Mod: return Mod(a, b);
-    case ExprKind::Min: return Min(a, b);
-    case ExprKind::Max: return Max(a, b);
-    default: throw InternalError("bad expression kind");
+    case ExprKind::Mul:
+      return a * b;
+    case ExprKind::FloorDiv:
+      return FloorDiv(a, b);
+    case ExprKind::Mod:
+      return Mod(a, b);
+    case ExprKind::Min:
+      return Min(a, b);
+    case ExprKind::Max:
+      return Max(a, b);
+    default:
+      throw InternalError("bad expression kind");
   }
 }
 }  // namespace

@@ -154,22 +154,26 @@ class CallState {
     const Value& v = p_.exec_graph.fn.value(value);
     if (v.kind == ValueKind::View) {
       // A window of a reshape is a window of the reshape's dense memory.
-      Storage root = p_.exec_graph.fn.value(v.base).kind == ValueKind::Reshape ? Resolve(v.base, env, writer)
-                                                                               : StorageOf(v.base);
+      Storage root =
+          p_.exec_graph.fn.value(v.base).kind == ValueKind::Reshape ? Resolve(v.base, env, writer) : StorageOf(v.base);
       Storage s = root;
       std::vector<int64_t> off, shape;
       for (size_t d = 0; d < v.shape.size(); ++d) {
         off.push_back(v.offsets[d].Eval(env));
         shape.push_back(v.shape[d].Eval(env));
       }
-      for (size_t d = 0; d < shape.size(); ++d)
+      // An empty window (a tail view past the end: PyPTO's valid extent max(n - offset, 0)) reads
+      // and writes nothing, wherever it starts.
+      bool empty = false;
+      for (int64_t e : shape) empty = empty || e == 0;
+      for (size_t d = 0; d < shape.size() && !empty; ++d)
         if (off[d] < 0 || shape[d] < 0 || off[d] + shape[d] > root.shape[d])
           throw UserError("the window %" + v.name + " at offsets " + Dims(off) + " with shape " + Dims(shape) +
                               " is out of bounds of %" + p_.exec_graph.fn.value(v.base).name + " " + Dims(root.shape) +
                               " (dim " + std::to_string(d) + ")",
                           v.loc, "check the slice or assemble offsets against the tensor's shape");
       int64_t elem = 0;
-      for (size_t d = 0; d < off.size(); ++d) elem += off[d] * root.strides[d];
+      for (size_t d = 0; d < off.size() && !empty; ++d) elem += off[d] * root.strides[d];
       s.data = root.data + elem * DataTypeBytes(root.dtype);
       s.shape = shape;
       view_origin_[value] = off;
@@ -185,13 +189,13 @@ class CallState {
       m *= DataTypeBytes(s.dtype);
       if (n != m)
         throw UserError("the reshape %" + v.name + " " + Dims(shape) + " " + DataTypeName(v.dtype) + " of %" +
-                            p_.exec_graph.fn.value(v.base).name + " " + Dims(s.shape) + " " +
-                            DataTypeName(s.dtype) + " holds " + std::to_string(n) + " bytes, the tensor " +
-                            std::to_string(m),
+                            p_.exec_graph.fn.value(v.base).name + " " + Dims(s.shape) + " " + DataTypeName(s.dtype) +
+                            " holds " + std::to_string(n) + " bytes, the tensor " + std::to_string(m),
                         v.loc, "the new shape must hold the same number of elements");
       std::vector<int64_t> dense = DenseStrides(s.shape);
       bool contiguous = true;  // (the stride of a dim of size 1 does not matter)
-      for (size_t d = 0; d < s.shape.size(); ++d) contiguous = contiguous && (s.shape[d] == 1 || s.strides[d] == dense[d]);
+      for (size_t d = 0; d < s.shape.size(); ++d)
+        contiguous = contiguous && (s.shape[d] == 1 || s.strides[d] == dense[d]);
       if (!contiguous)
         throw UserError("the reshape %" + v.name + " of %" + p_.exec_graph.fn.value(v.base).name +
                             ": the array passed for it is not contiguous",
@@ -251,15 +255,24 @@ class CallState {
       return static_cast<int64_t>(x);
     };
     switch (s.dtype) {
-      case DataType::INT8: return load(int8_t{});
-      case DataType::UINT8: return load(uint8_t{});
-      case DataType::INT16: return load(int16_t{});
-      case DataType::INT32: return load(int32_t{});
-      case DataType::INT64: return load(int64_t{});
-      case DataType::UINT16: return load(uint16_t{});
-      case DataType::UINT32: return load(uint32_t{});
-      case DataType::UINT64: return load(uint64_t{});  // a size or index: below 2^63
-      default: throw InternalError("scalar read of a " + std::string(DataTypeName(s.dtype)) + " tensor");
+      case DataType::INT8:
+        return load(int8_t{});
+      case DataType::UINT8:
+        return load(uint8_t{});
+      case DataType::INT16:
+        return load(int16_t{});
+      case DataType::INT32:
+        return load(int32_t{});
+      case DataType::INT64:
+        return load(int64_t{});
+      case DataType::UINT16:
+        return load(uint16_t{});
+      case DataType::UINT32:
+        return load(uint32_t{});
+      case DataType::UINT64:
+        return load(uint64_t{});  // a size or index: below 2^63
+      default:
+        throw InternalError("scalar read of a " + std::string(DataTypeName(s.dtype)) + " tensor");
     }
   }
 
@@ -368,7 +381,7 @@ class CallState {
     }
     inst->node = n.id;
     if (inst->points == 0) {
-      Skip();
+      Skip(std::move(inst));
       return;
     }
     run_[n.id] = inst->id;
@@ -495,9 +508,12 @@ class CallState {
     return tile_bytes_[k.id] = sum(k.body);
   }
 
-  // A launch with no grid points: nothing to run.
-  void Skip() {
+  // A launch with no grid points (an empty tensor, a tail view past the end): nothing to run;
+  // it is kept, finished, so every slot of instances_ holds one.
+  void Skip(std::unique_ptr<Instance> inst) {
     std::lock_guard<std::mutex> lock(mu_);
+    inst->finished = true;
+    instances_[inst->id] = std::move(inst);
     if (--outstanding_ == 0) cv_.notify_all();
   }
 
@@ -565,9 +581,9 @@ class CallState {
   int busy_ = 0;             // workers not waiting for a task (running, building, or deciding)
   int64_t total_tasks_ = 0;
   std::exception_ptr error_;
-  std::atomic<bool> stop_{false};  // error_ is set: running tasks return early
+  std::atomic<bool> stop_{false};                              // error_ is set: running tasks return early
   const std::thread::id caller_ = std::this_thread::get_id();  // worker 0
-  uint64_t stop_polls_ = 0;                                     // StopRequested calls on caller_
+  uint64_t stop_polls_ = 0;                                    // StopRequested calls on caller_
   std::map<int, int> run_;  // launch node -> its instance, for the launches since the last loop
 };
 

@@ -219,13 +219,26 @@ def test_bool_of_tensor():
     raises_at("E:tbool", f, z(4, 8), z(4, 8), match=["truth value"])
 
 
-def test_slice_out_of_bounds():
+def test_slice_past_the_end_holds_the_part_inside():
+    # As numpy's slicing and PyPTO's view: x[0:5] of 4 rows is those 4 rows, and assigned to a
+    # window of 5 it writes them (the fifth row keeps its value).
     @pypto.jit
     def f(x: pypto.Tensor((4, 8), F32), o: pypto.Tensor((5, 8), F32)):
         pypto.set_vec_tile_shapes(4, 8)
-        o[:] = x[0:5, :] * 1.0  # E:oob
+        o[0:5, :] = x[0:5, :] * 1.0
 
-    raises_at("E:oob", f, z(4, 8), z(5, 8), match=["[0:5]", "out of bounds", "dim 0", "(4, 8)"])
+    x, o = np.arange(32, dtype=np.float32).reshape(4, 8), np.full((5, 8), -1.0, np.float32)
+    f(x, o)
+    np.testing.assert_array_equal(o[:4], x)
+    np.testing.assert_array_equal(o[4], -1.0)
+
+
+def test_slice_wholly_past_the_end():
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)):
+        return x[4:6, :] * 1.0  # E:empty
+
+    raises_at("E:empty", f, z(4, 8), match=["empty"])
 
 
 def test_integer_index_drops_the_dim():

@@ -148,6 +148,37 @@ def _fit_valid(x: Tensor, y: Tensor) -> Tuple[Tensor, Tensor]:
     return x, y
 
 
+def same_extent(a: Any, b: Any, what: str) -> bool:
+    """Whether two extents are the same for every call: the same expression, or one expression of
+    two dynamic dims (min(8, max(x_dim0 - 8 * i, 0)) against the same of k_dim0, the tail tiles of
+    two inputs), equal when the dims are, which the call then checks when it binds them."""
+    sa, sb = _core.to_sym(a), _core.to_sym(b)
+    if sa.same_as(sb):
+        return True
+    fa, fb = set(sa.free_vars()), set(sb.free_vars())
+    if len(fa - fb) != 1 or len(fb - fa) != 1:
+        return False
+    na, nb = (fa - fb).pop(), (fb - fa).pop()
+    for seed in range(1, 8):  # one expression of the two dims: equal wherever the dims are
+        env = {v: (seed * 37 + k * 11) % 97 + 1 for k, v in enumerate(sorted(fa | fb))}
+        env[nb] = env[na]
+        if sa.eval(env) != sb.eval(env):
+            return False
+    try:
+        current_recorder("shape").assume_equal(_core.SymbolicScalar.var(na), _core.SymbolicScalar.var(nb), what,
+                                               user_loc())
+    except _core.UserError:  # not two dims the call binds (a loop index, a value read)
+        return False
+    return True
+
+
+def exact_view(t: Tensor, shape: List[Any], offsets: List[Any]) -> Tensor:
+    """A window of t with exactly these extents (an op's own step: the extents are known to be
+    inside, so no valid-shape clipping as pypto.view does for a user's window)."""
+    rec = current_recorder("view")
+    return Tensor(_rec=rec, _id=rec.view(t._id, list(offsets), list(shape), user_loc()))
+
+
 def fit_valid(tensors: List[Tensor]) -> List[Tensor]:
     """_fit_valid over any number of elementwise operands (where's three): along each dim (from
     the right, as broadcasting aligns them) the first run-time extent is the one every static
@@ -162,7 +193,10 @@ def fit_valid(tensors: List[Tensor]) -> List[Tensor]:
         for i, s in enumerate(shapes):
             if len(s) >= k and isinstance(s[-k], int) and s[-k] > 1:
                 fixed[i][-k], changed[i] = dyn, True
-    return [view(t, f, [0] * len(f)) if c else t for t, f, c in zip(tensors, fixed, changed)]
+            elif len(s) >= k and _is_dynamic(s[-k]) and s[-k] is not dyn and not _core.to_sym(s[-k]).same_as(
+                    _core.to_sym(dyn)) and same_extent(dyn, s[-k], f"dim {-k} of the operands {tensors!r}"):
+                fixed[i][-k], changed[i] = dyn, True  # the same extent of another input's dim
+    return [exact_view(t, f, [0] * len(f)) if c else t for t, f, c in zip(tensors, fixed, changed)]
 
 
 def exp(x: Tensor, precision_type: Optional["PrecisionType"] = None) -> Tensor:
@@ -380,11 +414,28 @@ class TransMode(enum.Enum):
 _EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
 
 
+def _same_batch_and_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor, Tensor]:
+    """b with a's extents along K and the batch dims where the two are the same for every call
+    but written over different inputs' dims (the tail tiles of a [DYNAMIC, m, k] and a
+    [DYNAMIC, k, n] input: same_extent)."""
+    bshape = list(b.shape)
+    k_a, k_b = (a.ndim - 2 if a_trans else a.ndim - 1), (b.ndim - 1 if b_trans else b.ndim - 2)
+    pairs = [(k_a, k_b)] + [(a.ndim - 3 - j, b.ndim - 3 - j) for j in range(min(a.ndim, b.ndim) - 2)]
+    changed = False
+    for da, db in pairs:
+        ea, eb = a.shape[da], b.shape[db]
+        if _is_dynamic(ea) and _is_dynamic(eb) and not _core.to_sym(ea).same_as(_core.to_sym(eb)) and same_extent(
+                ea, eb, f"dim {da} of {a!r} and dim {db} of {b!r} in pypto.matmul"):
+            bshape[db], changed = ea, True
+    return a, (exact_view(b, bshape, [0] * len(bshape)) if changed else b)
+
+
 def _valid_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor, Tensor]:
     """PyPTO's valid-shape rule for K: an operand whose K is a run-time extent (the valid part of
     a view, `view(..., valid_shape=[m, n])`) against one with a static K contracts over that
     valid K, the static operand's first K rows (or columns) taking part; the view checks at run
     time that they exist."""
+    a, b = _same_batch_and_k(a, b, a_trans, b_trans)
     ka = a.shape[-2] if a_trans else a.shape[-1]
     kb = b.shape[-1] if b_trans else b.shape[-2]
 
@@ -396,7 +447,7 @@ def _valid_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor
     def trim(t: Tensor, k: Any, k_axis: int) -> Tensor:
         shape = list(t.shape)
         shape[k_axis] = k
-        return view(t, shape, [0] * len(shape))
+        return exact_view(t, shape, [0] * len(shape))
     if isinstance(kb, int):
         return a, trim(b, ka, -1 if b_trans else -2)
     return trim(a, kb, -2 if a_trans else -1), b
@@ -435,6 +486,30 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
         return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
     acc_dtype = _core.DataType.INT32 if a.dtype == _core.DataType.INT8 else DT_FP32
     c = Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, acc_dtype, bool(a_trans), bool(b_trans), user_loc()))
+    from .._tracing import batched_tiles
+    want = out_dtype if out_dtype is not None else (acc_dtype if a.dtype == _core.DataType.INT8 else a.dtype)
+    with batched_tiles("matmul", c.ndim):  # PyPTO fuses these in the fixpipe: no vec tile of c's rank
+        return _fixpipe(c, ext, acc_dtype, want)
+
+
+def _fixpipe_scale(st: Tensor) -> Tensor:
+    """A scale_tensor as fp32: float values as they are; a 64-bit integer one holds the NPU's
+    packed form (torch_npu.npu_trans_quant_param: the fp32 bits in the low 32 bits), of which the
+    fixpipe uses sign, exponent and 10 mantissa bits."""
+    from .._dtypes import DT_INT64, DT_UINT32, DT_UINT64
+    if st.dtype not in (DT_INT64, DT_UINT64):
+        return st if st.dtype == DT_FP32 else cast(st, DT_FP32)
+    from .shape import reshape
+    words = view(st, dtype=DT_UINT32)  # [..., 2n]: the low word first (little-endian)
+    lead, n2 = list(words.shape[:-1]), words.shape[-1]
+    pairs = reshape(words, lead + [n2 // 2, 2])
+    low = reshape(view(pairs, lead + [n2 // 2, 1], [0] * (len(lead) + 2)), lead + [n2 // 2])
+    from .logic import bitwise_and
+    return view(bitwise_and(low, 0xFFFFE000), dtype=DT_FP32)
+
+
+def _fixpipe(c: Tensor, ext: Dict[str, Any], acc_dtype: DataType, want: DataType) -> Tensor:
+    """matmul's extend_params steps on the accumulator c: bias, scale, ReLU, then out_dtype."""
     if "bias_tensor" in ext:
         bias = _t(ext["bias_tensor"], "matmul")
         c = add(c, bias if bias.dtype == acc_dtype else cast(bias, acc_dtype))
@@ -443,15 +518,19 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
         if "scale" in ext:
             c = mul(c, float(ext["scale"]))
         else:
-            st = _t(ext["scale_tensor"], "matmul")
-            c = mul(c, st if st.dtype == DT_FP32 else cast(st, DT_FP32))
+            c = mul(c, _fixpipe_scale(_t(ext["scale_tensor"], "matmul")))
     relu_type = ext.get("relu_type", ReLuType.NO_RELU)
     if not isinstance(relu_type, ReLuType):
         raise _core.UserError(f"pypto.matmul: relu_type must be a pypto.ReLuType, got {relu_type!r}" + _suffix())
     if relu_type == ReLuType.RELU:
         c = relu(c)
-    want = out_dtype if out_dtype is not None else (acc_dtype if a.dtype == _core.DataType.INT8 else a.dtype)
-    return c if c.dtype == want else cast(c, want)
+    if c.dtype == want:
+        return c
+    # The fixpipe's quantization to an integer rounds to nearest even and saturates (torch.round
+    # then clamp in PyPTO's goldens); pypto.cast's default for a float would truncate.
+    scaled = "scale" in ext or "scale_tensor" in ext
+    return cast(c, want, CastMode.CAST_RINT if scaled and is_int_dtype(want) and is_float_dtype(c.dtype) else
+                CastMode.CAST_NONE)
 
 
 def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,  # noqa: A002
@@ -493,14 +572,13 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
                 elif isinstance(v, _core.SymbolicScalar) and v.upper_bound() is not None and v.upper_bound() > n:
                     extents[d] = v.min(n)
     if valid_shape is None:
-        # PyPTO derives the valid shape of a view that reaches past the tensor: the part inside
-        # it (static sizes here; a run-time extent is checked when the call reaches the view).
-        for d, (n, off, dim) in enumerate(zip(shape, offsets, x.shape)):
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in (n, off, dim)) and 0 <= off < dim < off + n:
-                extents[d] = dim - off
+        # PyPTO derives the valid shape of a view that may reach past the tensor (a tail tile):
+        # min(max(dim - offset, 0), size), the part inside it.
+        from ..tensor import clipped_extents
+        extents = clipped_extents(rec, x._id, offsets, shape)
     out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
     out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
-    if valid_shape is not None:
+    if valid_shape is not None or any(a is not b for a, b in zip(extents, shape)):
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
     return out
 

@@ -13,7 +13,7 @@ from .. import _core
 from .._dtypes import is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, _t
+from .core import _suffix, _t, exact_view, same_extent
 
 __all__ = ["topk", "sort", "argsort", "gather", "index_select", "scatter_", "scatter", "index_add_", "index_add",
            "index_add__ub", "index_add_ub", "index_put_", "scatter_update", "gathermask", "interleave", "deinterleave"]
@@ -184,20 +184,9 @@ def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, re
                 except _core.UserError:
                     # min(x_dim0 - 8 * i, 8) against min(k_dim0 - 8 * i, 8): equal when the two
                     # dims are, which the call can check.
-                    sa, sb = _core.to_sym(a), _core.to_sym(b)
-                    fa, fb = set(sa.free_vars()), set(sb.free_vars())
-                    if len(fa - fb) != 1 or len(fb - fa) != 1:
+                    if not same_extent(a, b, what):
                         raise
-                    na, nb = (fa - fb).pop(), (fb - fa).pop()
-                    # The two are one expression of the two dims: equal wherever the dims are.
-                    for seed in range(1, 8):
-                        env = {v: (seed * 37 + k * 11) % 97 + 1 for k, v in enumerate(sorted(fa | fb))}
-                        env[nb] = env[na]
-                        if sa.eval(env) != sb.eval(env):
-                            raise
-                    rec.assume_equal(_core.SymbolicScalar.var(na), _core.SymbolicScalar.var(nb), what, user_loc())
-        from .core import view
-        index = view(index, sshape, [0] * len(sshape))
+        index = exact_view(index, sshape, [0] * len(sshape))
     rec.op("scatter", [src._id, index._id, dst._id], {"dim": dim, "reduce": reduce}, user_loc())
 
 

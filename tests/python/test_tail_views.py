@@ -1,0 +1,145 @@
+"""PyPTO's valid shapes of views that reach past their tensor (the tail tile of a loop): a slice or
+pypto.view without valid_shape holds the part inside, min(max(dim - offset, 0), size), and one
+wholly past the end is empty (reads and writes nothing). Batched matmuls over tail tiles of two
+inputs whose batch dims are dynamic, the fixpipe steps of a batched matmul under a 2-D vec tile,
+a packed uint64 scale_tensor, PyPTO's Tensor.dim property and cube_l1_reuse_setting's sides."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+from _util import MODES, rng, run_in
+
+F32 = pypto.DT_FP32
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tail_slices_hold_the_part_inside(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 13), F32), o: pypto.Tensor((5, 13), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for i in pypto.loop(3):  # the third row tile starts past the end: empty
+            for j in pypto.loop(2):
+                v = x[i * 4:i * 4 + 4, j * 8:j * 8 + 8]
+                o[i * 4:i * 4 + 4, j * 8:j * 8 + 8] = v * 2.0 + 1.0
+
+    x = rng(1).standard_normal((5, 13)).astype(np.float32)
+    o = np.zeros_like(x)
+    run_in(mode, f, x, o)
+    np.testing.assert_array_equal(o, x * 2 + 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_view_without_valid_shape_past_a_dynamic_dim(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor([pypto.DYNAMIC, 16], F32), o: pypto.Tensor([pypto.DYNAMIC, 16], F32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        for i in pypto.loop(4):
+            v = pypto.view(x, [8, 16], [i * 8, 0])
+            pypto.assemble(pypto.exp(v), [i * 8, 0], o)
+
+    for n in (19, 32, 3):
+        x = rng(n).standard_normal((n, 16)).astype(np.float32)
+        o = np.zeros_like(x)
+        run_in(mode, f, x, o)
+        np.testing.assert_allclose(o, np.exp(x), rtol=2e-7)
+
+
+def test_a_fixed_slice_of_a_dynamic_dim_is_still_checked():
+    """x[:, 0:k] of a [n, DYNAMIC] input states its extent: too small an input is an error, not a
+    silently shorter window."""
+    @pypto.jit
+    def f(x: pypto.Tensor([4, pypto.DYNAMIC], F32)):
+        return x[:, 0:16] + 1.0
+
+    np.testing.assert_array_equal(f(np.ones((4, 20), np.float32)), np.full((4, 16), 2.0, np.float32))
+    with pytest.raises(pypto.UserError, match="out of bounds"):
+        f(np.ones((4, 10), np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batched_matmul_over_tail_tiles_of_dynamic_batches(mode):
+    """PyPTO's batch-matmul test: batch tiles of 3 over a batch of 4 (DYNAMIC in both inputs), m
+    tiles past the end; the output window larger than the result keeps its zeros."""
+    b, m, k, n = 4, 129, 64, 40
+
+    @pypto.jit
+    def f(a: pypto.Tensor([pypto.DYNAMIC, m, k], F32), w: pypto.Tensor([pypto.DYNAMIC, k, n], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, 160, n], F32)):
+        pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])
+        pypto.set_vec_tile_shapes(64, 64)
+        for bi in pypto.loop(2):
+            for mi in pypto.loop(2):
+                av = a[bi * 3:bi * 3 + 3, mi * 128:mi * 128 + 128, 0:k]
+                wv = w[bi * 3:bi * 3 + 3, 0:k, 0:n]
+                out[bi * 3:bi * 3 + 3, mi * 128:mi * 128 + 128, 0:n] = pypto.matmul(av, wv, F32)
+
+    r = rng(3)
+    a = r.standard_normal((b, m, k)).astype(np.float32)
+    w = r.standard_normal((b, k, n)).astype(np.float32)
+    out = np.zeros((b, 160, n), np.float32)
+    run_in(mode, f, a, w, out)
+    want = np.zeros_like(out)
+    want[:, :m] = a @ w
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    with pytest.raises(pypto.UserError, match="a_dim0|w_dim0"):  # the batches must agree
+        run_in(mode, f, a, w[:3].copy(), out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batched_matmul_fixpipe_under_a_matrix_tile(mode):
+    @pypto.jit
+    def f(a: pypto.Tensor((2, 20, 32), pypto.DT_FP16), w: pypto.Tensor((2, 32, 24), pypto.DT_FP16),
+          bias: pypto.Tensor((1, 24), F32)):
+        pypto.set_vec_tile_shapes(16, 16)  # PyPTO's 2-D tile: the fixpipe steps take it per matrix
+        return pypto.matmul(a, w, pypto.DT_FP16, extend_params={"bias_tensor": bias,
+                                                                  "relu_type": pypto.ReLuType.RELU})
+
+    r = rng(4)
+    a = torch.from_numpy(r.standard_normal((2, 20, 32)).astype(np.float32)).half()
+    w = torch.from_numpy(r.standard_normal((2, 32, 24)).astype(np.float32)).half()
+    bias = torch.from_numpy(r.standard_normal((1, 24)).astype(np.float32))
+    got = run_in(mode, f, a, w, bias)
+    want = torch.relu(a.float() @ w.float() + bias).half()
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_packed_uint64_scale_tensor(mode):
+    """scale_tensor in the NPU's packed form (npu_trans_quant_param: fp32 bits in the low word, 13
+    low mantissa bits dropped): int8 x int8, scaled per column into int8 with rounding."""
+    from pypto.npu_reference import npu_trans_quant_param
+
+    @pypto.jit
+    def f(a: pypto.Tensor((16, 64), pypto.DT_INT8), w: pypto.Tensor((64, 24), pypto.DT_INT8),
+          scale: pypto.Tensor((1, 24), pypto.DT_INT64)):
+        return pypto.matmul(a, w, pypto.DT_INT8, extend_params={"scale_tensor": scale})
+
+    r = rng(5)
+    a = r.integers(-8, 8, (16, 64)).astype(np.int8)
+    w = r.integers(-8, 8, (64, 24)).astype(np.int8)
+    s = torch.from_numpy(r.uniform(0.01, 0.2, (1, 24)).astype(np.float32))
+    packed = npu_trans_quant_param(s)
+    masked = (s.view(torch.int32) & -8192).view(torch.float32)  # 0xFFFFE000
+    got = run_in(mode, f, a, w, packed)
+    acc = torch.from_numpy(a.astype(np.int32) @ w.astype(np.int32)).float()
+    want = torch.round(acc * masked).clamp(-128, 127).to(torch.int8).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_dim_is_a_property_and_a_method():
+    @pypto.jit
+    def f(x: pypto.Tensor((2, 3), F32)):
+        assert x.dim == 2 and x.dim() == 2
+        return x + 1.0
+
+    np.testing.assert_array_equal(f(np.zeros((2, 3), np.float32)), np.ones((2, 3), np.float32))
+
+
+def test_cube_l1_reuse_setting_takes_a_side():
+    with pypto.options(pass_options={"cube_l1_reuse_setting": {-1: (2, "left")}}):
+        pass
+    with pytest.raises(pypto.UserError, match="cube_l1_reuse_setting"):
+        with pypto.options(pass_options={"cube_l1_reuse_setting": {-1: (2, "top")}}):
+            pass
