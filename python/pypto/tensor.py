@@ -584,6 +584,14 @@ class Tensor:
         if padded is not None and len(padded) == len(extents) and all(
                 _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(padded, extents)):
             extents = list(vs)  # a view with a valid shape writes its valid part (PyPTO)
+        # PyPTO: `out[a:b, ...] = v` is assemble(v, (a, ...), out): a smaller v fills the start
+        # of a window given bounds (a tile's result into its tail window). Along a whole dim
+        # (`out[:] = v`) a smaller v stays an error: numpy would broadcast it.
+        bounded = [isinstance(k, slice) and (k.start is not None or k.stop is not None)
+                   for k in self._expand_key(key)]
+        if len(vs) == len(extents) == len(bounded):
+            extents = [a if isinstance(a, int) and isinstance(b, int) and a < b and bd else b
+                       for a, b, bd in zip(vs, extents, bounded)]
         mismatch = len(vs) != len(extents) or any(
             isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(vs, extents))
         if mismatch:

@@ -41,6 +41,17 @@ TEST(Symbolic, MinMaxWithConstantDifference) {
   EXPECT_TRUE(Min(i, Expr::Var("j")).same_as(Min(Expr::Var("j"), i)));
 }
 
+TEST(Symbolic, NestedMinMaxAbsorb) {
+  Expr n = Expr::Var("n"), i = Expr::Var("i");
+  // A view's valid extent clipped again to its size: min(16, min(16, n)) is min(16, n).
+  EXPECT_EQ(Min(Expr(16), Min(Expr(16), n)).str(), Min(Expr(16), n).str());
+  EXPECT_EQ(Min(Min(n, Expr(8)), Expr(16)).str(), Min(n, Expr(8)).str());  // its bound is 8
+  EXPECT_EQ(Max(Expr(0), Max(n, Expr(4))).str(), Max(n, Expr(4)).str());
+  // min(x, min(x + 3, y)): x is the smaller of the two comparable operands.
+  EXPECT_EQ(Min(n, Min(n + Expr(3), i)).str(), Min(n, i).str());
+  EXPECT_EQ(Min(Expr(16), Min(n, Expr(32))).Eval({{"n", 20}}), 16);
+}
+
 TEST(Symbolic, EvaluateAndSubstitute) {
   Expr b = Expr::Var("b");
   Expr e = Min(Expr(64), b * Expr(3) - Expr(64) * Expr::Var("$c0"));

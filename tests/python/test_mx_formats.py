@@ -237,10 +237,36 @@ def test_mx_errors():
         dn(np.zeros((40, 8), np.float32))
 
     @pypto.jit
-    def odd_k(a: pypto.Tensor((4, 40), pypto.DT_FP8E4M3), b: pypto.Tensor((40, 4), pypto.DT_FP8E4M3),
-              sa: pypto.Tensor((4, 1, 2), pypto.DT_FP8E8M0), sb: pypto.Tensor((1, 4, 2), pypto.DT_FP8E8M0)):
+    def other_k(a: pypto.Tensor((4, 40), pypto.DT_FP8E4M3), b: pypto.Tensor((48, 4), pypto.DT_FP8E4M3),
+                sa: pypto.Tensor((4, 1, 2), pypto.DT_FP8E8M0), sb: pypto.Tensor((1, 4, 2), pypto.DT_FP8E8M0)):
         return pypto.scaled_mm(a, b, pypto.DT_FP32, sa, sb)
 
     z = np.zeros
-    with pytest.raises(pypto.UserError, match="multiple of 32"):
-        odd_k(z((4, 40), np.uint8), z((40, 4), np.uint8), z((4, 1, 2), np.uint8), z((1, 4, 2), np.uint8))
+    with pytest.raises(pypto.UserError, match="the same static K"):
+        other_k(z((4, 40), np.uint8), z((48, 4), np.uint8), z((4, 1, 2), np.uint8), z((1, 4, 2), np.uint8))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scaled_mm_batched_with_a_partial_k_group_and_the_fixpipe(mode):
+    """3-D operands sharing one set of scales, K = 72 (the third group of 32 is partial), a bias
+    and a per-tensor scale, into bf16."""
+    bsz, m, k, n = 2, 6, 72, 5
+    r = rng(12)
+    a = torch.from_numpy(r.standard_normal((bsz, m, k)).astype(np.float32)).to(torch.float8_e4m3fn)
+    b = torch.from_numpy(r.standard_normal((bsz, k, n)).astype(np.float32)).to(torch.float8_e4m3fn)
+    ea = r.integers(124, 130, (m, 2, 2)).astype(np.uint8)
+    eb = r.integers(124, 130, (2, n, 2)).astype(np.uint8)
+    bias = torch.from_numpy(r.standard_normal((1, n)).astype(np.float32))
+
+    @pypto.jit
+    def f(a_: pypto.Tensor((bsz, m, k), pypto.DT_FP8E4M3), b_: pypto.Tensor((bsz, k, n), pypto.DT_FP8E4M3),
+          sa: pypto.Tensor((m, 2, 2), pypto.DT_FP8E8M0), sb: pypto.Tensor((2, n, 2), pypto.DT_FP8E8M0),
+          bias_: pypto.Tensor((1, n), pypto.DT_FP32)):
+        return pypto.scaled_mm(a_, b_, pypto.DT_BF16, sa, sb, extend_params={"bias_tensor": bias_, "scale": 0.5})
+
+    got = run_in(mode, f, a, b, torch.from_numpy(ea).view(torch.float8_e8m0fnu),
+                 torch.from_numpy(eb).view(torch.float8_e8m0fnu), bias)
+    sa64 = np.repeat(np.ldexp(1.0, ea.reshape(m, 4).astype(np.int64) - 127), 32, 1)[:, :k]
+    sb64 = np.repeat(np.ldexp(1.0, eb.transpose(1, 0, 2).reshape(n, 4).astype(np.int64) - 127), 32, 1)[:, :k].T
+    want = ((a.double().numpy() * sa64) @ (b.double().numpy() * sb64) + bias.double().numpy()) * 0.5
+    torch.testing.assert_close(got.double(), torch.from_numpy(want).bfloat16().double(), rtol=8e-3, atol=1e-5)

@@ -143,3 +143,25 @@ def test_cube_l1_reuse_setting_takes_a_side():
     with pytest.raises(pypto.UserError, match="cube_l1_reuse_setting"):
         with pypto.options(pass_options={"cube_l1_reuse_setting": {-1: (2, "top")}}):
             pass
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_smaller_value_fills_the_start_of_a_bounded_window(mode):
+    """PyPTO's `out[a:b] = v` is assemble(v, a, out): a 3-row result into an 8-row tile window
+    writes 3 rows; `out[:] = v` of a smaller v stays an error (numpy would broadcast)."""
+    @pypto.jit
+    def f(x: pypto.Tensor((3, 8), F32), o: pypto.Tensor((8, 8), F32)):
+        o[0:8, 0:8] = x * 2.0
+
+    x = rng(6).standard_normal((3, 8)).astype(np.float32)
+    o = np.full((8, 8), 5.0, np.float32)
+    run_in(mode, f, x, o)
+    np.testing.assert_array_equal(o[:3], x * 2)
+    np.testing.assert_array_equal(o[3:], 5.0)
+
+    @pypto.jit
+    def g(x: pypto.Tensor((3, 8), F32), o: pypto.Tensor((8, 8), F32)):
+        o[:] = x * 2.0
+
+    with pytest.raises(pypto.UserError, match=r"\(3, 8\).*\(8, 8\)"):
+        g(x, o)

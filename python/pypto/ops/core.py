@@ -159,9 +159,11 @@ def same_extent(a: Any, b: Any, what: str) -> bool:
     if len(fa - fb) != 1 or len(fb - fa) != 1:
         return False
     na, nb = (fa - fb).pop(), (fb - fa).pop()
-    for seed in range(1, 8):  # one expression of the two dims: equal wherever the dims are
-        env = {v: (seed * 37 + k * 11) % 97 + 1 for k, v in enumerate(sorted(fa | fb))}
-        env[nb] = env[na]
+    # One expression of the two dims: equal wherever the dims are. The shared variables (loop
+    # indices, whose tiles lie in the dims) take small values, the dims large ones.
+    for seed in range(1, 8):
+        env = {v: (seed * 7 + j * 3) % 4 for j, v in enumerate(sorted(fa & fb))}
+        env[na] = env[nb] = 100 + (seed * 37) % 97
         if sa.eval(env) != sb.eval(env):
             return False
     try:

@@ -29,7 +29,7 @@ from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M
                        DT_UINT8, DT_UINT16, STORAGE_DTYPES, DataType, check_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, relu, view  # noqa: A004
+from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, view  # noqa: A004
 from .logic import bitwise_and, bitwise_or, eq, ge, gt, isnan, logical_and, logical_not, logical_or, lt, where
 from .shape import concat, permute, reshape, transpose, unsqueeze
 
@@ -328,72 +328,66 @@ def quant_mx(input: Tensor, quant_dtype: Any = DT_FP8E4M3,  # noqa: A002 - PyPTO
 
 # --- scaled_mm -------------------------------------------------------------------------------
 
-def _group_scales(scale: Tensor, rows: int, groups: int, trans: bool, what: str) -> Tensor:
-    """E8M0 scales [rows, ceil(K/64), 2] (or [ceil(K/64), rows, 2] with trans) as fp32
-    [rows, groups] (groups = K / 32)."""
+def _group_scales(scale: Tensor, rows: Any, k: int, trans: bool, what: str) -> Tensor:
+    """E8M0 scales [rows, ceil(K/64), 2] (or [ceil(K/64), rows, 2] with trans) as fp32 [rows, K]:
+    each group's scale repeated over its 32 columns (the last group may be partial)."""
+    from .core import exact_view, same_extent
+    from .shape import expand_clone
+    groups = -(-k // 32)
     k64 = -(-groups // 2)
     want = [k64, rows, 2] if trans else [rows, k64, 2]
-    if scale.dtype != DT_FP8E8M0 or list(scale.shape) != want:
+    if scale.dtype != DT_FP8E8M0 or scale.ndim != 3 or not all(
+            same_extent(g, w, f"the rows of pypto.scaled_mm's {what}") for g, w in zip(scale.shape, want)):
         raise _core.UserError(f"pypto.scaled_mm: {what} must be DT_FP8E8M0 of shape {tuple(want)}, got {scale!r}"
                               + _suffix())
     s = _decode(scale)
     if trans:
         s = permute(s, [1, 0, 2])
-    s = reshape(s, [rows, 2 * k64])
-    return s if 2 * k64 == groups else view(s, [rows, groups], [0, 0])
+    rows = s.shape[0]
+    s = reshape(s, [rows, 2 * k64, 1])
+    s = reshape(expand_clone(s, [rows, 2 * k64, 32]), [rows, 64 * k64])
+    return s if 64 * k64 == k else exact_view(s, [rows, k], [0, 0])
 
 
 def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor, scale_b: Tensor, *,
               a_trans: bool = False, b_trans: bool = False, scale_a_trans: bool = False, scale_b_trans: bool = False,
               c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
-    """(mat_a * scale_a) @ (mat_b * scale_b) for MX operands: ``mat_a`` [M, K] and ``mat_b``
-    [K, N] (transposed with a_trans / b_trans) in DT_FP8E4M3, DT_FP8E5M2 or DT_FP4_E2M1X2 (two
-    values per byte along the last dim: [M, K / 2] holds [M, K]), each group of 32
-    along K scaled by its E8M0 exponent (``scale_a`` [M, ceil(K/64), 2], ``scale_b``
-    [ceil(K/64), N, 2], or transposed). Exact products, fp32 accumulation, one rounding to
-    ``out_dtype`` (DT_FP32, DT_FP16, DT_BF16); ``extend_params`` takes ``bias_tensor`` and
-    ``relu_type``."""
+    """(mat_a * scale_a) @ (mat_b * scale_b) for MX operands: ``mat_a`` [..., M, K] and ``mat_b``
+    [..., K, N] (2-D to 4-D, batch dims broadcasting; transposed with a_trans / b_trans) in
+    DT_FP8E4M3, DT_FP8E5M2 or DT_FP4_E2M1X2 (two values per byte along the last dim: [M, K / 2]
+    holds [M, K]), each group of 32 along K (the last may be partial) scaled by its E8M0
+    exponent (``scale_a`` [M, ceil(K/64), 2], ``scale_b`` [ceil(K/64), N, 2], or transposed; one
+    set for every batch). Exact products, fp32 accumulation, then matmul's fixpipe steps of
+    ``extend_params`` (``bias_tensor``, ``scale`` / ``scale_tensor``, ``relu_type``) and one
+    rounding to ``out_dtype``."""
+    from .core import _fixpipe, _is_dynamic
     a, b = _t(mat_a, "scaled_mm"), _t(mat_b, "scaled_mm")
     sa, sb = _t(scale_a, "scaled_mm"), _t(scale_b, "scaled_mm")
     out_dt = check_dtype(out_dtype, "pypto.scaled_mm", _suffix())
     for t, what in ((a, "mat_a"), (b, "mat_b")):
-        if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2, DT_FP4_E2M1X2) or t.ndim != 2:
-            raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D DT_FP8E4M3, DT_FP8E5M2 or DT_FP4_E2M1X2 "
-                                  f"tensor, got {t!r}" + _suffix())
-    if out_dt not in (DT_FP32, DT_FP16, DT_BF16):
-        raise _core.UserError(f"pypto.scaled_mm: out_dtype must be DT_FP32, DT_FP16 or DT_BF16, got {out_dt}"
+        if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2, DT_FP4_E2M1X2) or not 2 <= t.ndim <= 4:
+            raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D to 4-D DT_FP8E4M3, DT_FP8E5M2 or "
+                                  f"DT_FP4_E2M1X2 tensor, got {t!r}" + _suffix())
+    if out_dt not in (DT_FP32, DT_FP16, DT_BF16, _core.DataType.INT8):
+        raise _core.UserError(f"pypto.scaled_mm: out_dtype must be DT_FP32, DT_FP16, DT_BF16 or DT_INT8, got {out_dt}"
                               + _suffix())
     if c_matrix_nz:
         raise _core.UserError("pypto.scaled_mm: c_matrix_nz=True is not supported (nor by PyPTO)" + _suffix())
     ext = dict(extend_params or {})
-    if ext.get("scale") or ext.get("scale_tensor") is not None:
-        raise _core.UserError("pypto.scaled_mm: the fixpipe quantization (scale, scale_tensor) is not supported here"
-                              + _suffix())
     # A DT_FP4_E2M1X2 operand holds two values per byte along its last dim.
-    ashape = [a.shape[0], a.shape[1] * (2 if a.dtype == DT_FP4_E2M1X2 else 1)]
-    bshape = [b.shape[0], b.shape[1] * (2 if b.dtype == DT_FP4_E2M1X2 else 1)]
-    m, k = (ashape[1], ashape[0]) if a_trans else (ashape[0], ashape[1])
-    kb, n = (bshape[1], bshape[0]) if b_trans else (bshape[0], bshape[1])
-    if any(not isinstance(d, int) for d in (m, k, kb, n)) or k != kb or k % 32:
-        raise _core.UserError(f"pypto.scaled_mm: mat_a {a!r} and mat_b {b!r} must have the same static K, a multiple "
-                              "of 32" + _suffix())
-    g = k // 32
+    ashape = list(a.shape[:-1]) + [a.shape[-1] * (2 if a.dtype == DT_FP4_E2M1X2 else 1)]
+    bshape = list(b.shape[:-1]) + [b.shape[-1] * (2 if b.dtype == DT_FP4_E2M1X2 else 1)]
+    m, k = (ashape[-1], ashape[-2]) if a_trans else (ashape[-2], ashape[-1])
+    kb, n = (bshape[-1], bshape[-2]) if b_trans else (bshape[-2], bshape[-1])
+    if any(_is_dynamic(d) for d in (k, kb)) or k != kb:
+        raise _core.UserError(f"pypto.scaled_mm: mat_a {a!r} and mat_b {b!r} must have the same static K"
+                              + _suffix())
     with _AutoTiles():
         af = _decode(a)
-        af = transpose(af, 0, 1) if a_trans else af  # [M, K]
+        af = transpose(af, -1, -2) if a_trans else af  # [..., M, K]
         bf = _decode(b)
-        bf = transpose(bf, 0, 1) if b_trans else bf  # [K, N]
-        sa32 = _group_scales(sa, m, g, scale_a_trans, "scale_a")  # [M, G]
-        sb32 = _group_scales(sb, n, g, not scale_b_trans, "scale_b")  # [N, G]
-        af = reshape(mul(reshape(af, [m, g, 32]), reshape(sa32, [m, g, 1])), [m, k])
-        bf = reshape(mul(reshape(bf, [g, 32, n]), reshape(transpose(sb32, 0, 1), [g, 1, n])), [k, n])
+        bf = transpose(bf, -1, -2) if b_trans else bf  # [..., K, N]
+        af = mul(af, _group_scales(sa, m, k, scale_a_trans, "scale_a"))  # [M, K] broadcast over batches
+        bf = mul(bf, transpose(_group_scales(sb, n, k, not scale_b_trans, "scale_b"), 0, 1))  # [K, N]
         res = matmul(af, bf, DT_FP32)
-        bias = ext.get("bias_tensor")
-        if bias is not None:
-            bias = _t(bias, "scaled_mm")
-            res = add(res, bias if bias.dtype == DT_FP32 else cast(bias, DT_FP32))
-        relu_type = ext.get("relu_type")
-        if relu_type is not None and getattr(relu_type, "name", "") == "RELU":
-            res = relu(res)
-        return res if out_dt == DT_FP32 else cast(res, out_dt)
-
+        return _fixpipe(res, ext, DT_FP32, out_dt)  # (PyPTO's fixpipe: no vec tile of the program's)
