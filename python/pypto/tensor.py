@@ -547,6 +547,8 @@ class Tensor:
             inner = iter(self._expand_key(key))
             window[tuple(0 if d in dropped else next(inner) for d in range(len(window.shape)))] = value
             return
+        if rec.root_kind(self._vid) == "temp" and self.shape:
+            self._materialize()
         offsets, extents = self._window(key)
         # PyPTO: out[a:, ...] = v writes v at offset a (an open-ended slice takes v's extent).
         keys = key if isinstance(key, tuple) else (key,)
@@ -610,6 +612,16 @@ class Tensor:
                     if not (isinstance(b, int) and isinstance(a, SymbolicScalar) and not a.is_concrete()):
                         raise
         rec.assemble(value._id, offsets, self._vid, user_loc())
+
+    def _materialize(self) -> None:
+        """A computed value written into (`t = pypto.full(...)` in a loop, then `t[0:4, :] = v`, as
+        PyPTO programs fill a tile): from here on this name is a tensor in memory holding the value,
+        so the writes have somewhere to go."""
+        from ._tracing import automatic_tiles
+        rec = self._traced_rec("assignment")
+        with automatic_tiles("assignment"):  # a copy; the program's tile may have another rank
+            mem = Tensor(_rec=rec, _id=rec.materialize_where_made(self._vid, user_loc()))
+        self.__dict__.update(mem.__dict__)
 
     def move(self, other: "Tensor") -> None:
         """PyPTO's output idiom: ``out.move(x)`` writes x into all of out (``out[:] = x``); x of

@@ -329,6 +329,8 @@ NB_MODULE(_core, m) {
           "x"_a, "shape"_a, "loc"_a, "in_memory"_a = false)
       .def("view_extents", [](const Recorder& r, int x, nb::handle offsets,
                               nb::handle shape) { return r.ViewExtents(x, ToExprs(offsets), ToExprs(shape)); })
+      .def("materialize_where_made",
+           [](Recorder& r, int value, nb::handle loc) { return r.MaterializeWhereMade(value, MakeLoc(loc)); })
       .def("reshapes_in_place",
            [](const Recorder& r, int x, nb::handle shape) { return r.PlanViewReshape(x, ToExprs(shape)).has_value(); })
       .def("bitcast",

@@ -68,6 +68,10 @@ class Recorder {
   int Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
   void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
+  /// A tensor in memory holding the computed `value`, copied right where the value is made (in
+  /// its loop body, not in a loop nested in it that writes into it): PyPTO's `t = pypto.full(...)`
+  /// filled tile by tile by an inner loop. Returns the new tensor.
+  int MaterializeWhereMade(int value, const SourceLoc& loc = {});
   /// Records that `a` == `b` for every call (expressions over dynamic dims only), checked when a
   /// call binds them; `what` says what relies on it. Differing constants are a UserError now.
   void AssumeEqual(const Expr& a, const Expr& b, const std::string& what, const SourceLoc& loc = {});

@@ -2,6 +2,7 @@
 // another shape (Reshape) or dtype (Bitcast) of the same bytes, and the writes into them
 // (Assemble), with the element-count equalities the call checks when it binds the dims.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "frontend/recorder.h"
@@ -309,6 +310,50 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   c.attrs.set("offsets", offsets);
   c.loc = loc;
   Record(std::move(c));
+}
+
+int Recorder::MaterializeWhereMade(int value, const SourceLoc& loc) {
+  const Value& v = f_.value(value);
+  // The region and position of the op that made `value`.
+  Region<OpCall>* home = nullptr;
+  size_t at = 0;
+  std::function<bool(Region<OpCall>&)> find = [&](Region<OpCall>& r) {
+    for (size_t i = 0; i < r.entries.size(); ++i) {
+      auto& e = r.entries[i];
+      if (e.item && e.item->output == value) {
+        home = &r;
+        at = i;
+        return true;
+      }
+      if (e.loop && find(*e.loop->body)) return true;
+    }
+    return false;
+  };
+  find(f_.body);
+  const std::vector<Expr> zeros(v.shape.size(), Expr(0));
+  int mem = CreateTensor(v.shape, v.dtype, v.name + "_mem", loc);
+  if (!home) {
+    Assemble(value, zeros, mem, loc);
+    return mem;
+  }
+  // The copy goes right after the op, in its region (not in the loop being traced now, which
+  // would refill the tensor on every iteration): the rest of the region waits aside meanwhile.
+  std::vector<RegionEntry<OpCall>> tail(home->entries.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                        home->entries.end());
+  home->entries.resize(at + 1);
+  stack_.push_back(home);
+  auto restore = [&] {
+    stack_.pop_back();
+    home->entries.insert(home->entries.end(), tail.begin(), tail.end());
+  };
+  try {
+    Assemble(value, zeros, mem, loc);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return mem;
 }
 
 }  // namespace pypto

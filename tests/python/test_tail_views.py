@@ -165,3 +165,27 @@ def test_a_smaller_value_fills_the_start_of_a_bounded_window(mode):
 
     with pytest.raises(pypto.UserError, match=r"\(3, 8\).*\(8, 8\)"):
         g(x, o)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_computed_tile_filled_by_an_inner_loop(mode):
+    """PyPTO's test_loop_full_assemble: `t = pypto.full(...)` in a loop, filled by an inner loop,
+    then assembled: t becomes a tensor in memory where it is made (once per outer iteration)."""
+    @pypto.jit
+    def f(x: pypto.Tensor((16, 8), F32), out: pypto.Tensor((16, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        for b in pypto.loop(2):
+            t = pypto.full([8, 8], -1.0, F32)
+            for s in pypto.loop(2):
+                if s == 0:  # a runtime branch on the inner index: only rows 0..3 are written
+                    t[s * 4:(s + 1) * 4, :] = x[b * 8 + s * 4:b * 8 + (s + 1) * 4, :] * 3.0
+            out[b * 8:(b + 1) * 8, :] = t + 1.0
+
+    x = rng(7).standard_normal((16, 8)).astype(np.float32)
+    out = np.zeros((16, 8), np.float32)
+    run_in(mode, f, x, out)
+    want = np.zeros_like(out)
+    for b in range(2):
+        want[b * 8:b * 8 + 4] = x[b * 8:b * 8 + 4] * 3 + 1
+        want[b * 8 + 4:b * 8 + 8] = 0.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
