@@ -486,7 +486,7 @@ class Tensor:
         # A slice reaching past the tensor holds the part inside (PyPTO's valid shape); an index
         # stays one element, checked when the call reaches it.
         shape = list(extents)
-        clipped = clipped_extents(rec, self._id, offsets, extents)
+        clipped = clipped_extents(rec, self._id, offsets, extents, dynamic_dims=True)  # numpy's slicing
         extents = [e if d in dropped else c for d, (e, c) in enumerate(zip(extents, clipped))]
         out = Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
         if any(a is not b for a, b in zip(extents, shape)):
@@ -670,11 +670,13 @@ class _Rank(int):
         return int(self)
 
 
-def clipped_extents(rec: Any, x: int, offsets: Sequence[Any], shape: Sequence[Any]) -> List[Any]:
+def clipped_extents(rec: Any, x: int, offsets: Sequence[Any], shape: Sequence[Any],
+                    dynamic_dims: bool = False) -> List[Any]:
     """PyPTO's valid extents of the window `shape` at `offsets` of value `x`: the shape where the
-    window lies inside x for every index of the open loops, else min(max(dim - offset, 0), size)."""
+    window lies inside x for every index of the open loops, else min(max(dim - offset, 0), size);
+    dims of run-time size only with `dynamic_dims` (Recorder::ViewExtents)."""
     out: List[Any] = []
-    for e, n in zip(rec.view_extents(x, list(offsets), list(shape)), shape):
+    for e, n in zip(rec.view_extents(x, list(offsets), list(shape), dynamic_dims), shape):
         out.append(n if e.same_as(_core.to_sym(n)) else int(e) if e.is_const() else e)
     return out
 

@@ -327,8 +327,12 @@ NB_MODULE(_core, m) {
             return r.Reshape(x, ToExprs(shape), MakeLoc(loc), in_memory);
           },
           "x"_a, "shape"_a, "loc"_a, "in_memory"_a = false)
-      .def("view_extents", [](const Recorder& r, int x, nb::handle offsets,
-                              nb::handle shape) { return r.ViewExtents(x, ToExprs(offsets), ToExprs(shape)); })
+      .def(
+          "view_extents",
+          [](const Recorder& r, int x, nb::handle offsets, nb::handle shape, bool dynamic_dims) {
+            return r.ViewExtents(x, ToExprs(offsets), ToExprs(shape), dynamic_dims);
+          },
+          "x"_a, "offsets"_a, "shape"_a, "dynamic_dims"_a = false)
       .def("materialize_where_made",
            [](Recorder& r, int value, nb::handle loc) { return r.MaterializeWhereMade(value, MakeLoc(loc)); })
       .def("reshapes_in_place",

@@ -43,10 +43,12 @@ class Recorder {
   int Matmul(int a, int b, int out_dtype, bool a_trans, bool b_trans, const SourceLoc& loc = {});
   /// A window of `x`: x[offsets[i] : offsets[i] + shape[i]].
   int View(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape, const SourceLoc& loc = {});
-  /// PyPTO's valid extents of a window of x without a valid shape: per dim, `shape` where the
-  /// window lies inside x for every index of the open loops, else min(max(dim - offset, 0), shape)
-  /// (a tail tile past the end holds the part inside; one wholly past it is empty).
-  std::vector<Expr> ViewExtents(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape) const;
+  /// PyPTO's valid extents of a window of x without a valid shape: per static dim (and, with
+  /// `dynamic_dims`, per dynamic one), `shape` where the window lies inside x for every index of
+  /// the open loops, else min(max(dim - offset, 0), shape) (a tail tile past the end holds the
+  /// part inside; one wholly past it is empty).
+  std::vector<Expr> ViewExtents(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape,
+                                bool dynamic_dims = false) const;
   /// `x` with another shape of as many elements (dense row-major order), no copy. Adding or
   /// dropping dims of size 1 is a Remap; merging or splitting dims a Reshape value over x's
   /// memory (a computed x is kept in global memory for it). `in_memory` makes every reshape a

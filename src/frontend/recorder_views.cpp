@@ -15,29 +15,29 @@ std::vector<Expr> Recorder::Simplified(const std::vector<Expr>& shape) const {
   return out;
 }
 
-std::vector<Expr> Recorder::ViewExtents(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape) const {
+std::vector<Expr> Recorder::ViewExtents(int x, const std::vector<Expr>& offsets, const std::vector<Expr>& shape,
+                                        bool dynamic_dims) const {
   const Value& src = f_.value(x);
   std::vector<Expr> out;
   for (size_t d = 0; d < shape.size() && d < offsets.size() && static_cast<int>(d) < src.rank(); ++d) {
     // Inside for every loop index the view is made with: the window as given.
     auto over = (offsets[d] + shape[d] - src.shape[d]).Simplify(ranges_).Bounds(ranges_);
     auto start = offsets[d].Simplify(ranges_).Bounds(ranges_);
-    // A window at a fixed place in a dim of run-time size (x[:, 0:k] of an [n, DYNAMIC] input)
-    // is the user's statement of its extent: kept, and checked against the tensor when the call
-    // runs. A tile that moves with a loop index, or one past a static dim, is clipped.
+    // A dim of run-time size clips only with `dynamic_dims` (a Python slice, numpy's semantics):
+    // pypto.view's window there keeps its static extent, which reshapes and static shapes after
+    // it rely on (PyPTO keeps the static shape beside the valid one), and is checked against the
+    // tensor when the call runs.
     // A window placed by a value read from a tensor (x[t:t + 1] with t = idx[0]) is an index the
     // user vouches for: kept and checked when the call runs, as before.
-    auto is_dim = [&](const std::string& v) {
-      return std::find(f_.dynamic_vars.begin(), f_.dynamic_vars.end(), v) != f_.dynamic_vars.end();
-    };
-    bool moves = false, read = false;
-    for (const std::string& v : offsets[d].FreeVars()) {
-      read = read || read_symbols_.count(v) > 0;
-      moves = moves || (!read_symbols_.count(v) && !is_dim(v));  // a loop index
-    }
-    for (const std::string& v : shape[d].FreeVars()) read = read || read_symbols_.count(v) > 0;
+    // In a dynamic dim only a tile that moves with a loop index is a tail (x[0:1] of a bias is
+    // one row, checked).
+    bool read = false, moves = false;
+    for (const Expr* e : {&offsets[d], &shape[d]})
+      for (const std::string& v : e->FreeVars()) read = read || read_symbols_.count(v) > 0;
+    for (const std::string& v : offsets[d].FreeVars())
+      moves = moves || std::find(f_.dynamic_vars.begin(), f_.dynamic_vars.end(), v) == f_.dynamic_vars.end();
     bool inside = over && over->second <= 0 && start && start->first >= 0;
-    if (inside || read || (!src.shape[d].is_const() && !moves)) {
+    if (inside || read || (!src.shape[d].is_const() && !(dynamic_dims && moves))) {
       out.push_back(shape[d]);
       continue;
     }

@@ -167,9 +167,10 @@ def test_runtime_window_out_of_bounds_of_output():
     np.testing.assert_array_equal(backing[6:], 0.0)
 
 
-def test_runtime_window_past_the_end_of_input_is_its_valid_part():
-    """PyPTO's view valid shape: x[i:i + 2] past the end of a 4-row x holds nothing, so the rows
-    of out it would give are not written (no error, no stray read)."""
+def test_runtime_slice_past_the_end_of_input_is_its_valid_part():
+    """PyPTO's view valid shape, as numpy's slicing: x[i:i + 2] past the end of a 4-row DYNAMIC x
+    holds nothing there, so the rows of out it would give are not written (no error, no stray
+    read). A pypto.view of a fixed shape over a dynamic dim is checked instead (test_tail_views)."""
     x = randn(rng(6), (4, 4))
     out = np.full((8, 4), 7.0, np.float32)
     _step2(x, out)

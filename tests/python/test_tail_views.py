@@ -1,7 +1,7 @@
 """PyPTO's valid shapes of views that reach past their tensor (the tail tile of a loop): a slice or
-pypto.view without valid_shape holds the part inside, min(max(dim - offset, 0), size), and one
-wholly past the end is empty (reads and writes nothing). Batched matmuls over tail tiles of two
-inputs whose batch dims are dynamic, the fixpipe steps of a batched matmul under a 2-D vec tile,
+pypto.view without valid_shape over a static dim holds the part inside, min(max(dim - offset, 0),
+size), and one wholly past the end is empty (reads and writes nothing); over a dynamic dim it is
+checked. Batched matmuls over tail tiles, valid shapes of two inputs' dims unified, the fixpipe steps of a batched matmul under a 2-D vec tile,
 a packed uint64 scale_tensor, PyPTO's Tensor.dim property and cube_l1_reuse_setting's sides."""
 
 import numpy as np
@@ -30,8 +30,10 @@ def test_tail_slices_hold_the_part_inside(mode):
     np.testing.assert_array_equal(o, x * 2 + 1)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_view_without_valid_shape_past_a_dynamic_dim(mode):
+def test_a_tile_past_a_dynamic_dim_is_checked():
+    """In a dim of run-time size the window keeps its static extent (the program's tiles stay
+    static; PyPTO keeps the static shape beside the valid one): one past the end is an error at
+    the view's line when the call reaches it, never a stray read."""
     @pypto.jit
     def f(x: pypto.Tensor([pypto.DYNAMIC, 16], F32), o: pypto.Tensor([pypto.DYNAMIC, 16], F32)):
         pypto.set_vec_tile_shapes(8, 16)
@@ -39,11 +41,12 @@ def test_view_without_valid_shape_past_a_dynamic_dim(mode):
             v = pypto.view(x, [8, 16], [i * 8, 0])
             pypto.assemble(pypto.exp(v), [i * 8, 0], o)
 
-    for n in (19, 32, 3):
-        x = rng(n).standard_normal((n, 16)).astype(np.float32)
-        o = np.zeros_like(x)
-        run_in(mode, f, x, o)
-        np.testing.assert_allclose(o, np.exp(x), rtol=2e-7)
+    x = rng(2).standard_normal((32, 16)).astype(np.float32)
+    o = np.zeros_like(x)
+    f(x, o)
+    np.testing.assert_allclose(o, np.exp(x), rtol=2e-7)
+    with pytest.raises(pypto.UserError, match="out of bounds"):
+        f(x[:19].copy(), o[:19].copy())
 
 
 def test_a_fixed_slice_of_a_dynamic_dim_is_still_checked():
@@ -59,14 +62,13 @@ def test_a_fixed_slice_of_a_dynamic_dim_is_still_checked():
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_batched_matmul_over_tail_tiles_of_dynamic_batches(mode):
-    """PyPTO's batch-matmul test: batch tiles of 3 over a batch of 4 (DYNAMIC in both inputs), m
-    tiles past the end; the output window larger than the result keeps its zeros."""
+def test_batched_matmul_over_tail_tiles(mode):
+    """PyPTO's batch-matmul test: batch tiles of 3 over a batch of 4, m tiles past the end; the
+    output window larger than the result keeps its zeros."""
     b, m, k, n = 4, 129, 64, 40
 
     @pypto.jit
-    def f(a: pypto.Tensor([pypto.DYNAMIC, m, k], F32), w: pypto.Tensor([pypto.DYNAMIC, k, n], F32),
-          out: pypto.Tensor([pypto.DYNAMIC, 160, n], F32)):
+    def f(a: pypto.Tensor([b, m, k], F32), w: pypto.Tensor([b, k, n], F32), out: pypto.Tensor([b, 160, n], F32)):
         pypto.set_cube_tile_shapes([64, 64], [64, 64], [64, 64])
         pypto.set_vec_tile_shapes(64, 64)
         for bi in pypto.loop(2):
@@ -83,8 +85,29 @@ def test_batched_matmul_over_tail_tiles_of_dynamic_batches(mode):
     want = np.zeros_like(out)
     want[:, :m] = a @ w
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
-    with pytest.raises(pypto.UserError, match="a_dim0|w_dim0"):  # the batches must agree
-        run_in(mode, f, a, w[:3].copy(), out)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tail_extents_of_two_inputs_dims_are_unified(mode):
+    """Valid shapes written over two inputs' dynamic dims (min(4, a_dim0 - 4 i) and the same of
+    b_dim0, as PyPTO programs write them): equal when the dims are, which the call checks."""
+    @pypto.jit
+    def f(a: pypto.Tensor([pypto.DYNAMIC, 8], F32), b: pypto.Tensor([pypto.DYNAMIC, 8], F32),
+          o: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n_a, n_b = a.shape[0], b.shape[0]
+        for i in pypto.loop((n_a + 3) // 4):
+            va = pypto.view(a, [4, 8], [i * 4, 0], valid_shape=[pypto.min(n_a - i * 4, 4), 8])
+            vb = pypto.view(b, [4, 8], [i * 4, 0], valid_shape=[pypto.min(n_b - i * 4, 4), 8])
+            pypto.assemble(va * vb, [i * 4, 0], o)
+
+    r = rng(8)
+    a, b = r.standard_normal((10, 8)).astype(np.float32), r.standard_normal((10, 8)).astype(np.float32)
+    o = np.zeros_like(a)
+    run_in(mode, f, a, b, o)
+    np.testing.assert_array_equal(o, a * b)
+    with pytest.raises(pypto.UserError, match="a_dim0|b_dim0"):
+        run_in(mode, f, a, b[:9].copy(), o)
 
 
 @pytest.mark.parametrize("mode", MODES)

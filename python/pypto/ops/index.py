@@ -322,7 +322,10 @@ def _memory_reshape(op: str, x: Tensor, shape: List[Any]) -> Tensor:
     if rec.value_kind(x._vid) == "view" and not rec.reshapes_in_place(x._vid, shape):
         raise _core.UserError(f"pypto.{op}: {x!r} is a slice that is not one contiguous run of its tensor; "
                               "an in-place update needs it in another shape" + _suffix())
-    return Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc(), True))
+    out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc(), True))
+    out._reshape_of = x  # as pypto.reshape: the call runs a strided argument on a dense copy
+    x._reshaped = True
+    return out
 
 
 def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
