@@ -1,8 +1,9 @@
 """PyPTO's valid shapes of views that reach past their tensor (the tail tile of a loop): a slice or
 pypto.view without valid_shape over a static dim holds the part inside, min(max(dim - offset, 0),
-size), and one wholly past the end is empty (reads and writes nothing); over a dynamic dim it is
-checked. Batched matmuls over tail tiles, valid shapes of two inputs' dims unified, the fixpipe steps of a batched matmul under a 2-D vec tile,
-a packed uint64 scale_tensor, PyPTO's Tensor.dim property and cube_l1_reuse_setting's sides."""
+size), one wholly past the end is empty (reads and writes nothing); a pypto.view over a dynamic
+dim is checked. Batched matmuls over tail tiles, valid shapes of two inputs' dims unified, the
+fixpipe steps of a batched matmul under a 2-D vec tile, a packed uint64 scale_tensor, PyPTO's
+Tensor.dim property and cube_l1_reuse_setting's sides."""
 
 import numpy as np
 import pytest
