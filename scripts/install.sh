@@ -26,7 +26,7 @@ if ! command -v chromium >/dev/null; then
 fi
 
 echo "[install] pip packages"
-python3 -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" cmake ninja
+python3 -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" "pytest>=7" "pytest-xdist>=3" cmake ninja
 # PyTorch (CPU build) is the baseline of the demo and benchmarks and is used by the interop
 # tests. Pin the version: an unpinned `torch` pulls a multi-GB CUDA build.
 if ! python3 -c "import torch" >/dev/null 2>&1; then

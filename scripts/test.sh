@@ -10,5 +10,7 @@ cmake -S . -B build/cpp-tests -G Ninja -DPYPTO_BUILD_TESTS=ON -DPYPTO_WERROR=ON 
 cmake --build build/cpp-tests -j 2
 ctest --test-dir build/cpp-tests --output-on-failure -j 2
 
-echo "[test] Python (pytest)"
-python3 -m pytest tests/python -q
+# Two processes: a fresh machine compiles every kernel once, and two compilers at a time halve
+# that on 2 cores (the kernel cache is safe across processes: atomic renames).
+echo "[test] Python (pytest, 2 processes)"
+python3 -m pytest tests/python -q -n 2
