@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import enum
-import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType, SymbolicScalar
 from ._dtypes import DT_FP32, UnsupportedDType, check_dtype
 from ._tracing import current_recorder, user_loc
-
-
-class SymbolicPrintWarning(UserWarning):
-    """print() or an f-string of a symbolic value while a @pypto.jit function is traced: it
-    shows the expression (e.g. ``x_dim0``), not a run-time value."""
+from .symbolic_api import SymbolicPrintWarning, sym_text as _sym_text  # noqa: F401 - re-exported
 
 
 Dim = Union[int, SymbolicScalar]
@@ -689,58 +684,3 @@ def _loc_suffix() -> str:
 # pypto.tensor (new tensors in a trace, and the alias used in isinstance) lives beside this
 # module; imported here, after Tensor exists, so `from .tensor import tensor` keeps working.
 from .tensor_factory import tensor  # noqa: E402,F401
-
-
-def _add_location_to_symbolic_errors() -> None:
-    """int(), bool() and comparisons of a symbolic value fail in C++; add the user's line."""
-    from ._tracing import _format_loc
-
-    def wrap(name: str) -> None:
-        orig = getattr(SymbolicScalar, name)
-
-        def method(self: SymbolicScalar, *args: Any) -> Any:
-            try:
-                return orig(self, *args)
-            except _core.UserError as e:
-                raise _core.UserError(str(e) + _format_loc(user_loc())) from None
-
-        setattr(SymbolicScalar, name, method)
-
-    for name in ("__int__", "__index__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__"):
-        wrap(name)
-
-    # print() or an f-string of a symbolic value while tracing shows its expression, as in PyPTO
-    # ("compile phase print"); a warning says so once per line, since the run-time value is
-    # what a user usually wants.
-    def to_text(self: SymbolicScalar, *args: Any) -> str:
-        from ._tracing import maybe_recorder
-        text = _sym_text(self)
-        if maybe_recorder() is not None and not self.is_const():
-            loc = user_loc()
-            warnings.warn_explicit(
-                f"printing the symbolic value '{text}' while tracing shows its expression: print() runs once, "
-                "when the function is traced, and the value is only known when the kernel runs",
-                SymbolicPrintWarning, loc[0] or "<pypto>", loc[1] or 0)
-        return text
-
-    # PyPTO's SymbolicScalar methods: a.min(b) / a.max(b) (Python's min/max would compare).
-    SymbolicScalar.min = lambda self, o: _core.sym_min(self, o)  # type: ignore[attr-defined]
-    SymbolicScalar.max = lambda self, o: _core.sym_max(self, o)  # type: ignore[attr-defined]
-    SymbolicScalar.is_concrete = SymbolicScalar.is_const  # type: ignore[attr-defined]
-    # PyPTO's three kinds of symbolic value: an immediate (a constant), a symbol (one name: a
-    # dim, a loop index, a read element) and an expression of them.
-    SymbolicScalar.is_immediate = SymbolicScalar.is_const  # type: ignore[attr-defined]
-    SymbolicScalar.is_symbol = lambda self: (  # type: ignore[attr-defined]
-        not self.is_const() and len(self.free_vars()) == 1 and _sym_text(self) == self.free_vars()[0])
-    SymbolicScalar.is_expression = lambda self: (  # type: ignore[attr-defined]
-        not self.is_const() and not self.is_symbol())
-    SymbolicScalar.concrete = lambda self: int(self)  # type: ignore[attr-defined]
-
-    SymbolicScalar.__str__ = to_text  # type: ignore[method-assign]
-    SymbolicScalar.__format__ = to_text  # type: ignore[method-assign]
-
-
-_sym_text = SymbolicScalar.__str__  # the expression as text, for pypto's own messages
-
-
-_add_location_to_symbolic_errors()
