@@ -90,6 +90,94 @@ def is_loop_end(idx: SymbolicScalar) -> Any:
     return idx + step >= stop
 
 
+class LoopPaths:
+    """PyPTO's `if pypto.cond(c):` where the `if` is not rewritten (a `with pypto.function` block,
+    a helper called from a kernel): bool() of the symbolic condition is asked while a pypto.loop
+    body is traced. As in PyPTO, the body is traced once per path through its conditions, each
+    path under a runtime guard (the conjunction of its decisions), so one path runs per iteration.
+
+    The loop's generator drives it: a trace that meets a condition no earlier trace decided (each
+    such answer is True) is rolled back, and the path it took plus each path turning off at one of
+    its new conditions are traced again, each guarded from the start of the body. A body without
+    symbolic conditions is traced once, as before."""
+
+    MAX_DECISIONS = 32  # per path: more is a Python loop (`while`) on a run-time value
+    MAX_PATHS = 256
+
+    def __init__(self, rec: Any, loc: Any) -> None:
+        self.rec, self.loc = rec, loc
+        self.pending: List[List[Tuple[Any, bool]]] = [[]]
+        self.plan: List[Tuple[Any, bool]] = []
+        self.taken: List[Tuple[Any, bool]] = []
+        self.new = False
+        self.traces = 0
+
+    def decide(self, condition: SymbolicScalar) -> bool:
+        k = len(self.taken)
+        if k < len(self.plan):
+            c, value = self.plan[k]
+            if repr(c) != repr(condition):
+                raise _core.UserError(
+                    f"the runtime condition {condition!r} is met where an earlier trace of this loop body met {c!r}: "
+                    "the body is traced once per path of its `if pypto.cond(...)` statements and must meet the same "
+                    "conditions in the same order each time" + _format_loc(user_loc()))
+            self.taken.append((condition, value))
+            return value
+        if k >= self.MAX_DECISIONS:
+            raise _core.UserError(
+                f"more than {self.MAX_DECISIONS} run-time conditions on one path of the pypto.loop body at line "
+                f"{self.loc[1]}" + _format_loc(user_loc())
+                + "\nhint: a Python `while` on a symbolic value cannot run at trace time; bound a pypto.loop instead")
+        self.new = True
+        self.taken.append((condition, True))
+        return True
+
+    def guard(self, plan: List[Tuple[Any, bool]]) -> Any:
+        g: Any = None
+        for c, value in plan:
+            t = _truth(c) if value else 1 - _truth(c)
+            g = t if g is None else _core.sym_min(g, t)
+        return g
+
+    def traces_of_body(self) -> Iterator[None]:
+        """Yields once per trace of the body; the caller's generator yields the index each time."""
+        while self.pending:
+            self.traces += 1
+            if self.traces > self.MAX_PATHS:
+                raise _core.UserError(f"the pypto.loop body at line {self.loc[1]} has more than {self.MAX_PATHS} paths "
+                                      "through its run-time conditions" + _format_loc(self.loc))
+            self.plan, self.taken, self.new = self.pending.pop(), [], False
+            mark = self.rec.checkpoint()
+            guard = self.guard(self.plan)
+            if guard is not None:
+                self.rec.begin_branch(guard, False, self.loc)
+            _PATHS.append(self)
+            try:
+                yield None
+            finally:
+                _PATHS.remove(self)
+            if guard is not None:
+                self.rec.end_loop()
+            if self.new:
+                self.rec.rollback(mark)
+                taken = self.taken
+                for j in range(len(self.plan), len(taken)):  # turning off at each new condition
+                    self.pending.append(taken[:j] + [(taken[j][0], False)])
+                self.pending.append(taken)  # the path this trace took, next
+
+
+_PATHS: List[LoopPaths] = []  # the loop bodies being traced, innermost last
+
+
+def decide_in_loop(condition: SymbolicScalar) -> Any:
+    """bool() of a symbolic condition: the path's answer when a pypto.loop body of the function
+    being traced is tracing its paths, else None (the caller raises its error)."""
+    from ._tracing import maybe_recorder
+    if not _PATHS or _PATHS[-1].rec is not maybe_recorder():
+        return None
+    return _PATHS[-1].decide(condition)
+
+
 class _Unavailable:
     """A name assigned in a runtime branch, after the branch: any use is an error."""
 
@@ -301,12 +389,29 @@ class _TestRewriter(ast.NodeTransformer):
         return node
 
 
-def _exits_enclosing_loop(stmts: List[ast.stmt]) -> bool:
-    """A break / continue in these statements that is not inside a loop of their own."""
+def _walk_scope(stmts: List[ast.stmt], scopes: Tuple[type, ...]) -> Iterator[ast.AST]:
+    """The nodes of these statements, not entering nested functions, classes or lambdas."""
     stack: List[ast.AST] = list(stmts)
     while stack:
         n = stack.pop()
+        yield n
+        if not isinstance(n, scopes):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _exits_enclosing_loop(stmts: List[ast.stmt]) -> bool:
+    """A return, or a break / continue not inside a loop of their own, in these statements: such
+    an `if` is left to bool(), which a pypto.loop body answers once per path (LoopPaths)."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    stack: List[ast.AST] = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            return True
         if isinstance(n, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(n, (ast.For, ast.While, ast.AsyncFor)) and any(
+                isinstance(m, ast.Return) for m in _walk_scope(n.body, scopes)):
             return True
         if isinstance(n, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                           ast.Lambda)):

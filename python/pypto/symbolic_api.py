@@ -29,6 +29,11 @@ def _add_location_to_symbolic_errors() -> None:
             try:
                 return orig(self, *args)
             except _core.UserError as e:
+                if name == "__bool__":  # `if pypto.cond(i == 0):` in a loop body: one trace per path
+                    from .control import decide_in_loop
+                    decided = decide_in_loop(self)
+                    if decided is not None:
+                        return decided
                 raise _core.UserError(str(e) + _format_loc(user_loc())) from None
 
         setattr(SymbolicScalar, name, method)

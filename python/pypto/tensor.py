@@ -582,10 +582,10 @@ class Tensor:
                 _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(padded, extents)):
             extents = list(vs)  # a view with a valid shape writes its valid part (PyPTO)
         # PyPTO: `out[a:b, ...] = v` is assemble(v, (a, ...), out): a smaller v fills the start
-        # of a window given bounds (a tile's result into its tail window). Along a whole dim
-        # (`out[:] = v`) a smaller v stays an error: numpy would broadcast it.
-        bounded = [isinstance(k, slice) and (k.start is not None or k.stop is not None)
-                   for k in self._expand_key(key)]
+        # of the window (a tile's result into its tail window; `out[0:, :] = v` of an [8, 8] v
+        # into [8, 32]). Only `out[:] = v`, every dim whole, stays an error: numpy broadcasts it.
+        keys = self._expand_key(key)
+        bounded = [any(not isinstance(k, slice) or k.start is not None or k.stop is not None for k in keys)] * len(keys)
         if len(vs) == len(extents) == len(bounded):
             extents = [a if isinstance(a, int) and isinstance(b, int) and a < b and bd else b
                        for a, b, bd in zip(vs, extents, bounded)]

@@ -254,8 +254,9 @@ NB_MODULE(_core, m) {
              if (auto c = e.as_const()) return *c != 0;
              throw UserError("truth value of the symbolic value '" + e.str() + "' is only known when the kernel runs",
                              {},
-                             "an `if` on it (or on pypto.cond(...)) in the body of a @pypto.jit function is a "
-                             "runtime branch; elsewhere compare Python ints at trace time");
+                             "an `if` on it (or on pypto.cond(...)) in a @pypto.jit function or in the body of "
+                             "a pypto.loop is a runtime branch (one with a `return`, `break` or `continue` only "
+                             "in a pypto.loop body); elsewhere compare Python ints at trace time");
            })
       // Comparisons give 0/1 predicates: `if i == 0:` in a jit function is a runtime branch.
       .def("__lt__", SymCompare(CmpOp::LT), nb::is_operator())
@@ -283,6 +284,8 @@ NB_MODULE(_core, m) {
   m.def("sym_max", [](nb::handle a, nb::handle b) { return Max(ToExpr(a), ToExpr(b)); });
   m.def("to_sym", [](nb::handle a) { return ToExpr(a); });
 
+  // Opaque to Python: handed back to Recorder.rollback.
+  nb::class_<Recorder::Mark>(m, "RecorderMark");
   nb::class_<Recorder>(m, "Recorder")
       .def(nb::init<const std::string&>())
       .def("add_param", [](Recorder& r, const std::string& name, nb::handle shape, DataType dt, bool out,
@@ -351,6 +354,8 @@ NB_MODULE(_core, m) {
       .def("begin_branch", [](Recorder& r, nb::handle cond, bool negate,
                               nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
       .def("end_loop", &Recorder::EndLoop)
+      .def("checkpoint", &Recorder::Checkpoint)
+      .def("rollback", &Recorder::Rollback)
       .def("read_scalar", [](Recorder& r, int x, nb::handle index,
                              nb::handle loc) { return r.ReadScalar(x, ToExprs(index), MakeLoc(loc)); })
       .def("set_vec_tile_shapes",

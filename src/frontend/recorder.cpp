@@ -31,6 +31,12 @@ void Recorder::CheckLive(int id, const std::string& op, const SourceLoc& loc) co
   if (id < 0 || id >= static_cast<int>(f_.values.size()))
     throw UserError("pypto." + op + ": operand is not a tensor of this function", loc,
                     "tensors from another @pypto.jit function cannot be used here");
+  for (auto [first, last] : dead_)
+    if (id >= first && id < last)
+      throw UserError("pypto." + op + ": operand %" + f_.value(id).name +
+                          " was made on another path of a runtime branch (an `if pypto.cond(...)` traced once per "
+                          "path), so it does not exist on this one",
+                      loc, "compute it again on this path, or write it into a tensor declared before the loop");
 }
 
 int Recorder::AddParam(const std::string& name, const std::vector<Expr>& shape, DataType dtype, bool is_output,
@@ -368,6 +374,40 @@ void Recorder::EndLoop() {
   while (!scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
   PYPTO_CHECK(stack_.size() > 1 && !scopes_.empty(), "EndLoop without BeginLoop");
   CloseScope();
+}
+
+Recorder::Mark Recorder::Checkpoint() const {
+  Mark m;
+  m.depth = stack_.size();
+  m.entries = stack_.back()->entries.size();
+  m.values = f_.values.size();
+  m.assumptions = f_.assumptions.size();
+  m.tile_shape = tile_shape_;
+  m.cube_tile = cube_tile_;
+  m.label = label_;
+  return m;
+}
+
+void Recorder::Rollback(const Mark& m) {
+  PYPTO_CHECK(stack_.size() == m.depth && stack_.back()->entries.size() >= m.entries,
+              "Rollback outside the region of its checkpoint");
+  stack_.back()->entries.resize(m.entries);
+  f_.assumptions.resize(m.assumptions);
+  int n = static_cast<int>(f_.values.size());
+  if (n > static_cast<int>(m.values)) dead_.push_back({static_cast<int>(m.values), n});
+  for (int id = static_cast<int>(m.values); id < n; ++id) {
+    Value& v = f_.value(id);
+    if (v.kind == ValueKind::Created) v.kind = ValueKind::Temp;  // never allocated
+    written_.erase(id);
+    value_branches_.erase(id);
+  }
+  reads_.erase(
+      std::remove_if(reads_.begin(), reads_.end(),
+                     [&](const std::pair<int, SourceLoc>& r) { return r.first >= static_cast<int>(m.values); }),
+      reads_.end());
+  tile_shape_ = m.tile_shape;
+  cube_tile_ = m.cube_tile;
+  label_ = m.label;
 }
 
 Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const SourceLoc& loc) {

@@ -87,6 +87,20 @@ class Recorder {
   /// may not be read outside it (they exist only when it runs).
   Expr BeginBranch(const Expr& cond, bool negate, const SourceLoc& loc = {});
   void EndLoop();
+
+  /// Where recording stands in the open region: Rollback(mark) drops everything recorded since
+  /// (the ops and loops after it, the dim assumptions, the tile shapes set). PyPTO's `if
+  /// pypto.cond(...)` in a plain Python block is traced once per path of the loop body; the trace
+  /// that finds a new condition is dropped and each path is traced again under its guard.
+  struct Mark {
+    size_t depth = 0, entries = 0, values = 0, assumptions = 0;
+    std::vector<int64_t> tile_shape, cube_tile;
+    std::string label;
+  };
+  Mark Checkpoint() const;
+  /// The values made since `mark` stay (Python may hold them) but are dead: any use is a
+  /// UserError, and they are no tensors in memory.
+  void Rollback(const Mark& mark);
   /// PyPTO's `t[i, j]` of an integer tensor: that element as a symbol. The control program reads
   /// it when it gets there (before the launches after it), so it can bound loops, place windows
   /// and decide branches. `x` must be an input the function never writes, or a view of one. The
@@ -158,6 +172,7 @@ class Recorder {
   int last_if_ = -1;  // the `if` an `else` belongs to (its number names both)
   int next_loop_ = 0;
   bool finished_ = false;
+  std::vector<std::pair<int, int>> dead_;  // [first, last) value ids of traces rolled back
 };
 
 }  // namespace pypto

@@ -127,12 +127,16 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
         return
     carried = CarriedValues(loc, enabled=not one_trip)  # one iteration carries nothing
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
-    from ..control import register_loop
+    from ..control import LoopPaths, register_loop
     register_loop(idx, start, stop, step)
     try:
-        with runtime_scope(idx.free_vars()[0] if idx.free_vars() else None):
-            yield idx
-        carried.check("pypto.loop")
+        first = True
+        for _ in LoopPaths(rec, loc).traces_of_body():  # once, or once per path of `if pypto.cond`
+            with runtime_scope(idx.free_vars()[0] if idx.free_vars() else None):
+                yield idx
+            if first:
+                carried.check("pypto.loop")
+                first = False
     finally:
         carried.release()
         rec.end_loop()
