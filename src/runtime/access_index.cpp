@@ -9,11 +9,6 @@ bool Overlap(const std::vector<int64_t>& alo, const std::vector<int64_t>& ahi, c
     if (ahi[d] <= blo[d] || bhi[d] <= alo[d]) return false;
   return true;
 }
-bool Covers(const Access& a, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
-  for (size_t d = 0; d < lo.size(); ++d)
-    if (a.lo[d] > lo[d] || a.hi[d] < hi[d]) return false;
-  return true;
-}
 }  // namespace
 
 void AccessIndex::Scan(const Side& s, const Access& a, std::vector<int>& deps) {
@@ -24,10 +19,33 @@ void AccessIndex::Scan(const Side& s, const Access& a, std::vector<int>& deps) {
 }
 
 void AccessIndex::Retire(Side& s, const Access& a) {
-  auto it = s.by_lo.lower_bound(a.lo[0]);
+  std::vector<Entry> rest;  // the parts of overlapped entries outside a
+  auto it = s.by_lo.lower_bound(a.lo[0] - s.max_extent + 1);
   while (it != s.by_lo.end() && it->first < a.hi[0]) {
-    if (Covers(a, it->second.lo, it->second.hi)) it = s.by_lo.erase(it);
-    else ++it;
+    Entry& e = it->second;
+    if (!Overlap(a.lo, a.hi, e.lo, e.hi)) {
+      ++it;
+      continue;
+    }
+    // Cut e along each dim in turn: the slabs below and above a's range, then the middle goes on.
+    std::vector<int64_t> lo = e.lo, hi = e.hi;
+    for (size_t d = 0; d < lo.size(); ++d) {
+      if (lo[d] < a.lo[d]) {
+        rest.push_back(Entry{lo, hi, e.owner});
+        rest.back().hi[d] = a.lo[d];
+        lo[d] = a.lo[d];
+      }
+      if (hi[d] > a.hi[d]) {
+        rest.push_back(Entry{lo, hi, e.owner});
+        rest.back().lo[d] = a.hi[d];
+        hi[d] = a.hi[d];
+      }
+    }
+    it = s.by_lo.erase(it);
+  }
+  for (auto& e : rest) {
+    int64_t key = e.lo[0];
+    s.by_lo.emplace(key, std::move(e));
   }
 }
 

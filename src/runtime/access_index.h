@@ -24,8 +24,11 @@ class AccessIndex {
   /// Appends to `deps` the owners of earlier accesses that conflict with `a` (overlap, and one
   /// of the two writes).
   void Conflicts(const Access& a, std::vector<int>& deps) const;
-  /// Records that `owner` makes access `a`. A write retires the entries it covers: any later
-  /// access overlapping them overlaps the write, which is ordered after them.
+  /// Records that `owner` makes access `a`. A write retires the parts of the entries it
+  /// overlaps (an entry it overlaps partly stays as the boxes outside it): any later access
+  /// overlapping those parts overlaps the write, which is ordered after them. Without the cut, a
+  /// buffer written in blocks and read whole gathered every read of the call, and each block
+  /// write scanned them all (quadratic; PyPTO's gated-delta-rule test).
   void Add(const Access& a, int owner);
 
  private:
