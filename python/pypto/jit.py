@@ -575,7 +575,9 @@ class JitFunction:
                 arrays = list(arrays)
                 arrays[i] = np.ascontiguousarray(arrays[i])
         swimlane_to = getattr(_swimlane_request, "path", None)
-        trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to)
+        cann_debug = bool(dbg["compile_debug_mode"]) or dbg["runtime_debug_mode"] == 1  # PyPTO's output/ folder
+        trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to) \
+            or cann_debug
         run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
         before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
         try:
@@ -598,6 +600,9 @@ class JitFunction:
             with open(swimlane_to, "w") as fh:
                 json.dump(swimlane.build_trace(stats.get("events", []), stats, exec_json, self.fn.__name__,
                                                workers=int(rt["workers"])), fh)
+        if cann_debug:
+            from .tools import debug_output
+            debug_output.write(compiled.program, stats, self.fn.__name__, int(rt["workers"]))
         if sim_machine is not None:
             from . import sim
             self.last_sim = sim.SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
