@@ -93,7 +93,73 @@ def _device_module() -> types.ModuleType:
     npu.set_compile_mode = _set_compile_mode  # type: ignore[attr-defined]
     npu.NPUGraph = NPUGraph  # type: ignore[attr-defined]
     npu.graph = graph  # type: ignore[attr-defined]
+    npu.Stream = Stream  # type: ignore[attr-defined]
+    npu.Event = Event  # type: ignore[attr-defined]
+    default = Stream()
+    current = [default]
+    npu.current_stream = lambda device=None: current[-1]  # type: ignore[attr-defined]
+    npu.default_stream = lambda device=None: default  # type: ignore[attr-defined]
+
+    @contextlib.contextmanager
+    def stream(s: Optional[Stream]) -> Iterator[Optional[Stream]]:
+        current.append(s if s is not None else current[-1])
+        try:
+            yield s
+        finally:
+            current.pop()
+
+    npu.stream = stream  # type: ignore[attr-defined]
+    npu.set_stream = lambda s: current.__setitem__(-1, s)  # type: ignore[attr-defined]
+    npu.is_current_stream_capturing = lambda: bool(_capturing)  # type: ignore[attr-defined]
     return npu
+
+
+class Event:
+    """torch.npu.Event: work here is done when a call returns, so every event has happened."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def record(self, stream: Any = None) -> None:
+        pass
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: "Event") -> float:
+        return 0.0
+
+
+class Stream:
+    """torch.npu.Stream: calls run to completion on the CPU in program order, so a stream has
+    nothing pending; waiting and synchronizing return at once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def wait_stream(self, other: "Stream") -> None:
+        pass
+
+    def wait_event(self, event: Event) -> None:
+        pass
+
+    def record_event(self, event: Optional[Event] = None) -> Event:
+        return event if event is not None else Event()
+
+    def query(self) -> bool:
+        return True
+
+
+_capturing: List["NPUGraph"] = []  # graphs between capture_begin and capture_end
 
 
 class NPUGraph:
@@ -106,6 +172,17 @@ class NPUGraph:
     def __init__(self) -> None:
         self.calls: List[Any] = []
 
+    def capture_begin(self, *args: Any, **kwargs: Any) -> None:
+        from .jit import call_recorders
+        call_recorders.append(self.calls)
+        _capturing.append(self)
+
+    def capture_end(self) -> None:
+        from .jit import call_recorders
+        if self in _capturing:
+            _capturing.remove(self)
+            call_recorders.remove(self.calls)
+
     def replay(self) -> None:
         for fn, args, kwargs in self.calls:
             fn(*args, **kwargs)
@@ -117,12 +194,11 @@ class NPUGraph:
 @contextlib.contextmanager
 def graph(g: NPUGraph, *args: Any, **kwargs: Any) -> Iterator[NPUGraph]:
     """torch.npu.graph(g): records the @pypto.jit calls made inside into g (see NPUGraph)."""
-    from .jit import call_recorders
-    call_recorders.append(g.calls)
+    g.capture_begin()
     try:
         yield g
     finally:
-        call_recorders.remove(g.calls)
+        g.capture_end()
 
 
 def _format_cast(t: Any, fmt: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -232,6 +308,7 @@ def install() -> None:
         return out
 
     torch.Tensor.npu = to_npu  # type: ignore[attr-defined]
+    torch.nn.Module.npu = lambda self, *a, **k: self  # type: ignore[attr-defined]  # its tensors stay CPU ones
     torch.Tensor.is_npu = property(lambda self: bool(getattr(self, "_pypto_npu", False)))  # type: ignore[attr-defined]
     for name in ("NPUGraph", "graph"):  # a torch.npu that existed before: add what it lacks
         if not hasattr(npu, name):

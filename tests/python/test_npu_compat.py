@@ -140,6 +140,33 @@ GRAPH_SCRIPT = textwrap.dedent('''
     x.fill_(3.0)  # new values in the captured input: the replay computes with them
     g.replay()
     assert torch.equal(out, torch.full((8, 8), 6.0))
+
+    # PyPTO's aclgraph test: capture_begin / capture_end on a side stream, a Module moved with .npu()
+    class Net(torch.nn.Module):
+        def forward(self, a):
+            res = torch.zeros(8, 8, device=a.device)
+            scale(a + 1, res)
+            return res
+
+    net = Net().npu()
+    assert isinstance(net, Net)
+    assert not torch_npu.npu.is_current_stream_capturing()
+    s = torch.npu.Stream()
+    with torch.npu.stream(s):
+        assert torch.npu.current_stream() is s
+        g2 = torch_npu.npu.NPUGraph()
+        g2.capture_begin()
+        y = net(x)
+        assert torch_npu.npu.is_current_stream_capturing()
+        g2.capture_end()
+    assert not torch_npu.npu.is_current_stream_capturing()
+    torch_npu.npu.current_stream().wait_stream(s)
+    assert torch.equal(y, torch.full((8, 8), 8.0)) and len(g2.calls) == 1
+    y.zero_()
+    g2.replay()  # the pypto call again, into the same buffer
+    torch_npu.npu.current_stream().synchronize()
+    assert torch.equal(y, torch.full((8, 8), 8.0))
+    g2.reset()
     print("GRAPH OK")
 ''')
 
