@@ -1,5 +1,5 @@
-// The C++ API's recording scopes (FUNCTION, LOOP, IF/ELSE, UNROLL), tensors, symbolic scalars,
-// options and runs. Ops are in ops.cpp. Everything records through the Recorder the Python
+// The C++ API's tensors, symbolic scalars, options and runs. The recording scopes (FUNCTION,
+// LOOP, IF/ELSE, UNROLL) are in scopes.cpp, the ops in ops.cpp. Everything records through the Recorder the Python
 // frontend uses, and compiles with the same pipeline (passes/pipeline.h) and runtime.
 #include <algorithm>
 #include <atomic>
@@ -21,13 +21,21 @@ int64_t SymbolicScalar::Concrete() const {
                   "use it in LOOP bounds, View offsets or IF; IsConcrete() tells whether it is known now");
 }
 
-SymbolicScalar operator+(const SymbolicScalar& a, const SymbolicScalar& b) { return SymbolicScalar(a.expr() + b.expr()); }
-SymbolicScalar operator-(const SymbolicScalar& a, const SymbolicScalar& b) { return SymbolicScalar(a.expr() - b.expr()); }
-SymbolicScalar operator*(const SymbolicScalar& a, const SymbolicScalar& b) { return SymbolicScalar(a.expr() * b.expr()); }
+SymbolicScalar operator+(const SymbolicScalar& a, const SymbolicScalar& b) {
+  return SymbolicScalar(a.expr() + b.expr());
+}
+SymbolicScalar operator-(const SymbolicScalar& a, const SymbolicScalar& b) {
+  return SymbolicScalar(a.expr() - b.expr());
+}
+SymbolicScalar operator*(const SymbolicScalar& a, const SymbolicScalar& b) {
+  return SymbolicScalar(a.expr() * b.expr());
+}
 SymbolicScalar operator/(const SymbolicScalar& a, const SymbolicScalar& b) {
   return SymbolicScalar(FloorDiv(a.expr(), b.expr()));
 }
-SymbolicScalar operator%(const SymbolicScalar& a, const SymbolicScalar& b) { return SymbolicScalar(Mod(a.expr(), b.expr())); }
+SymbolicScalar operator%(const SymbolicScalar& a, const SymbolicScalar& b) {
+  return SymbolicScalar(Mod(a.expr(), b.expr()));
+}
 SymbolicScalar operator-(const SymbolicScalar& a) { return SymbolicScalar(-a.expr()); }
 SymbolicScalar operator<(const SymbolicScalar& a, const SymbolicScalar& b) {
   return SymbolicScalar(Compare(a.expr(), b.expr(), CmpOp::LT));
@@ -87,6 +95,8 @@ std::string SourceLine(const std::string& file, int line) {
 }
 }  // namespace
 
+uint64_t NextSerial() { return ++g_serial; }
+
 SourceLoc ToLoc(const Loc& loc) {
   SourceLoc s;
   s.file = loc.file_name();
@@ -101,14 +111,14 @@ Recording* CurrentOrNull() { return t_recordings.empty() ? nullptr : t_recording
 
 Recording& Current(const char* op, const Loc& loc) {
   if (t_recordings.empty())
-    throw UserError(std::string("pypto::") + op + ": ops are recorded inside a FUNCTION(...) { ... } body",
-                    ToLoc(loc));
+    throw UserError(std::string("pypto::") + op + ": ops are recorded inside a FUNCTION(...) { ... } body", ToLoc(loc));
   return *t_recordings.back();
 }
 
 int Id(const Tensor& t, const char* op, const Loc& loc) {
   Recording& r = Current(op, loc);
-  if (t.IsEmpty()) throw UserError(std::string("pypto::") + op + ": the tensor is empty (default-constructed)", ToLoc(loc));
+  if (t.IsEmpty())
+    throw UserError(std::string("pypto::") + op + ": the tensor is empty (default-constructed)", ToLoc(loc));
   const auto& impl = *t.impl();
   if (impl.serial != r.serial || impl.id < 0)
     throw UserError(std::string("pypto::") + op + ": the tensor " + (impl.name.empty() ? "" : "'" + impl.name + "' ") +
@@ -201,7 +211,8 @@ std::shared_ptr<detail::TensorImpl> Declare(DataType dtype, std::vector<Expr> sh
     // Inside FUNCTION: PyPTO's intermediate tensor in global memory.
     for (auto& d : shape)
       if (d.as_const() == std::optional<int64_t>(DYNAMIC))
-        throw UserError("Tensor '" + name + "': DYNAMIC dims belong to FUNCTION's parameters; inside the body give "
+        throw UserError("Tensor '" + name +
+                            "': DYNAMIC dims belong to FUNCTION's parameters; inside the body give "
                             "the size (e.g. GetInputShape(x, 0))",
                         api::ToLoc(loc));
     int id = r->rec.CreateTensor(shape, dtype, name, api::ToLoc(loc));
@@ -217,8 +228,7 @@ std::shared_ptr<detail::TensorImpl> Declare(DataType dtype, std::vector<Expr> sh
   for (auto& d : shape) {
     auto c = d.as_const();
     if (!c)
-      throw UserError("Tensor '" + name + "': a parameter's dims are ints or DYNAMIC, got " + d.str(),
-                      api::ToLoc(loc));
+      throw UserError("Tensor '" + name + "': a parameter's dims are ints or DYNAMIC, got " + d.str(), api::ToLoc(loc));
     if (*c <= 0 && *c != DYNAMIC)
       throw UserError("Tensor '" + name + "': dim " + std::to_string(*c) + " is not positive (or DYNAMIC)",
                       api::ToLoc(loc));
@@ -245,8 +255,7 @@ Tensor::Tensor(DataType dtype, std::initializer_list<SymbolicScalar> shape, cons
                TileOpFormat format, Loc loc)
     : Tensor(dtype, std::vector<SymbolicScalar>(shape), name, format, loc) {}
 
-Tensor::Tensor(DataType dtype, const std::vector<int64_t>& shape, const std::string& name, TileOpFormat format,
-               Loc loc)
+Tensor::Tensor(DataType dtype, const std::vector<int64_t>& shape, const std::string& name, TileOpFormat format, Loc loc)
     : impl_(Declare(dtype, std::vector<Expr>(shape.begin(), shape.end()), name, format, loc)) {}
 
 Tensor::Tensor(DataType dtype, const std::vector<SymbolicScalar>& shape, const std::string& name, TileOpFormat format,
@@ -305,200 +314,6 @@ SymbolicScalar GetTensorData(const Tensor& t, const std::vector<SymbolicScalar>&
   return SymbolicScalar(r.rec.ReadScalar(id, Exprs(index), api::ToLoc(loc)));
 }
 
-// --- recording scopes -------------------------------------------------------------------------
-
-namespace detail {
-
-RecordFunc::RecordFunc(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                       const std::vector<std::pair<Tensor, Tensor>>& /*inplace*/, Loc loc)
-    : RecordFunc(name, inputs, outputs, loc) {}
-
-RecordFunc::RecordFunc(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                       Loc loc)
-    : name_(name), loc_(loc) {
-  if (api::CurrentOrNull())
-    throw UserError("FUNCTION(\"" + name + "\") inside FUNCTION(\"" + api::CurrentOrNull()->name +
-                        "\"): functions do not nest",
-                    api::ToLoc(loc), "call a C++ function that records ops instead");
-  auto r = std::make_unique<api::Recording>(name, ++api::g_serial);
-  std::set<const detail::TensorImpl*> seen;
-  size_t k = 0;
-  for (const auto* list : {&inputs, &outputs}) {
-    bool out = list == &outputs;
-    for (const Tensor& t : *list) {
-      std::string pname = t.GetName().empty() ? (out ? "out" : "in") + std::to_string(k) : t.GetName();
-      ++k;
-      if (t.IsEmpty())
-        throw UserError("FUNCTION(\"" + name + "\"): parameter " + std::to_string(k) + " is an empty Tensor",
-                        api::ToLoc(loc));
-      if (!seen.insert(t.impl().get()).second)
-        throw UserError("FUNCTION(\"" + name + "\"): the tensor '" + pname + "' is listed twice", api::ToLoc(loc));
-      if (t.impl()->serial != 0)
-        throw UserError("FUNCTION(\"" + name + "\"): '" + pname + "' is a value of another function, not a "
-                            "declared parameter",
-                        api::ToLoc(loc));
-      std::vector<Expr> shape;
-      for (size_t d = 0; d < t.impl()->shape.size(); ++d) {
-        const Expr& e = t.impl()->shape[d];
-        shape.push_back(e.as_const() == std::optional<int64_t>(DYNAMIC)
-                            ? r->rec.AddDynamicVar(pname + "_dim" + std::to_string(d))
-                            : e);
-      }
-      t.impl()->id = r->rec.AddParam(pname, shape, t.GetDataType(), out, api::ToLoc(loc));
-      t.impl()->serial = r->serial;
-      r->params.push_back(t.impl());
-      (out ? r->num_outputs : r->num_inputs)++;
-    }
-  }
-  std::vector<int64_t>& vec = api::DefaultVecTile();
-  if (!vec.empty()) r->rec.SetVecTileShapes(vec, api::ToLoc(loc));
-  auto& cube = api::DefaultCubeTile();
-  if (cube.size() == 3) r->rec.SetCubeTileShapes(cube[0], cube[1], cube[2], api::ToLoc(loc));
-  depth_ = 1;
-  api::Begin(std::move(r));
-}
-
-bool RecordFunc::Iterator::operator!=(End) const {
-  if (f->done_) return false;
-  if (!f->entered_) {
-    f->entered_ = true;
-    return true;
-  }
-  f->Finish();
-  return false;
-}
-
-void RecordFunc::Iterator::operator++() {}
-
-void RecordFunc::Finish() {
-  if (done_) return;
-  done_ = true;
-  std::unique_ptr<api::Recording> r = api::End();
-  for (auto& p : r->params) {  // the parameters are declarations again
-    p->serial = 0;
-    p->id = -1;
-  }
-  auto f = std::make_shared<api::RecordedFunction>();
-  f->loc = api::ToLoc(loc_);
-  f->fn = r->rec.Finish();
-  f->num_inputs = r->num_inputs;
-  f->num_outputs = r->num_outputs;
-  api::Register(name_, std::move(f));
-}
-
-RecordFunc::~RecordFunc() {
-  if (done_) return;
-  // Left by an exception (or a break): drop the partial recording.
-  done_ = true;
-  auto r = api::End();
-  for (auto& p : r->params) {
-    p->serial = 0;
-    p->id = -1;
-  }
-}
-
-namespace {
-thread_local std::vector<int> t_unroll;  // the factor of each open unrolled LOOP
-thread_local std::vector<SymbolicScalar> t_last_if;
-}  // namespace
-
-RecordLoop::RecordLoop(const std::string& name, FunctionType type, const std::string& index_name,
-                       const LoopRange& range, const std::set<int>& unrollList, bool /*submitBeforeLoop*/,
-                       bool /*parallel*/, Loc loc)
-    : name_(name), index_name_(index_name), range_(range), begin_(range.Begin()), loc_(loc) {
-  api::Current("LOOP", loc);
-  (void)type;  // DYNAMIC_LOOP and the others all record a runtime loop here
-  if (auto s = range.Step().expr().as_const(); s && *s <= 0)
-    throw UserError("LOOP(\"" + name + "\"): step must be positive, got " + std::to_string(*s), api::ToLoc(loc));
-  for (int k : unrollList)
-    if (k <= 0) throw UserError("LOOP(\"" + name + "\"): unroll factors must be positive", api::ToLoc(loc));
-  factors_.assign(unrollList.begin(), unrollList.end());
-  if (!unrollList.empty() && !unrollList.count(1)) factors_.push_back(1);
-  if (factors_.empty()) factors_.push_back(1);
-  std::sort(factors_.rbegin(), factors_.rend());
-  unrolled_ = !unrollList.empty();
-}
-
-bool RecordLoop::Next() {
-  api::Recording& r = api::Current("LOOP", loc_);
-  while (next_ < factors_.size()) {
-    int k = factors_[next_++];
-    Expr step = range_.Step().expr() * Expr(k);
-    Expr begin = begin_.expr(), stop = range_.End().expr();
-    // The loop of factor k covers [begin, end) in steps of k * step; the next factor the rest.
-    Expr end = k == 1 ? stop : stop - Mod(Max(stop - begin, Expr(0)), step);
-    if (auto c = (end - begin).as_const(); c && *c <= 0) continue;  // nothing for this factor
-    std::string loop_name = unrolled_ ? name_ + "_LoopUnroll" + std::to_string(k) : name_;
-    index_ = SymbolicScalar(r.rec.BeginLoop(index_name_, loop_name, begin, end, step, api::ToLoc(loc_)));
-    begin_ = SymbolicScalar(end);
-    open_ = true;
-    factor_ = k;
-    t_unroll.push_back(k);
-    return true;
-  }
-  return false;
-}
-
-void RecordLoop::Close() {
-  if (!open_) return;
-  open_ = false;
-  t_unroll.pop_back();
-  if (api::Recording* r = api::CurrentOrNull()) r->rec.EndLoop();
-}
-
-RecordLoop::Iterator RecordLoop::begin() {
-  Next();
-  return {this};
-}
-
-bool RecordLoop::Iterator::operator!=(End) const { return l->open_; }
-
-void RecordLoop::Iterator::operator++() {
-  l->Close();
-  l->Next();
-}
-
-const SymbolicScalar& RecordLoop::Iterator::operator*() const { return l->index_; }
-
-RecordLoop::~RecordLoop() {
-  if (!open_) return;
-  // Left by an exception or a break: close the loop in the recorder so the scopes stay paired.
-  open_ = false;
-  t_unroll.pop_back();
-  if (api::Recording* r = api::CurrentOrNull()) {
-    try {
-      r->rec.EndLoop();
-    } catch (...) {
-    }
-  }
-}
-
-bool RecordLoop::MatchUnrollTimes(int times) { return !t_unroll.empty() && t_unroll.back() == times; }
-
-RecordBranch::RecordBranch(const SymbolicScalar& cond, bool negate, Loc loc) : negate_(negate), cond_(cond) {
-  api::Recording& r = api::Current(negate ? "ELSE" : "IF", loc);
-  r.rec.BeginBranch(cond.expr(), negate, api::ToLoc(loc));
-}
-
-RecordBranch::~RecordBranch() {
-  if (api::Recording* r = api::CurrentOrNull()) {
-    try {
-      r->rec.EndLoop();
-    } catch (...) {
-    }
-  }
-  if (!negate_) t_last_if.assign(1, cond_);  // the IF an ELSE after it belongs to
-}
-
-SymbolicScalar RecordBranch::LastCondition(Loc loc) {
-  if (t_last_if.empty()) throw UserError("ELSE without an IF before it", api::ToLoc(loc));
-  SymbolicScalar c = t_last_if.back();
-  t_last_if.clear();  // an ELSE belongs to one IF
-  return c;
-}
-
-}  // namespace detail
-
 // --- tiling and options -----------------------------------------------------------------------
 
 TileShape& TileShape::Current() {
@@ -513,8 +328,8 @@ void TileShape::SetVecTile(const std::vector<int64_t>& tile, Loc loc) {
     api::DefaultVecTile() = tile;
 }
 
-void TileShape::SetCubeTile(const std::vector<int64_t>& m, const std::vector<int64_t>& k,
-                            const std::vector<int64_t>& n, bool /*enableSplitK*/, Loc loc) {
+void TileShape::SetCubeTile(const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
+                            bool /*enableSplitK*/, Loc loc) {
   if (api::Recording* r = api::CurrentOrNull())
     r->rec.SetCubeTileShapes(m, k, n, api::ToLoc(loc));
   else
@@ -529,15 +344,20 @@ std::vector<int64_t> TileShape::GetVecTile() const {
 namespace config {
 namespace {
 // PyPTO's keys that steer the NPU: accepted and recorded, no effect on a CPU (docs/cpp-api.md).
-const std::set<std::string> kNpuPassKeys = {"vec_nbuffer_mode", "cube_l1_reuse_mode", "cube_nbuffer_mode",
-                                            "nbuffer_merge_mode", "sg_set_scope", "auto_mix_partition",
-                                            "sg_set_ooo_scope", "ooo_sched_mode", "sg_set_tunevf_mode",
-                                            "enable_slice", "mg_copyin_upper_bound", "pg_upper_bound",
-                                            "pg_lower_bound", "pg_skip_partition"};
-const std::set<std::string> kNpuRuntimeKeys = {
-    "device_sched_mode",        "stitch_function_max_num", "max_workspace_kb", "valid_shape_optimize",
-    "device_sched_parallelism", "launch_sched_aicpu_num",  "launch_early_mode", "machine_sched_mode",
-    "stitch_function_inner_memory", "stitch_function_outcast_memory"};
+const std::set<std::string> kNpuPassKeys = {
+    "vec_nbuffer_mode",      "cube_l1_reuse_mode", "cube_nbuffer_mode", "nbuffer_merge_mode", "sg_set_scope",
+    "auto_mix_partition",    "sg_set_ooo_scope",   "ooo_sched_mode",    "sg_set_tunevf_mode", "enable_slice",
+    "mg_copyin_upper_bound", "pg_upper_bound",     "pg_lower_bound",    "pg_skip_partition"};
+const std::set<std::string> kNpuRuntimeKeys = {"device_sched_mode",
+                                               "stitch_function_max_num",
+                                               "max_workspace_kb",
+                                               "valid_shape_optimize",
+                                               "device_sched_parallelism",
+                                               "launch_sched_aicpu_num",
+                                               "launch_early_mode",
+                                               "machine_sched_mode",
+                                               "stitch_function_inner_memory",
+                                               "stitch_function_outcast_memory"};
 const std::set<std::string> kNpuDebugKeys = {"runtime_debug_mode", "dump_pass_graph", "enable_pmu_trace"};
 
 [[noreturn]] void Unknown(const std::string& group, const std::string& key, const std::set<std::string>& acting,

@@ -82,6 +82,8 @@ std::vector<std::string> Names();
 std::vector<Expr> ShapeOf(const detail::TensorImpl& t);
 void Register(const std::string& name, std::shared_ptr<RecordedFunction> f);
 void Begin(std::unique_ptr<Recording> r);
+/// A number no other recording of this process has (a tensor made by one is told from another's).
+uint64_t NextSerial();
 std::unique_ptr<Recording> End();
 /// Tile shapes set by TileShape::Current() outside FUNCTION: the defaults of the next one.
 std::vector<int64_t>& DefaultVecTile();
