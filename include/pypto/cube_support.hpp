@@ -7,7 +7,11 @@
 //                             the micro-kernel reads B with two aligned loads per k
 //   TMATMUL_ACC            -> a 6 x 16 micro-kernel over the panels (12 accumulators in ymm)
 // Results equal the reference in exact arithmetic; fp32 sums run in k order per output with
-// FMAs, and int8 products accumulate exactly in int32.
+// FMAs, and int8 products accumulate exactly in int32. bf16 on a CPU with AVX512_BF16 stays bf16
+// in Left and Right (k pairs, as int8) and multiplies with VDPBF16PS: each step adds the two
+// exact products of a k pair into the fp32 sum (two roundings, the odd k first, as the
+// instruction defines), twice the MACs per instruction of an fp32 FMA; the instruction treats
+// subnormal inputs and results as zero, as torch's bf16 matmul on such a CPU does.
 #pragma once
 
 #include <algorithm>
@@ -57,9 +61,73 @@ struct PackedWindow {
   }
 };
 
-/// The compute type of the cube on the CPU: float for float inputs, int16 pairs for int8.
+#if defined(__AVX512BF16__) && defined(__AVX512VL__) && defined(__AVX2__)
+#define PYPTO_CUBE_BF16_PAIRS 1
+#else
+#define PYPTO_CUBE_BF16_PAIRS 0
+#endif
+
+/// The compute type of the cube on the CPU: float for float inputs, int16 pairs for int8, bf16
+/// pairs for bf16 where the CPU multiplies them (PYPTO_CUBE_BF16_PAIRS).
 template <class In>
-using CubeT = std::conditional_t<std::is_same_v<In, int8_t>, int16_t, float>;
+using CubeT = std::conditional_t<
+    std::is_same_v<In, int8_t>, int16_t,
+    std::conditional_t<PYPTO_CUBE_BF16_PAIRS && std::is_same_v<In, pto::bfloat16>, pto::bfloat16, float>>;
+/// Whether Left and Right hold k pairs (int8, bf16 pairs), so k is padded to even.
+template <class CT>
+constexpr bool kPairs = !std::is_same_v<CT, float>;
+
+#if PYPTO_CUBE_BF16_PAIRS
+/// The smallest biased exponent among the nonzero values each bf16 buffer was last packed with
+/// (0 for a subnormal), per thread. VDPBF16PS reads subnormals as zero and flushes subnormal
+/// results; products whose exponents sum to at least -112 (biased sum 142) and every sum of
+/// them are multiples of at least 2^-126, so none is subnormal and the instruction is exact
+/// where fp32 FMAs are. Otherwise (or when a buffer is not found) the matmul widens to fp32.
+struct Bf16PackInfo {
+  const void* buf = nullptr;
+  int min_exp = 0;
+};
+inline Bf16PackInfo* Bf16Packs() {
+  static thread_local Bf16PackInfo packs[16];
+  return packs;
+}
+inline void NoteBf16Pack(const void* buf, int min_exp) {
+  Bf16PackInfo* p = Bf16Packs();
+  int slot = 15;
+  for (int i = 0; i < 16; ++i)
+    if (p[i].buf == buf || p[i].buf == nullptr) {
+      slot = i;
+      break;
+    }
+  for (int i = slot; i > 0; --i) p[i] = p[i - 1];  // most recent first
+  p[0] = {buf, min_exp};
+}
+inline int Bf16PackMinExp(const void* buf) {
+  const Bf16PackInfo* p = Bf16Packs();
+  for (int i = 0; i < 16; ++i)
+    if (p[i].buf == buf) return p[i].min_exp;
+  return 0;  // unknown: assume the worst
+}
+/// The smallest biased exponent field among the nonzero values of n bf16 values (255 if none).
+inline int Bf16MinExp(const pto::bfloat16* v, int64_t n) {
+  int m = 255;
+  int64_t i = 0;
+  __m256i lo = _mm256_set1_epi16(255);
+  const __m256i expmask = _mm256_set1_epi16(0x7F80), magmask = _mm256_set1_epi16(0x7FFF);
+  for (; i + 16 <= n; i += 16) {
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+    __m256i e = _mm256_srli_epi16(_mm256_and_si256(x, expmask), 7);
+    __m256i zero = _mm256_cmpeq_epi16(_mm256_and_si256(x, magmask), _mm256_setzero_si256());
+    lo = _mm256_min_epu16(lo, _mm256_or_si256(e, _mm256_and_si256(zero, _mm256_set1_epi16(255))));
+  }
+  alignas(32) uint16_t t[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t), lo);
+  for (int j = 0; j < 16; ++j) m = std::min<int>(m, t[j]);
+  for (; i < n; ++i)
+    if (v[i].bits & 0x7FFF) m = std::min<int>(m, (v[i].bits >> 7) & 0xFF);
+  return m;
+}
+#endif
 
 constexpr int kCubeMR = 6;   // rows of the micro-kernel
 constexpr int kCubeNR = 16;  // columns of the micro-kernel (two ymm of float or int32)
@@ -82,6 +150,8 @@ template <class In>
 inline CubeT<In> Widen(In x) {
   if constexpr (std::is_same_v<In, int8_t>)
     return static_cast<int16_t>(x);
+  else if constexpr (std::is_same_v<CubeT<In>, In>)
+    return x;  // bf16 pairs: the bits as they are
   else
     return static_cast<float>(x);
 }
@@ -106,6 +176,11 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
       } else {
         for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
       }
+    } else if constexpr (std::is_same_v<CubeT<In>, In>) {
+      if (ks == 1)
+        std::memcpy(d, s, static_cast<size_t>(vk) * sizeof(In));  // bf16 pairs: the row as it is
+      else
+        for (int64_t k = 0; k < vk; ++k) d[k] = s[k * ks];
     } else if constexpr (!std::is_same_v<In, int8_t>) {
       if (ks == 1)
         pto::simd::to_float(s, d, static_cast<int>(vk));  // fp16/bf16: 8 at a time
@@ -114,8 +189,15 @@ inline void PackLeft(CubeT<In>* dst, int64_t ldl, const In* base, int64_t ms, in
     } else {
       for (int64_t k = 0; k < vk; ++k) d[k] = Widen(s[k * ks]);
     }
-    for (int64_t k = vk; k < kp; ++k) d[k] = 0;
+    for (int64_t k = vk; k < kp; ++k) d[k] = CubeT<In>(0);
   }
+#if PYPTO_CUBE_BF16_PAIRS
+  if constexpr (std::is_same_v<CubeT<In>, pto::bfloat16>) {
+    int m = 255;
+    for (int64_t r = 0; r < vm; ++r) m = std::min(m, Bf16MinExp(dst + r * ldl, vk));
+    NoteBf16Pack(dst, m);
+  }
+#endif
 }
 
 #if defined(__AVX2__)
@@ -150,23 +232,28 @@ inline void Transpose8x8(__m256& r0, __m256& r1, __m256& r2, __m256& r3, __m256&
 /// operand order of a 16-bit multiply-add.
 template <class In>
 inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, int64_t vk, int64_t vn) {
+  using CT = CubeT<In>;
   const int64_t panels = (vn + kCubeNR - 1) / kCubeNR;
-  if constexpr (std::is_same_v<In, int8_t>) {
+  if constexpr (kPairs<CT>) {
     const int64_t pairs = (vk + 1) / 2;
     for (int64_t q = 0; q < panels; ++q) {
-      int16_t* d = dst + q * pairs * 2 * kCubeNR;
+      CT* d = dst + q * pairs * 2 * kCubeNR;
       const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);
       for (int64_t p = 0; p < pairs; ++p) {
-        int16_t* row = d + p * 2 * kCubeNR;
+        CT* row = d + p * 2 * kCubeNR;
         for (int64_t j = 0; j < kCubeNR; ++j) {
-          // Lane order of _mm256_madd_epi16: for column j, the pair sits at 2j, 2j+1.
+          // Lane order of _mm256_madd_epi16 and _mm256_dpbf16_ps: for column j, the pair sits at
+          // 2j, 2j+1.
           bool in = j < nc;
           int64_t k = 2 * p;
-          row[2 * j] = in ? base[k * ks + (n0 + j) * ns] : 0;
-          row[2 * j + 1] = in && k + 1 < vk ? base[(k + 1) * ks + (n0 + j) * ns] : 0;
+          row[2 * j] = in ? Widen(base[k * ks + (n0 + j) * ns]) : CT(0);
+          row[2 * j + 1] = in && k + 1 < vk ? Widen(base[(k + 1) * ks + (n0 + j) * ns]) : CT(0);
         }
       }
     }
+#if PYPTO_CUBE_BF16_PAIRS
+    if constexpr (std::is_same_v<CT, pto::bfloat16>) NoteBf16Pack(dst, Bf16MinExp(dst, panels * pairs * 2 * kCubeNR));
+#endif
   } else {
     // Full panels of a row-major B, 8 rows of B at a time: the rows are read front to back and
     // each panel receives 8 consecutive 64-byte lines (writing one line per panel per row
@@ -261,7 +348,6 @@ inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, fl
   PYPTO_ROWS(PYPTO_STORE)
 #undef PYPTO_FMA
 #undef PYPTO_LOAD
-#undef PYPTO_STORE
 
 // int8 as int16 pairs: per k pair, _mm256_madd_epi16 forms a[2p] * b[2p][j] + a[2p+1] * b[2p+1][j]
 // exactly in int32 (|products| <= 2^14), added to the int32 accumulators.
@@ -285,6 +371,65 @@ inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, fl
   }
 }
 
+#if PYPTO_CUBE_BF16_PAIRS
+// bf16 pairs: per k pair, _mm256_dpbf16_ps adds a[2p+1] * b[2p+1][j] and then a[2p] * b[2p][j]
+// (exact products) into the fp32 accumulators. With kInit the accumulators start at zero.
+template <int MR, bool kInit>
+inline void MicroBF16(int64_t pairs, const pto::bfloat16* A, int64_t lda, const pto::bfloat16* Bp, float* C,
+                      int64_t ldc) {
+  __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+#define PYPTO_BLOAD(I, X0, X1)                                           \
+  if constexpr (I < MR) {                                                \
+    X0 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc);     \
+    X1 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc + 8); \
+  }
+#define PYPTO_BDOT(I, X0, X1)                             \
+  if constexpr (I < MR) {                                 \
+    int32_t pair;                                         \
+    std::memcpy(&pair, A + I * lda + 2 * p, 4);           \
+    const __m256bh a = (__m256bh)_mm256_set1_epi32(pair); \
+    X0 = _mm256_dpbf16_ps(X0, a, b0);                     \
+    X1 = _mm256_dpbf16_ps(X1, a, b1);                     \
+  }
+  PYPTO_ROWS(PYPTO_BLOAD)
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m256bh b0 = (__m256bh)(_mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR)));
+    const __m256bh b1 = (__m256bh)(_mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR + 16)));
+    PYPTO_ROWS(PYPTO_BDOT)
+  }
+  PYPTO_ROWS(PYPTO_STORE)
+#undef PYPTO_BLOAD
+#undef PYPTO_BDOT
+}
+
+// bf16 pairs widened to fp32 on the fly, FMAs in k order: what the fp32 path computes, for
+// operands whose products or sums may be subnormal (see Bf16PackInfo).
+template <int MR>
+inline void MicroBF16Wide(int64_t K, const pto::bfloat16* A, int64_t lda, const pto::bfloat16* Bp, float* C,
+                          int64_t ldc, bool init) {
+  const __m256i hi = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  for (int i = 0; i < MR; ++i) {
+    __m256 c0 = init ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc);
+    __m256 c1 = init ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc + 8);
+    for (int64_t k = 0; k < K; k += 2) {
+      const int64_t p = k / 2;
+      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR));
+      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR + 16));
+      const __m256 a0 = _mm256_set1_ps(static_cast<float>(A[i * lda + k]));
+      c0 = _mm256_fmadd_ps(a0, _mm256_castsi256_ps(_mm256_slli_epi32(b0, 16)), c0);
+      c1 = _mm256_fmadd_ps(a0, _mm256_castsi256_ps(_mm256_slli_epi32(b1, 16)), c1);
+      if (k + 1 < K) {
+        const __m256 a1 = _mm256_set1_ps(static_cast<float>(A[i * lda + k + 1]));
+        c0 = _mm256_fmadd_ps(a1, _mm256_castsi256_ps(_mm256_and_si256(b0, hi)), c0);
+        c1 = _mm256_fmadd_ps(a1, _mm256_castsi256_ps(_mm256_and_si256(b1, hi)), c1);
+      }
+    }
+    _mm256_storeu_ps(C + i * ldc, c0);
+    _mm256_storeu_ps(C + i * ldc + 8, c1);
+  }
+}
+#endif
+
 template <int MR>
 inline void MicroI8(int64_t pairs, const int16_t* A, int64_t lda, const int16_t* Bp, int32_t* C, int64_t ldc) {
   __m256i c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -298,18 +443,28 @@ inline void MicroI8(int64_t pairs, const int16_t* A, int64_t lda, const int16_t*
   PYPTO_ROWS(PYPTO_ISTORE)
 }
 #undef PYPTO_ROWS
+#undef PYPTO_STORE
 #undef PYPTO_ILOAD
 #undef PYPTO_IMAD
 #undef PYPTO_ISTORE
 
-// `init`: C = A * B; only the float kernel starts from zero registers, so for int8 the
+// `init`: C = A * B; only the float kernels start from zero registers, so for int8 the
 // caller zeroes C first (kZeroesC says which).
-template <class Acc, int MR>
-inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
-                  int64_t lda, const void* Bp, Acc* C, int64_t ldc, bool init) {
+template <class Acc, int MR, class CT>
+inline void Micro(int64_t K, const CT* A, int64_t lda, const void* Bp, Acc* C, int64_t ldc, bool init, bool dot_exact) {
+  (void)dot_exact;
   if constexpr (std::is_same_v<Acc, int32_t>) {
     (void)init;
     MicroI8<MR>((K + 1) / 2, A, lda, static_cast<const int16_t*>(Bp), C, ldc);
+#if PYPTO_CUBE_BF16_PAIRS
+  } else if constexpr (std::is_same_v<CT, pto::bfloat16>) {
+    if (!dot_exact)
+      MicroBF16Wide<MR>(K, A, lda, static_cast<const pto::bfloat16*>(Bp), C, ldc, init);
+    else if (init)
+      MicroBF16<MR, true>((K + 1) / 2, A, lda, static_cast<const pto::bfloat16*>(Bp), C, ldc);
+    else
+      MicroBF16<MR, false>((K + 1) / 2, A, lda, static_cast<const pto::bfloat16*>(Bp), C, ldc);
+#endif
   } else if (init) {
     MicroF32<MR, true>(K, A, lda, static_cast<const float*>(Bp), C, ldc);
   } else {
@@ -322,9 +477,8 @@ constexpr bool kZeroesC = std::is_same_v<Acc, float>;
 // Portable: the same blocking with scalar loops (the compiler vectorizes the j loop).
 template <class Acc>
 constexpr bool kZeroesC = false;
-template <class Acc, int MR>
-inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* A,
-                  int64_t lda, const void* Bpv, Acc* C, int64_t ldc, bool) {
+template <class Acc, int MR, class CT>
+inline void Micro(int64_t K, const CT* A, int64_t lda, const void* Bpv, Acc* C, int64_t ldc, bool, bool) {
   if constexpr (std::is_same_v<Acc, int32_t>) {
     const int16_t* Bp = static_cast<const int16_t*>(Bpv);
     for (int i = 0; i < MR; ++i)
@@ -345,13 +499,16 @@ inline void Micro(int64_t K, const CubeT<std::conditional_t<std::is_same_v<Acc, 
 
 /// C[vm x vn] (row stride ldc) += Left[vm x vk] (row stride ldl) * Right (packed panels); with
 /// `init`, C = Left * Right (C's old values are not read).
-template <class Acc>
-inline void CubeMatmulAcc(Acc* C, int64_t ldc,
-                          const CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>* L, int64_t ldl,
-                          const void* Rp, int64_t vm, int64_t vn, int64_t vk, bool init) {
-  using CT = CubeT<std::conditional_t<std::is_same_v<Acc, int32_t>, int8_t, float>>;
+template <class Acc, class CT>
+inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CT* L, int64_t ldl, const void* Rp, int64_t vm, int64_t vn,
+                          int64_t vk, bool init) {
+  static_assert(std::is_same_v<Acc, int32_t> == std::is_same_v<CT, int16_t>, "int8 operands accumulate in int32");
   const int64_t kp = (vk + 1) / 2 * 2;
-  const int64_t panel = (std::is_same_v<Acc, int32_t> ? kp : vk) * kCubeNR;  // elements per panel
+  const int64_t panel = (kPairs<CT> ? kp : vk) * kCubeNR;  // elements per panel
+  bool dot_exact = true;                                   // bf16 pairs: no subnormal product or sum (see Bf16PackInfo)
+#if PYPTO_CUBE_BF16_PAIRS
+  if constexpr (std::is_same_v<CT, pto::bfloat16>) dot_exact = Bf16PackMinExp(L) + Bf16PackMinExp(Rp) >= 142;
+#endif
   for (int64_t n0 = 0; n0 < vn; n0 += kCubeNR) {
     const CT* bp = static_cast<const CT*>(Rp) + (n0 / kCubeNR) * panel;
     const int64_t nc = std::min<int64_t>(kCubeNR, vn - n0);
@@ -382,22 +539,22 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc,
       const bool zero = init && out != edge;  // (the edge block was zeroed above)
       switch (mr) {
         case 6:
-          Micro<Acc, 6>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 6, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
         case 5:
-          Micro<Acc, 5>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 5, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
         case 4:
-          Micro<Acc, 4>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 4, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
         case 3:
-          Micro<Acc, 3>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 3, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
         case 2:
-          Micro<Acc, 2>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 2, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
         default:
-          Micro<Acc, 1>(vk, a, ldl, bp, out, ldo, zero);
+          Micro<Acc, 1, CT>(vk, a, ldl, bp, out, ldo, zero, dot_exact);
           break;
       }
       if (out == edge)

@@ -489,3 +489,52 @@ def test_l0_smaller_than_l1_along_m_and_n(mode):
 
     with pytest.raises(pypto.UserError, match=r"L0C accumulator"):
         h(x, y)
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_matmul_bf16_subnormals_tiny_products_and_specials(mode):
+    # On a CPU with AVX512_BF16 the cube multiplies bf16 pairs with VDPBF16PS, which reads
+    # subnormals as zero and flushes subnormal results; operands that could make one take the
+    # fp32 path, so the answers are fp32 FMA's (numpy's up to the order of the sums) on every CPU.
+    torch = pytest.importorskip("torch")
+    M, K, N = 9, 37, 20  # tails: a pair of K left half empty, a partial panel, 6 + 3 rows
+    cube = ([16, 16], [16, 32], [32, 32])  # K split across L0: the accumulating calls too
+
+    def run(a, b, out_dtype=pypto.DT_FP32):
+        fn = _mm_fn(M, K, N, pypto.DT_BF16, cube, mode, out_dtype=out_dtype)
+        return np.asarray(fn(a, b).float())
+
+    def ref(a, b):
+        return a.double().numpy() @ b.double().numpy()
+
+    g = torch.Generator().manual_seed(5)
+    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    sub = torch.full((M, K), 1e-39).to(torch.bfloat16)  # subnormal in bf16 and fp32
+    assert 0 < float(sub[0, 0]) < 1.18e-38
+    got = run(sub, b)
+    assert np.count_nonzero(got) == got.size  # not flushed to zero
+    np.testing.assert_allclose(got, ref(sub, b), rtol=1e-5, atol=1e-44)
+
+    tiny = (torch.randn(M, K, generator=g) * 1e-20).to(torch.bfloat16)  # normal, products subnormal
+    btiny = (b.float() * 1e-20).to(torch.bfloat16)
+    got = run(tiny, btiny)
+    want = ref(tiny, btiny)
+    assert np.count_nonzero(got) > got.size * 0.9
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-43)
+
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    a[0, 3] = float("inf")
+    a[1, 4] = float("nan")
+    bz = b.clone()
+    bz[3, 0] = 0.0  # inf * 0: NaN in column 0 of row 0
+    got = run(a, bz)
+    want = ref(a, bz)
+    assert np.isnan(got[0, 0]) and np.isnan(got[1]).all()
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-3)
+
+    # ordinary values, bf16 out: the fp32 sum rounded once
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    got16 = _mm_fn(M, K, N, pypto.DT_BF16, cube, mode)(a, b)
+    torch.testing.assert_close(got16, torch.from_numpy(ref(a, b)).float().to(torch.bfloat16), rtol=0, atol=0)
