@@ -119,6 +119,24 @@ static std::string WindowKey(const PointAccess& a, const SymEnv* env) {
   return key;
 }
 
+// Whether the two (one-window) accesses touch the same window per point. The runtime asks this
+// for every dependency between launches of different loop iterations, so the common case is
+// answered without building expressions: the same window as written, with the symbols it names
+// bound to the same values in both launches.
+static bool SameWindow(const PointAccess& a, const SymEnv* env_a, const PointAccess& b, const SymEnv* env_b) {
+  if (a.keys[0] == b.keys[0]) {
+    if ((!env_a && !env_b) || !a.names_other_vars) return true;
+    bool same = env_a && env_b;
+    for (auto& v : a.other_vars) {
+      if (!same) break;
+      auto ia = env_a->find(v), ib = env_b->find(v);
+      same = same && ia != env_a->end() && ib != env_b->end() && ia->second == ib->second;
+    }
+    if (same) return true;
+  }
+  return WindowKey(a, env_a) == WindowKey(b, env_b);
+}
+
 std::string PointwiseBlocker(const Function& fn, const std::vector<PointAccess>& a, const std::vector<PointAccess>& b,
                              const std::vector<int64_t>* grid, const SymEnv* env_a, const SymEnv* env_b) {
   for (auto& pa : a) {
@@ -128,7 +146,7 @@ std::string PointwiseBlocker(const Function& fn, const std::vector<PointAccess>&
     if (!pb || (!pa.write && !pb->write)) continue;  // not shared, or read by both
     const std::string& name = fn.value(pa.root).name;
     if (!pa.regular || !pb->regular) return "%" + name + " is touched at several tiles per point";
-    if (pa.windows.size() != 1 || pb->windows.size() != 1 || WindowKey(pa, env_a) != WindowKey(*pb, env_b))
+    if (pa.windows.size() != 1 || pb->windows.size() != 1 || !SameWindow(pa, env_a, *pb, env_b))
       return "%" + name + " is touched at different windows per point";
     // Points must touch disjoint windows, or point p would need the other points too.
     std::set<std::string> vars;

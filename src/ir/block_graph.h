@@ -123,8 +123,9 @@ struct PointAccess {
   bool regular = true;  // false: several tiles per point (a K loop, a split reduction)
   // Distinct windows, each {start0, extent0, start1, extent1, ...}.
   std::vector<std::vector<Expr>> windows;
-  std::vector<std::string> keys;  // canonical text of each window
-  bool names_other_vars = false;  // a window names a loop index or symbol (keys differ per launch)
+  std::vector<std::string> keys;        // canonical text of each window
+  bool names_other_vars = false;        // a window names a loop index or symbol (keys differ per launch)
+  std::vector<std::string> other_vars;  // those names, sorted
 };
 
 /// Why point p of a launch of `b` may not wait for point p of a launch of `a` alone ("" if it

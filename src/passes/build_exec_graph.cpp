@@ -110,7 +110,12 @@ class ExecBuilder {
       std::string key;
       for (auto& e : w) {
         key += e.str() + ";";
-        for (auto& var : e.FreeVars()) a.names_other_vars = a.names_other_vars || var.rfind("$c", 0) != 0;
+        for (auto& var : e.FreeVars())
+          if (var.rfind("$c", 0) != 0) {
+            a.names_other_vars = true;
+            auto at = std::lower_bound(a.other_vars.begin(), a.other_vars.end(), var);
+            if (at == a.other_vars.end() || *at != var) a.other_vars.insert(at, var);
+          }
       }
       if (std::find(a.keys.begin(), a.keys.end(), key) == a.keys.end()) {
         a.keys.push_back(key);
