@@ -236,10 +236,48 @@ inline void PackRight(CubeT<In>* dst, const In* base, int64_t ks, int64_t ns, in
   const int64_t panels = (vn + kCubeNR - 1) / kCubeNR;
   if constexpr (kPairs<CT>) {
     const int64_t pairs = (vk + 1) / 2;
+    int64_t fast_panels = 0;  // full panels whose full pairs the blocked loop below packs
+#if PYPTO_CUBE_BF16_PAIRS
+    if constexpr (std::is_same_v<CT, pto::bfloat16>) {
+      if (ns == 1) {
+        // Row-major B: rows 2p and 2p + 1 interleaved 16 bits at a time into row p of each panel,
+        // 8 rows of B at a time across the panels, so the lines read serve every panel (as the
+        // fp32 packing below) instead of being fetched again for each.
+        fast_panels = vn / kCubeNR;
+        const int64_t full_pairs = vk / 2;
+        for (int64_t p0 = 0; p0 < full_pairs; p0 += 4) {
+          const int64_t p1 = std::min<int64_t>(full_pairs, p0 + 4);
+          for (int64_t q = 0; q < fast_panels; ++q)
+            for (int64_t p = p0; p < p1; ++p) {
+              const In* r = base + 2 * p * ks + q * kCubeNR;
+              const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r));
+              const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + ks));
+              const __m256i lo = _mm256_unpacklo_epi16(r0, r1), hi = _mm256_unpackhi_epi16(r0, r1);
+              CT* row = dst + q * pairs * 2 * kCubeNR + p * 2 * kCubeNR;
+              _mm256_store_si256(reinterpret_cast<__m256i*>(row), _mm256_permute2x128_si256(lo, hi, 0x20));
+              _mm256_store_si256(reinterpret_cast<__m256i*>(row + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
+            }
+        }
+      }
+    }
+#endif
     for (int64_t q = 0; q < panels; ++q) {
       CT* d = dst + q * pairs * 2 * kCubeNR;
       const int64_t n0 = q * kCubeNR, nc = std::min<int64_t>(kCubeNR, vn - n0);
-      for (int64_t p = 0; p < pairs; ++p) {
+      int64_t p = q < fast_panels ? vk / 2 : 0;
+#if PYPTO_CUBE_BF16_PAIRS
+      if constexpr (std::is_same_v<CT, pto::bfloat16>) {
+        const int64_t full_pairs = vk / 2;
+        if (nc == kCubeNR && ks == 1 && ns != 1) {
+          // Transposed B (K^T): column j's pair is 4 contiguous bytes of its row.
+          for (; p < full_pairs; ++p) {
+            CT* row = d + p * 2 * kCubeNR;
+            for (int64_t j = 0; j < kCubeNR; ++j) std::memcpy(row + 2 * j, base + (n0 + j) * ns + 2 * p, 4);
+          }
+        }
+      }
+#endif
+      for (; p < pairs; ++p) {
         CT* row = d + p * 2 * kCubeNR;
         for (int64_t j = 0; j < kCubeNR; ++j) {
           // Lane order of _mm256_madd_epi16 and _mm256_dpbf16_ps: for column j, the pair sits at
@@ -402,6 +440,81 @@ inline void MicroBF16(int64_t pairs, const pto::bfloat16* A, int64_t lda, const 
 #undef PYPTO_BDOT
 }
 
+// Two panels at once (32 columns) in zmm: per k pair 2 loads of B and MR broadcasts of A feed
+// 2 * MR VDPBF16PS of 16 lanes each, half the loads per multiply of the one-panel kernel.
+template <int MR, bool kInit>
+inline void MicroBF16x2(int64_t pairs, const pto::bfloat16* A, int64_t lda, const pto::bfloat16* B0,
+                        const pto::bfloat16* B1, float* C, int64_t ldc) {
+  __m512 c0, d0, c1, d1, c2, d2, c3, d3, c4, d4, c5, d5;
+#define PYPTO_ZROWS(X) X(0, c0, d0) X(1, c1, d1) X(2, c2, d2) X(3, c3, d3) X(4, c4, d4) X(5, c5, d5)
+#define PYPTO_ZLOAD(I, X0, X1)                                            \
+  if constexpr (I < MR) {                                                 \
+    X0 = kInit ? _mm512_setzero_ps() : _mm512_loadu_ps(C + I * ldc);      \
+    X1 = kInit ? _mm512_setzero_ps() : _mm512_loadu_ps(C + I * ldc + 16); \
+  }
+#define PYPTO_ZDOT(I, X0, X1)                             \
+  if constexpr (I < MR) {                                 \
+    int32_t pair;                                         \
+    std::memcpy(&pair, A + I * lda + 2 * p, 4);           \
+    const __m512bh a = (__m512bh)_mm512_set1_epi32(pair); \
+    X0 = _mm512_dpbf16_ps(X0, a, b0);                     \
+    X1 = _mm512_dpbf16_ps(X1, a, b1);                     \
+  }
+#define PYPTO_ZSTORE(I, X0, X1)             \
+  if constexpr (I < MR) {                   \
+    _mm512_storeu_ps(C + I * ldc, X0);      \
+    _mm512_storeu_ps(C + I * ldc + 16, X1); \
+  }
+  PYPTO_ZROWS(PYPTO_ZLOAD)
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(B0 + p * 2 * kCubeNR);
+    const __m512bh b1 = (__m512bh)_mm512_load_si512(B1 + p * 2 * kCubeNR);
+    PYPTO_ZROWS(PYPTO_ZDOT)
+  }
+  PYPTO_ZROWS(PYPTO_ZSTORE)
+#undef PYPTO_ZROWS
+#undef PYPTO_ZLOAD
+#undef PYPTO_ZDOT
+#undef PYPTO_ZSTORE
+}
+
+/// C[vm x 32k] (row stride ldc) += Left * the first 2k full panels of Right, two panels at a
+/// time; returns the columns done (the rest go through the one-panel kernels).
+inline int64_t CubeBf16TwoPanels(float* C, int64_t ldc, const pto::bfloat16* L, int64_t ldl, const pto::bfloat16* R,
+                                 int64_t panel, int64_t vm, int64_t vn, int64_t pairs, bool init) {
+  int64_t n0 = 0;
+  for (; n0 + 2 * kCubeNR <= vn; n0 += 2 * kCubeNR) {
+    const pto::bfloat16* b0 = R + (n0 / kCubeNR) * panel;
+    for (int64_t m0 = 0, mr = 0; m0 < vm; m0 += mr) {
+      const int64_t left = vm - m0;
+      mr = left == 7 || left == 8 ? 4 : std::min<int64_t>(kCubeMR, left);
+      const pto::bfloat16* a = L + m0 * ldl;
+      float* c = C + m0 * ldc + n0;
+#define PYPTO_Z2(N)                                                 \
+  case N:                                                           \
+    if (init)                                                       \
+      MicroBF16x2<N, true>(pairs, a, ldl, b0, b0 + panel, c, ldc);  \
+    else                                                            \
+      MicroBF16x2<N, false>(pairs, a, ldl, b0, b0 + panel, c, ldc); \
+    break;
+      switch (mr) {
+        PYPTO_Z2(6)
+        PYPTO_Z2(5)
+        PYPTO_Z2(4)
+        PYPTO_Z2(3)
+        PYPTO_Z2(2)
+        default:
+          if (init)
+            MicroBF16x2<1, true>(pairs, a, ldl, b0, b0 + panel, c, ldc);
+          else
+            MicroBF16x2<1, false>(pairs, a, ldl, b0, b0 + panel, c, ldc);
+      }
+#undef PYPTO_Z2
+    }
+  }
+  return n0;
+}
+
 // bf16 pairs widened to fp32 on the fly, FMAs in k order: what the fp32 path computes, for
 // operands whose products or sums may be subnormal (see Bf16PackInfo).
 template <int MR>
@@ -509,7 +622,12 @@ inline void CubeMatmulAcc(Acc* C, int64_t ldc, const CT* L, int64_t ldl, const v
 #if PYPTO_CUBE_BF16_PAIRS
   if constexpr (std::is_same_v<CT, pto::bfloat16>) dot_exact = Bf16PackMinExp(L) + Bf16PackMinExp(Rp) >= 142;
 #endif
-  for (int64_t n0 = 0; n0 < vn; n0 += kCubeNR) {
+  int64_t n_done = 0;
+#if PYPTO_CUBE_BF16_PAIRS
+  if constexpr (std::is_same_v<CT, pto::bfloat16>)
+    if (dot_exact) n_done = CubeBf16TwoPanels(C, ldc, L, ldl, static_cast<const CT*>(Rp), panel, vm, vn, kp / 2, init);
+#endif
+  for (int64_t n0 = n_done; n0 < vn; n0 += kCubeNR) {
     const CT* bp = static_cast<const CT*>(Rp) + (n0 / kCubeNR) * panel;
     const int64_t nc = std::min<int64_t>(kCubeNR, vn - n0);
     alignas(32) Acc edge[kCubeMR * kCubeNR];
