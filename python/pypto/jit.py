@@ -445,6 +445,7 @@ class JitFunction:
             a = t.numpy()
         if isinstance(a, np.generic):  # a numpy scalar (np.float32(3)) is a 0-d array
             a = np.asarray(a)
+            a.setflags(write=False)  # a value, not memory: a write into it would be lost
         if isinstance(a, np.ndarray):
             if want == DT_BF16 and a.dtype == np.uint16:
                 return a, DT_BF16
@@ -474,7 +475,8 @@ class JitFunction:
             if compiled.writes[i] and not a.flags.writeable:
                 raise _core.UserError(f"@{self.fn.__name__}: parameter '{names[i]}' is written by the function (an "
                                       f"in-place output) but the array passed is read-only" + _format_loc(user_loc())
-                                      + "\nhint: pass a writable array, e.g. numpy.array(x) (a copy)")
+                                      + "\nhint: pass a writable array, e.g. numpy.array(x) (a copy); a numpy scalar "
+                                      "such as numpy.float32(0) is a value, so pass numpy.array(0, numpy.float32)")
         out = list(arrays)
         for i, o in enumerate(arrays):
             if not compiled.writes[i]:

@@ -210,7 +210,8 @@ int Recorder::Binary(const std::string& op, int x, int y, const SourceLoc& loc) 
 int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc, bool scalar_first) {
   CheckLive(x, op, loc);
   const Value& xv = f_.value(x);
-  if (!IsFloat(xv.dtype)) {
+  // (A storage format, FP8 / FP4, gets its own error where the op is checked.)
+  if (!IsFloat(xv.dtype) && !IsStorageOnly(xv.dtype)) {
     // Integer tensors take the scalar exactly, as numpy does for a Python int: one that is not
     // an integer, or that the dtype cannot hold, is refused rather than rounded or wrapped.
     std::ostringstream text;

@@ -76,7 +76,8 @@ def _compare(op: str, x: Any, y: Any) -> Tensor:
         if is_int_dtype(x.dtype):
             op, s = _int_scalar_compare(op, x, s)
         return _record(op, [x], {"scalar": float(s)})
-    return _record(op, [x, _t(y, op)], {})
+    from .core import fit_valid  # run-time extents unified as the arithmetic ops do
+    return _record(op, fit_valid([x, _t(y, op)]), {})
 
 
 def eq(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyPTO's parameter names

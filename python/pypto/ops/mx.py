@@ -189,6 +189,9 @@ def _as_format(code: Tensor, dtype: DataType) -> Tensor:
 
 def convert(x: Tensor, dtype: DataType) -> Tensor:
     """pypto.cast where either side is an MX format."""
+    if not x.shape and dtype != DT_FP4_E2M1X2 and x.dtype != DT_FP4_E2M1X2:
+        # A 0-d tensor: the bit steps read its bits in another dtype, which needs a dim.
+        return reshape(convert(reshape(x, [1]), dtype), [])
     with _AutoTiles():
         if x.dtype in STORAGE_DTYPES:
             if dtype == x.dtype:
