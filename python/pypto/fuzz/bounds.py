@@ -25,8 +25,8 @@ class OT:
     __slots__ = ("v", "e", "dt")
 
     def __init__(self, v: np.ndarray, e: np.ndarray, dt: str):
-        self.v = v
-        self.e = e
+        self.v = np.asarray(v)  # a 0-d result of numpy is a scalar: keep it an array
+        self.e = np.asarray(e)
         self.dt = dt
 
     @property
@@ -82,26 +82,18 @@ class OT:
     def __ne__(self, o: Any) -> "OT": return SHADOW.ne(self, o)  # type: ignore[override]
     __hash__ = object.__hash__
 
-    # & | ^ ~ are bitwise in pypto; the generator uses them on masks only, where they are logical
-    def _bool_only(self, o: Any, op: str) -> None:
-        if self.dt != "bool" or not isinstance(o, OT) or o.dt != "bool":
-            raise OracleUnsupported(f"operator {op} on {self.dt} and {getattr(o, 'dt', o)}")
-
-    def __and__(self, o: Any) -> "OT":
-        self._bool_only(o, "&")
-        return SHADOW.logical_and(self, o)
-
-    def __or__(self, o: Any) -> "OT":
-        self._bool_only(o, "|")
-        return SHADOW.logical_or(self, o)
-
-    def __xor__(self, o: Any) -> "OT":
-        self._bool_only(o, "^")
-        return SHADOW.logical_xor(self, o)
-
-    def __invert__(self) -> "OT":
-        self._bool_only(self, "~")
-        return SHADOW.logical_not(self)
+    # & | ^ ~ << >> are bitwise in pypto: on masks they are the logical ops
+    def __and__(self, o: Any) -> "OT": return SHADOW.bitwise_and(self, o)
+    def __rand__(self, o: Any) -> "OT": return SHADOW.bitwise_and(o, self)
+    def __or__(self, o: Any) -> "OT": return SHADOW.bitwise_or(self, o)
+    def __ror__(self, o: Any) -> "OT": return SHADOW.bitwise_or(o, self)
+    def __xor__(self, o: Any) -> "OT": return SHADOW.bitwise_xor(self, o)
+    def __rxor__(self, o: Any) -> "OT": return SHADOW.bitwise_xor(o, self)
+    def __lshift__(self, o: Any) -> "OT": return SHADOW.bitwise_left_shift(self, o)
+    def __rlshift__(self, o: Any) -> "OT": return SHADOW.bitwise_left_shift(o, self)
+    def __rshift__(self, o: Any) -> "OT": return SHADOW.bitwise_right_shift(self, o)
+    def __rrshift__(self, o: Any) -> "OT": return SHADOW.bitwise_right_shift(o, self)
+    def __invert__(self) -> "OT": return SHADOW.bitwise_not(self)
 
 
 def smul(x: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -174,8 +166,9 @@ def value_error(e: np.ndarray) -> np.ndarray:
 def check_int_scalar(s: Any, dt: str, op: str) -> int:
     lo, hi = IBOUNDS[dt]
     if isinstance(s, float) and not (math.isfinite(s) and s.is_integer()):
-        raise ExpectedUserError(f"pypto.{op}: the scalar {s!r} is not an integer but the tensor is {dt}")
+        raise ExpectedUserError(f"pypto.{op}: the scalar {s!r} is not an integer but the tensor is {dt}",
+                                "not an integer")
     si = int(s)
     if not lo <= si <= hi:
-        raise ExpectedUserError(f"pypto.{op}: the scalar {s!r} is out of the range of {dt}")
+        raise ExpectedUserError(f"pypto.{op}: the scalar {s!r} is out of the range of {dt}", "out of the range")
     return si

@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .common import ALL_DTYPES, BINARY, BINARY_I, FLOATS, IBOUNDS, INF, INTS, NAN, have_torch, wchoice as _wchoice
+from .common import (ALL_DTYPES, BINARY, BINARY_I, FLOATS, FP8S, IBOUNDS, INF, INTS, NAN, UINTS, have_torch,
+                     known_bugs_enabled, wchoice as _wchoice)
 from .kinds import ProgramKinds
+from .kinds_new import NewKinds
 from .program import BIN_SYM, Program, V
 
 SCALARS_NORMAL = [2.5, -1.5, 0.5, 3.0, -3.0, 0.1, 1.0, 2.0, 7.0, 1e-3, 4.0, -0.0, 0.0, 3, -2]
@@ -27,6 +29,17 @@ INT_SCALARS_EDGE = {"int32": [2 ** 31 - 1, -2 ** 31, 16777217, 2 ** 24 + 1, -167
                     "int64": [2 ** 31, -2 ** 31 - 1, 2 ** 40, -2 ** 40, 16777217]}
 INT_SCALARS_BAD = {"int32": [2 ** 40, -2 ** 31 - 1, 2 ** 31, 0.5], "int8": [300, -129, 128, 1000, 2.5],
                    "int64": [0.5, -2.5]}
+# Unsigned dtypes (and the 64-bit scalars numpy takes exactly; beyond 2^53 they are a known bug).
+UINT_SCALARS_NORMAL = [0, 1, 2, 3, 7, 100, 1000, 5]
+INT_SCALARS_EDGE.update({"uint8": [255, 254, 128, 127, 200], "uint16": [65535, 32768, 257, 65534],
+                         "uint32": [2 ** 32 - 1, 2 ** 31, 16777217, 2 ** 24 + 1],
+                         "uint64": [2 ** 63, 2 ** 53, 2 ** 40, 16777217, 2 ** 32 - 1, 2 ** 32]})
+INT_SCALARS_BAD.update({"uint8": [-1, 256, 2.5, -7], "uint16": [-1, 65536, 0.5], "uint32": [-1, 2 ** 32, 1.5],
+                        "uint64": [-1, -2.5, 0.5]})
+BIG_64 = {"int64": [2 ** 53 + 1, -(2 ** 53 + 1), 2 ** 62 + 1, 2 ** 63 - 1],
+          "uint64": [2 ** 64 - 1, 2 ** 63 + 4096, 2 ** 53 + 1, 2 ** 64 - 2]}
+UINT_POW_EXP = [0, 1, 2, 3, 5, 7, 31, 8]
+UINT_DIVISORS = [2, 3, 7, 0, 1, 100, 16, 255]
 POW_EXP = [2, 3, 0.5, -1, 2.0, -2, 0, 1, 0.25, 2.5, -0.5, 10, 0.0, 1.5, INF, NAN]
 POW_BASE = [2.0, 0.5, 10.0, -2.0, 1.0, 0.0, -1.5, 3, 1e-3, INF]
 DIVISORS = [2.0, 3.0, -2.5, 0.5, 7, -3, 1e-3, 0.1, 1.0, 0.0, -0.0, INF, 1e-40, 1e30, NAN]
@@ -50,6 +63,9 @@ METHODS = {"exp", "log", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "relu", "s
            "argmin", "cumsum", "var", "transpose", "permute", "topk", "gather"}
 CMP = ["eq", "ne", "lt", "le", "gt", "ge"]
 def _bcast(s1: Tuple[int, ...], s2: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+    """The broadcast shape of two values of one rank, or with a 0-d one; None if they do not."""
+    if not s1 or not s2:
+        return tuple(s1 or s2)
     if len(s1) != len(s2):
         return None
     out = []
@@ -63,14 +79,25 @@ def _bcast(s1: Tuple[int, ...], s2: Tuple[int, ...]) -> Optional[Tuple[int, ...]
     return tuple(out)
 
 
-class Gen(ProgramKinds):
-    """Builds one program's IR."""
+class Gen(NewKinds, ProgramKinds):
+    """Builds one program's IR.
+
+    `r` is the first fuzzer's random stream; every decision about a newer feature (unsigned and
+    FP8 dtypes, bitwise ops, 0-d tensors, dynamic dims) is drawn from `x`, so a program that ends
+    up using none of them is the one the first fuzzer generated for (seed, index)."""
 
     def __init__(self, seed: int, index: int, dtypes: Sequence[str]):
         self.r = random.Random(f"pypto-fuzz-{seed}-{index}")
+        self.x = random.Random(f"pypto-fuzz-x-{seed}-{index}")
         self.seed, self.index = seed, index
         self.n = 0
         self.dtypes = list(dtypes)
+        self.fp8 = [d for d in self.dtypes if d in FP8S]
+        self.uints = [d for d in self.dtypes if d in UINTS]
+        self.dyn_rows = 0  # the generated size of the dynamic dim 0 (0: no dynamic dim)
+        self.dyn_reduced = False  # a reduction over the dynamic dim (its size must not be 0)
+        self.expect = ""  # the UserError the program must raise ("" for none)
+        self.expect_pattern = ""
 
     def fresh(self, shape: Tuple[int, ...], dt: str, prefix: str = "t") -> V:
         v = V(f"{prefix}{self.n}", tuple(shape), dt)
@@ -90,12 +117,14 @@ class Gen(ProgramKinds):
     def scalar(self, dt: str) -> Any:
         r = self.r
         if dt in INTS:
+            if dt in BIG_64 and known_bugs_enabled() and self.x.random() < 0.15:
+                return self.x.choice(BIG_64[dt])
             x = r.random()
             if x < 0.04:
                 return r.choice(INT_SCALARS_BAD[dt])
             if x < 0.25:
                 return r.choice(INT_SCALARS_EDGE[dt])
-            v = r.choice(INT_SCALARS_NORMAL)
+            v = r.choice(UINT_SCALARS_NORMAL if dt in UINTS else INT_SCALARS_NORMAL)
             return max(min(v, IBOUNDS[dt][1]), IBOUNDS[dt][0])
         if r.random() < 0.22:
             return r.choice(SCALARS_EDGE[dt])
@@ -118,6 +147,8 @@ class Gen(ProgramKinds):
     # --- one step -------------------------------------------------------------------------------
     def step(self, body: List[Any], pool: List[V], cur: V, allow: Dict[str, bool]) -> V:
         r = self.r
+        if cur.dt in INTS and self.x.random() < 0.14:
+            return self.s_bitwise(body, pool, cur)
         isf = cur.dt in FLOATS
         choices = [("unary", 12 if isf else 8), ("binary", 20), ("scalar", 18), ("math1", 16 if isf else 3),
                    ("math2", 10), ("select", 9), ("clip", 3)]
@@ -129,7 +160,7 @@ class Gen(ProgramKinds):
             choices.append(("cast", 6))
         if allow.get("permute", True) and len(cur.shape) >= 2:
             choices.append(("permute", 4))
-        if allow.get("topk", True) and cur.shape[-1] >= 2:
+        if allow.get("topk", True) and len(cur.shape) >= 1 and cur.shape[-1] >= 2:
             choices.append(("topk", 3))
         return getattr(self, "s_" + _wchoice(r, choices))(body, pool, cur)
 
@@ -183,11 +214,16 @@ class Gen(ProgramKinds):
             shape = _bcast(cur.shape, other.shape)
         else:
             left = r.random() < 0.3
+            uns = dt in UINTS
             if op == "pow":
                 pool_s = (POW_BASE if left else POW_EXP) if isf else ([2, 3, -1, 0, 1] if left else INT_POW_EXP)
+                if uns:
+                    pool_s = [2, 3, 0, 1, 5] if left else UINT_POW_EXP
             elif op in ("floor_div", "remainder", "fmod"):
                 pool_s = (SCALARS_NORMAL if left else DIVISORS) if isf else (INT_SCALARS_NORMAL if left else
                                                                             INT_DIVISORS)
+                if uns:
+                    pool_s = UINT_SCALARS_NORMAL if left else UINT_DIVISORS
             else:
                 pool_s = SCALARS_NORMAL
             s = r.choice(pool_s) if r.random() < 0.85 else self.scalar(dt)
@@ -272,7 +308,7 @@ class Gen(ProgramKinds):
         elif isf:
             o = self.scalar(cur.dt) if r.random() < 0.5 else r.choice([0.0, -INF, INF, NAN, 1.0, -0.0])
         else:
-            o = r.choice(INT_SCALARS_NORMAL) if r.random() < 0.95 else 2.5
+            o = r.choice(UINT_SCALARS_NORMAL if cur.dt in UINTS else INT_SCALARS_NORMAL) if r.random() < 0.95 else 2.5
         args = [m, cur, o] if r.random() < 0.65 else [m, o, cur]
         return self.emit(body, pool, cur, "where", args, {}, "fn", shape, cur.dt)
 
@@ -301,6 +337,7 @@ class Gen(ProgramKinds):
         op = r.choice(["amax", "amin", "sum", "mean"] if cur.dt in FLOATS else ["amax", "amin", "sum"])
         nd = len(cur.shape)
         dim = r.choice([-1, -1, 0] + ([1] if nd == 3 else []))
+        op, dim = self.dyn_fix(op, cur, dim)
         shape = list(cur.shape)
         shape[dim] = 1
         form = "kw" if r.random() < 0.4 else "pos"
@@ -313,11 +350,12 @@ class Gen(ProgramKinds):
         nd = len(cur.shape)
         dim = r.choice([-1, 0] + ([1] if nd >= 2 else []) + ([2] if nd == 3 else []))
         dim = dim if -nd <= dim < nd else -1
+        op, dim = self.dyn_fix(op, cur, dim)
         shape = list(cur.shape)
         shape[dim] = 1
         shape_t = tuple(shape)
         if op == "cumsum":
-            dt = "int64" if cur.dt in INTS else cur.dt
+            dt = ("uint64" if cur.dt in ("uint16", "uint32", "uint64") else "int64") if cur.dt in INTS else cur.dt
             return self.emit(body, pool, cur, op, [cur, dim], {}, self.form(op), cur.shape, dt)
         if op in ("prod", "argmax", "argmin"):
             dt = "int32" if op != "prod" else cur.dt
@@ -330,6 +368,8 @@ class Gen(ProgramKinds):
             return out
         # var: one dim or all of a 2-D tensor; the default correction (1) or none
         dims: Any = dim if nd != 2 or r.random() < 0.8 else [0, 1]
+        if isinstance(dims, list) and self.dyn_rows and self.over_dyn(cur, 0):
+            dims = dim  # (dim itself went through dyn_fix)
         kw: Dict[str, Any] = {}
         if r.random() < 0.4:
             kw["correction"] = r.choice([0, 1, 0.5])
@@ -345,7 +385,9 @@ class Gen(ProgramKinds):
             opts += ["rms_norm", "layer_norm"]
         op = r.choice(opts)
         if op == "softmax":
-            return self.emit(body, pool, cur, op, [cur], {"dim": r.choice([-1, -1, 0])}, "fn", cur.shape, cur.dt)
+            dim = r.choice([-1, -1, 0])
+            self.dyn_fix(op, cur, dim)
+            return self.emit(body, pool, cur, op, [cur], {"dim": dim}, "fn", cur.shape, cur.dt)
         kw = {}
         if r.random() < 0.4:
             kw["eps"] = r.choice([1e-6, 1e-5, 0.0, 1e-3])
@@ -365,6 +407,14 @@ class Gen(ProgramKinds):
             to = _wchoice(r, [("fp32", 3), ("int32", 2)])
         else:
             to = _wchoice(r, [("fp32", 4), ("int32", 3), ("fp16", 1)])
+        x = self.x
+        if self.fp8 and dt in FLOATS and x.random() < 0.3:
+            return self.fp8_roundtrip(body, pool, cur)
+        if dt in UINTS:
+            to = _wchoice(x, [("fp32", 4), ("int32", 2), ("int64", 1), ("int8", 1), ("fp16", 1), ("bf16", 1)]
+                          + [(u, 1) for u in self.uints if u != dt])
+        elif self.uints and x.random() < 0.25:
+            to = x.choice(self.uints)
         return self.emit(body, pool, cur, "cast", [cur], {"to": to}, "fn", cur.shape, to)
 
     def s_permute(self, body: List[Any], pool: List[V], cur: V) -> V:
@@ -388,6 +438,10 @@ class Gen(ProgramKinds):
 
     def s_topk(self, body: List[Any], pool: List[V], cur: V) -> V:
         r = self.r
+        if self.over_dyn(cur, -1):  # topk along the dynamic dim (of a 1-D value): mostly not
+            if self.dyn_loop or self.x.random() < 0.85:
+                return self.s_scalar(body, pool, cur)
+            self.dyn_fix("topk", cur, -1)  # (nowhere to move it: the program's expected UserError)
         n = cur.shape[-1]
         k = r.randint(1, min(n, 8))
         args: List[Any] = [cur, k]
@@ -424,7 +478,7 @@ class Gen(ProgramKinds):
                                 cur.dt)
             out.perm = ()
             cur = out
-        for d in range(len(main)):
+        for d in range(len(main) if len(cur.shape) == len(main) else 0):  # (a 0-d value broadcasts)
             if cur.shape[d] not in (1, main[d]):
                 shape = list(cur.shape)
                 shape[d] = 1

@@ -1,11 +1,12 @@
 """The kinds of program the fuzzer makes (Gen's program shapes): an op chain, several outputs,
 N-D tiles, a reduction with tails, topk, and runtime loops (over rows, nested, siblings, two
-phases). Gen (generate.py) supplies the steps a chain is made of."""
+phases). Gen (generate.py) supplies the steps a chain is made of; kinds_new.py the FP8 kind and
+the 0-d and dynamic-dim variants of some of these."""
 
 from __future__ import annotations
 
 import random
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .common import BINARY, BINARY_I, DT_WEIGHTS, FLOATS, INTS, wchoice as _wchoice
 from .program import BIN_SYM, Param, Program, V
@@ -19,10 +20,44 @@ KIND_WEIGHTS = [("chain", 40), ("multi_out", 6), ("tail_reduce", 7), ("nd", 6), 
                 ("siblings", 9), ("two_phase", 6), ("topk", 5), ("retile", 8)]
 
 
+def _has_0d(body: List[Any]) -> bool:
+    for st in body:
+        if st[0] == "op" and st[1].shape == ():
+            return True
+        if st[0] == "loop" and _has_0d(st[3]):
+            return True
+    return False
+
+
 class ProgramKinds:
     """Program shapes; mixed into Gen, whose steps (chain, emit, mask, ...) they call."""
 
     r: random.Random
+    x: random.Random
+    seed: int
+    index: int
+    dtypes: List[str]
+    n: int
+    dyn_rows: int
+    dyn_loop: bool
+    zerod: bool
+    expect: str
+    expect_pattern: str
+    # Gen's and NewKinds' methods used here
+    emit: Callable[..., V]
+    fresh: Callable[..., V]
+    chain: Callable[..., V]
+    mask: Callable[..., V]
+    scalar: Callable[..., Any]
+    form: Callable[..., str]
+    new_features: Callable[..., Tuple[str, str]]
+    dyn_start: Callable[..., None]
+    dyn_fix: Callable[..., Tuple[str, int]]
+    over_dyn: Callable[..., bool]
+    dyn_sizes: Callable[..., Tuple[int, ...]]
+    dyn_text: Callable[..., str]
+    zerod_input: Callable[..., None]
+    zerod_output: Callable[..., Optional[V]]
 
     def data_style(self, dt: str) -> Tuple[str, bool]:
         r = self.r
@@ -43,11 +78,20 @@ class ProgramKinds:
 
     def program(self) -> Program:
         r = self.r
-        dt = _wchoice(r, [(d, DT_WEIGHTS[d]) for d in self.dtypes])
+        old = [d for d in self.dtypes if d in DT_WEIGHTS]
+        dt = _wchoice(r, [(d, DT_WEIGHTS[d]) for d in old]) if old else ""
         kind = _wchoice(r, KIND_WEIGHTS)
+        dt, kind = self.new_features(dt, kind)
         fn = getattr(self, "k_" + kind)
         params, body = fn(dt)
-        return Program(self.seed, self.index, dt, kind, params, body)
+        prog = Program(self.seed, self.index, dt, kind, params, body)
+        if self.dyn_rows:
+            prog.kind += "+dyn"
+            prog.dyn_sizes = self.dyn_sizes(params, body)
+        if (self.zerod and any(p.shape == () for p in params)) or _has_0d(body):
+            prog.kind += "+0d"
+        prog.expect, prog.expect_pattern = self.expect, self.expect_pattern
+        return prog
 
     def _inputs2(self, dt: str, R: int, C: int) -> Tuple[List[Param], Dict[str, str]]:
         """x0 (R,C) plus optional x1 (R,C), r0 (R,1), g0/b0 (1,C) parameters."""
@@ -70,30 +114,40 @@ class ProgramKinds:
 
     def _allow(self) -> Dict[str, bool]:
         r = self.r
-        return {"reduce": r.random() < 0.8, "composite": r.random() < 0.7, "cast": r.random() < 0.6,
-                "permute": r.random() < 0.5, "topk": r.random() < 0.5}
+        allow = {"reduce": r.random() < 0.8, "composite": r.random() < 0.7, "cast": r.random() < 0.6,
+                 "permute": r.random() < 0.5, "topk": r.random() < 0.5}
+        if self.dyn_rows:  # (no permutations: dim 0 stays the dynamic one)
+            allow["permute"] = False
+        return allow
 
     def _finish_out(self, body: List[Any], params: List[Param], vals: List[V], ret: bool) -> None:
         if ret:
             body.append(("return", list(vals)))
         else:
+            dyn = self.dyn_rows
             for k, v in enumerate(vals):
-                params.append(Param(f"out{k}", v.shape, v.dt, "out"))
-                body.append(("store", f"out{k}[:]", v, "setitem", ""))
+                params.append(Param(f"out{k}", v.shape, v.dt, "out", dyn=bool(dyn and v.shape and v.shape[0] == dyn)))
+                body.append(("store", f"out{k}[...]" if v.shape == () else f"out{k}[:]", v, "setitem", ""))
 
     def k_chain(self, dt: str, multi: bool = False) -> Tuple[List[Param], List[Any]]:
         r = self.r
         R, C = r.choice(SHAPES_2D)
         params, _ = self._inputs2(dt, R, C)
-        body: List[Any] = [("tile", self.tile2((R, C)))]
+        self.zerod_input(dt, params)
+        self.dyn_start(R, params)
+        tile = self.tile2((R, C))
+        body: List[Any] = [("tile", tile)]
         pool = [V(p.name, p.shape, p.dt) for p in params]
         start = pool[0] if r.random() < 0.8 else r.choice(pool)
         cur = self.chain(body, pool, start, r.randint(2, 6), (R, C), self._allow(), final_main=r.random() < 0.5)
         if r.random() < 0.08:  # a mask as the result
             cur = self.mask(body, pool, cur)
         outs = [cur]
+        z = self.zerod_output(body, pool, cur, tile[1]) if self.x.random() < 0.5 else None
+        if z is not None:
+            outs.append(z)
         if multi:
-            extra = [v for v in pool if v is not cur and not v.name.startswith(("x", "r", "g"))]
+            extra = [v for v in pool if v is not cur and not v.name.startswith(("x", "r", "g", "s"))]
             if extra:
                 outs.append(r.choice(extra))
             else:
@@ -146,6 +200,7 @@ class ProgramKinds:
             params.append(self.param("x1", shape, dt))
         if len(shape) == 3 and r.random() < 0.5:
             params.append(self.param("r0", (shape[0], shape[1], 1), dt))
+        self.zerod_input(dt, params)
         body: List[Any] = [("tile", tile)]
         pool = [V(p.name, p.shape, p.dt) for p in params]
         allow = {"reduce": r.random() < 0.7, "composite": False, "cast": r.random() < 0.5,
@@ -153,13 +208,16 @@ class ProgramKinds:
         cur = self.chain(body, pool, pool[0], r.randint(2, 5), shape, allow, final_main=r.random() < 0.6)
         if r.random() < 0.08:
             cur = self.mask(body, pool, cur)
-        self._finish_out(body, params, [cur], ret=r.random() < 0.5)
+        z = self.zerod_output(body, pool, cur, tile[-1]) if self.x.random() < 0.5 else None
+        self._finish_out(body, params, [cur] if z is None else [cur, z], ret=r.random() < 0.5)
         return params, body
 
     def k_tail_reduce(self, dt: str) -> Tuple[List[Param], List[Any]]:
         r = self.r
         R, C = r.choice(SHAPES_2D)
         params, _ = self._inputs2(dt, R, C)
+        self.zerod_input(dt, params)
+        self.dyn_start(R, params)
         tr, tc = self.tile2((R, C))
         body: List[Any] = [("tile", (tr, tc))]
         pool = [V(p.name, p.shape, p.dt) for p in params]
@@ -168,6 +226,8 @@ class ProgramKinds:
         op = r.choice(["amax", "amin", "sum", "mean", "prod", "argmax", "argmin", "var"] if isf else
                       ["amax", "amin", "sum", "prod", "argmax", "argmin"])
         dim = r.choice([-1, 0, 1])
+        if self.dyn_rows:
+            op, dim = self.dyn_fix(op, V("", (R, C), cur.dt), dim)
         keep = (C,) if dim == 0 else (R,)
         red_dt = "int32" if op in ("argmax", "argmin") else cur.dt
         red = self.fresh(keep, red_dt)
@@ -189,7 +249,8 @@ class ProgramKinds:
             body.append(("op", out, opn, [cur, s] if r.random() < 0.6 else [s, cur], {},
                          "op" if opn in BIN_SYM else "fn"))
             cur = out
-        self._finish_out(body, params, [cur], ret=ret)
+        z = self.zerod_output(body, [], cur, tc if dim == 0 else tr) if self.x.random() < 0.6 else None
+        self._finish_out(body, params, [cur] if z is None else [z] if self.x.random() < 0.5 else [cur, z], ret=ret)
         return params, body
 
     def k_topk(self, dt: str) -> Tuple[List[Param], List[Any]]:
@@ -197,6 +258,7 @@ class ProgramKinds:
         r = self.r
         R, C = r.choice([s for s in SHAPES_2D if s[1] > 1])
         params, _ = self._inputs2(dt, R, C)
+        self.dyn_start(R, params)
         body: List[Any] = [("tile", self.tile2((R, C)))]
         pool = [V(p.name, p.shape, p.dt) for p in params]
         allow = {"reduce": False, "composite": True, "cast": False, "permute": False, "topk": False}
@@ -218,7 +280,7 @@ class ProgramKinds:
         return params, body
 
     # --- loops ----------------------------------------------------------------------------------
-    def _loop_args(self, n_or_range: Tuple[int, int, int], style: str, idx_name: str, lname: str = "") -> str:
+    def _loop_args(self, n_or_range: Tuple[int, Any, int], style: str, idx_name: str, lname: str = "") -> str:
         start, stop, step = n_or_range
         kw = []
         if lname:
@@ -260,9 +322,9 @@ class ProgramKinds:
 
     def _out_target(self, dt_out: str, R: int, C: int, params: List[Param], body: List[Any], ret: bool) -> str:
         if ret:
-            body.append(("tensor", V("out", (R, C), dt_out)))
+            body.append(("tensor", V("out", (R, C), dt_out), self.dyn_text((R, C))))
             return "out"
-        params.append(Param("out0", (R, C), dt_out, "out"))
+        params.append(Param("out0", (R, C), dt_out, "out", dyn=bool(self.dyn_rows)))
         return "out0"
 
     def _store(self, target: str, v: V, rows: str, cols: str, offs: str) -> Tuple:
@@ -274,11 +336,18 @@ class ProgramKinds:
         r = self.r
         R, C = r.choice([s for s in SHAPES_2D if s[0] > 1])
         params, roles = self._inputs2(dt, R, C)
+        self.dyn_start(R, params)
         b = r.choice([d for d in (1, 2, 4) if R % d == 0])
         tc = r.choice(TILE_C)
         idx = r.choice(["", "", "r", "i", "row"])
         lname = r.choice(["", "", "L0"])
-        if b == 1 or r.random() < 0.5:
+        rng_: Tuple[int, Any, int]
+        if self.dyn_rows:  # one row per iteration, as many as the call has
+            b = 1
+            rng_ = (0, "x0.shape[0]", 1)
+            rows = "i:i + 1"
+            offs = "i, 0"
+        elif b == 1 or r.random() < 0.5:
             rng_ = (0, R, b)
             rows = f"i:i + {b}"
             offs = "i, 0"
@@ -286,7 +355,9 @@ class ProgramKinds:
             rng_ = (0, R // b, 1)
             rows = f"i * {b}:(i + 1) * {b}"
             offs = f"i * {b}, 0"
+        self.dyn_loop = bool(self.dyn_rows)
         lbody, cur = self._loop_body(dt, params, roles, rows, ":", (b, C), r.randint(2, 5), self._allow(), None)
+        self.dyn_loop = False
         ret = r.random() < 0.4
         body: List[Any] = [("tile", (r.choice([b, b, 2, 8]), tc))]
         target = self._out_target(cur.dt, R, C, params, body, ret)

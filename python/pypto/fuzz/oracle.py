@@ -16,10 +16,11 @@ import numpy as np
 
 from . import bounds
 from .bounds import OT, check_int_scalar, finish, smul, zero_sign_unknown
-from .common import (FLOATS, FMAX, IBOUNDS, INTS, NP_INT, PREC, U32, ExpectedUserError, OracleUnsupported,
-                     have_torch, np_dtype, round64_to, round_to, ulp)
+from .common import (FLOATS, FMAX, FP8S, IBOUNDS, INTS, NP_INT, U32, ExpectedUserError, OracleUnsupported, contig,
+                     have_torch, np_dtype, round_to, ulp)
+from .oracle_bits import BitOps, check_dim, float_to_int, int_to_float, int_to_int, refuse_storage
 from .oracle_ops import NewOps
-from .program import Program
+from .program import Param, Program
 
 OWN_ULPS = {  # allowed own error in ulps of the result when the inputs are exact
     "fp32": {"add": 0, "sub": 0, "mul": 0, "maximum": 0, "minimum": 0, "neg": 0, "abs": 0, "relu": 0,
@@ -76,50 +77,14 @@ def _f32_compute(dt: str, op: str, *xs: np.ndarray) -> np.ndarray:
         return fn(*ts).numpy()
 
 
-def int_to_float(dt: str, v: np.ndarray) -> np.ndarray:
-    """Integers -> float32 values of dt, rounded once from the exact integer (int64 values beyond
-    2^53 would round twice through float64)."""
-    v = np.asarray(v)
-    if v.dtype != np.int64:
-        return round64_to(dt, v.astype(np.float64))
-    p = PREC[dt][0]
-    mag = np.where(v < 0, (~v.view(np.uint64)) + np.uint64(1), v.view(np.uint64))  # |v| without overflow
-    nbits = np.zeros(v.shape, np.int64)
-    m = mag.copy()
-    for s in (32, 16, 8, 4, 2, 1):  # bit length, branch-free
-        big = m >= (np.uint64(1) << np.uint64(s))
-        nbits += np.where(big, s, 0)
-        m = np.where(big, m >> np.uint64(s), m)
-    nbits += (m > 0).astype(np.int64)
-    shift = np.maximum(nbits - p, 0).astype(np.uint64)
-    q = mag >> shift
-    rem = mag - (q << shift)
-    half = np.where(shift > 0, np.uint64(1) << np.maximum(shift, np.uint64(1)) - np.uint64(1), np.uint64(0))
-    up = (shift > 0) & ((rem > half) | ((rem == half) & ((q & np.uint64(1)) == 1)))
-    q = q + up.astype(np.uint64)
-    r = np.ldexp(q.astype(np.float64), shift.astype(np.int64)) * np.where(v < 0, -1.0, 1.0)
-    with np.errstate(all="ignore"):
-        r = np.where(np.abs(r) > FMAX[dt], np.copysign(np.inf, r), r)
-        return r.astype(np.float32)
-
-
-def float_to_int(dt: str, v64: np.ndarray) -> np.ndarray:
-    """pypto.cast's default from a float: truncate toward zero (CAST_TRUNC, torch's .to(int)) and
-    saturate; NaN -> 0."""
-    lo, hi = IBOUNDS[dt]
-    q = np.where(np.isnan(v64), 0.0, np.trunc(v64))
-    if dt != "int64":
-        return np.clip(q, lo, hi).astype(NP_INT[dt])
-    with np.errstate(all="ignore"):
-        inner = np.where((q >= 2.0 ** 63) | (q < -2.0 ** 63), 0.0, q).astype(np.int64)
-    return np.where(q >= 2.0 ** 63, np.int64(hi), np.where(q < -2.0 ** 63, np.int64(lo), inner))
-
-
-class Shadow(NewOps):
+class Shadow(NewOps, BitOps):
     """The `pypto` a program sees when it is evaluated by the oracle."""
 
     DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT8 = "fp32", "fp16", "bf16", "int32", "int8"
     DT_INT64, DT_BOOL = "int64", "bool"
+    DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 = "uint8", "uint16", "uint32", "uint64"
+    DT_FP8E4M3, DT_FP8E5M2 = "fp8e4m3", "fp8e5m2"
+    DYNAMIC = "DYNAMIC"  # a parameter's run-time dim: the oracle sees the call's arrays
     UserError = ExpectedUserError
 
     def __init__(self) -> None:
@@ -187,7 +152,7 @@ class Shadow(NewOps):
         else:
             r32 = _f32_compute(dt, op, np.asarray(a, np.float32), np.asarray(b, np.float32))
             r = round_to(dt, r32) if dt != "fp32" else np.asarray(r32, np.float32)
-        r = np.ascontiguousarray(np.broadcast_to(r, shape))
+        r = contig(np.broadcast_to(r, shape))
         a64 = np.broadcast_to(np.asarray(a, np.float64), shape)
         b64 = np.broadcast_to(np.asarray(b, np.float64), shape)
         ea = np.broadcast_to(ea, shape)
@@ -210,7 +175,7 @@ class Shadow(NewOps):
         e = finish(dt, r, prop, [(a64, ea), (b64, eb)], 0 if dt in INTS else _own(dt, op), zs)
         if op in ("maximum", "minimum") and dt in FLOATS:
             e = zero_sign_unknown(e, (a64 == 0) & (b64 == 0) & (np.signbit(a64) != np.signbit(b64)))
-        return OT(r, np.ascontiguousarray(e), dt)
+        return OT(r, contig(e), dt)
 
     def add(self, x: Any, y: Any) -> OT: return self._binary("add", x, y)
     def sub(self, x: Any, y: Any) -> OT: return self._binary("sub", x, y)
@@ -264,7 +229,7 @@ class Shadow(NewOps):
         if op in ("sqrt", "log", "rsqrt"):  # an interval reaching below 0 may give NaN
             with np.errstate(all="ignore"):
                 e = np.where((ea > 0) & (a64 - ea <= 0) & (a64 != 0), np.inf, e)
-        return OT(np.ascontiguousarray(r), np.ascontiguousarray(e), dt)
+        return OT(contig(r), contig(e), dt)
 
     def exp(self, x: OT) -> OT: return self._unary("exp", x)
     def log(self, x: OT) -> OT: return self._unary("log", x)
@@ -281,8 +246,7 @@ class Shadow(NewOps):
             raise OracleUnsupported(f"{op} of {x!r}")
         dt = x.dt
         nd = len(x.shape)
-        if not -nd <= dim < nd:
-            raise OracleUnsupported(f"{op} dim {dim} of rank {nd}")
+        check_dim(op, nd, dim)
         ax = dim % nd
         n = x.shape[ax]
         v64 = x.v.astype(np.float64)
@@ -298,7 +262,7 @@ class Shadow(NewOps):
                     both = (np.any((v64 == 0) & np.signbit(v64), axis=ax, keepdims=keepdim)
                             & np.any((v64 == 0) & ~np.signbit(v64), axis=ax, keepdims=keepdim))
                     e = zero_sign_unknown(e, both & (np.asarray(r) == 0))
-                return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), dt)
+                return OT(contig(r), np.where(unc, np.inf, e), dt)
             # sum
             if dt in INTS:
                 r = np.sum(x.v, axis=ax, keepdims=keepdim, dtype=NP_INT[dt])
@@ -306,7 +270,7 @@ class Shadow(NewOps):
                 lo, hi = IBOUNDS[dt]
                 rr = r.astype(np.float64)
                 e = np.where((e > 0) & ((rr + e > hi) | (rr - e < lo)), np.inf, e)
-                return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), dt)
+                return OT(contig(r), np.where(unc, np.inf, e), dt)
             if dt == "fp32" or not have_torch():
                 r32 = np.sum(x.v, axis=ax, keepdims=keepdim, dtype=np.float32)
             else:
@@ -322,7 +286,7 @@ class Shadow(NewOps):
             order_dep = fin_abs * (1 + 2 * n * U32) >= FMAX["fp32"]  # an fp32 partial sum may overflow
             e = np.where(has_nan, 0.0, np.where(order_dep, np.inf, np.where(has_inf, 0.0, e)))
             e = np.where(np.isfinite(rr) & (e > 0) & (np.abs(rr) + e > FMAX[dt]), np.inf, e)
-            return OT(np.ascontiguousarray(r), np.where(unc & ~has_nan, np.inf, e), dt)
+            return OT(contig(r), np.where(unc & ~has_nan, np.inf, e), dt)
 
     def amax(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT: return self._reduce("amax", x, dim, keepdim)
     def amin(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT: return self._reduce("amin", x, dim, keepdim)
@@ -338,14 +302,16 @@ class Shadow(NewOps):
         inexact = e_in > 0
         if fr == to:
             return OT(x.v.copy(), e_in.copy(), to)
+        if fr in FP8S or to in FP8S:
+            return self._cast_fp8(x, to)
         if fr == "bool":  # 0 / 1, exact
             r = round_to(to, x.v.astype(np.float32)) if to in FLOATS else x.v.astype(np_dtype(to))
-            return OT(np.ascontiguousarray(r), np.where(unc, np.inf, 0.0), to)
+            return OT(contig(r), np.where(unc, np.inf, 0.0), to)
         v64 = x.v.astype(np.float64)
         with np.errstate(all="ignore"):
             if to == "bool":  # x != 0 (NaN is True); undetermined where the interval reaches 0
                 r = x.v != 0
-                return OT(np.ascontiguousarray(r), np.where(unc | (inexact & (np.abs(v64) <= e_in)), np.inf, 0.0),
+                return OT(contig(r), np.where(unc | (inexact & (np.abs(v64) <= e_in)), np.inf, 0.0),
                           to)
             if to in FLOATS:
                 r = round_to(to, x.v.astype(np.float32)) if fr in FLOATS else int_to_float(to, x.v)
@@ -355,15 +321,14 @@ class Shadow(NewOps):
                 fin = np.isfinite(rr)
                 e = np.where(fin, e, np.where(np.isfinite(v64) & inexact, np.inf, 0.0))
                 e = np.where(fin & (e > 0) & (np.abs(rr) + e > FMAX[to]), np.inf, e)
-                return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), to)
-            lo, hi = IBOUNDS[to]
+                return OT(contig(r), np.where(unc, np.inf, e), to)
             if fr in FLOATS:  # truncate (pypto.cast's default), saturate; NaN -> 0
                 r = float_to_int(to, v64)
                 e = np.where(inexact, np.ceil(e_in) + 1.0, 0.0)
-            else:  # int -> int saturates (compared as int64: exact)
-                r = np.clip(x.v.astype(np.int64), lo, hi).astype(NP_INT[to])
+            else:  # int -> int saturates (exact for every width)
+                r = int_to_int(x.v, to)
                 e = np.where(inexact, e_in, 0.0)
-            return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), to)
+            return OT(contig(r), np.where(unc, np.inf, e), to)
 
     # --- composites (the decompositions of python/pypto/ops; 16-bit: torch's own) ---------------
     def _widen(self, x: OT) -> Tuple[OT, Optional[str]]:
@@ -394,7 +359,7 @@ class Shadow(NewOps):
         self.ambiguous += int(np.count_nonzero(amb))
         e = np.where(amb, np.inf, np.where(np.isfinite(t64), e, 0.0))
         e = np.where(np.isinf(dec.e), np.inf, e)
-        return OT(np.ascontiguousarray(tv, np.float32), e, dec.dt)
+        return OT(contig(tv, np.float32), e, dec.dt)
 
     def mean(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT:
         n = x.shape[dim]
@@ -443,6 +408,15 @@ class Shadow(NewOps):
                              x, gamma, beta)
 
 
+# Every op but the movement ones refuses an FP8 operand (a storage format), as pypto does.
+MOVEMENT = {"cast", "transpose", "permute", "gather", "tensor", "assemble", "jit", "Tensor", "set_vec_tile_shapes",
+            "loop"}
+for _name in dir(Shadow):
+    if not _name.startswith("_") and _name not in MOVEMENT and callable(getattr(Shadow, _name)) \
+            and not isinstance(getattr(Shadow, _name), type) and not _name.isupper() and not _name.startswith("DT_"):
+        setattr(Shadow, _name, refuse_storage(_name, getattr(Shadow, _name)))
+
+
 S = Shadow()  # the OT operators dispatch here (its ambiguity counter is reset per program)
 bounds.SHADOW = S
 
@@ -464,13 +438,15 @@ def exec_source(src: str, filename: str, pypto_obj: Any) -> Any:
     return ns["fuzz"]
 
 
-def oracle_eval(prog: Program, src: str, inputs: Dict[str, np.ndarray]) -> Tuple[List[OT], int]:
-    """The oracle's outputs (out params in order, then returned values) and the ambiguity count."""
+def oracle_eval(prog: Program, src: str, inputs: Dict[str, np.ndarray],
+                params: Optional[List[Param]] = None) -> Tuple[List[OT], int]:
+    """The oracle's outputs (out params in order, then returned values) and the ambiguity count;
+    `params` gives the parameters' shapes of a later call (a dynamic dim's other size)."""
     S.ambiguous = 0
     fn = exec_source(src, prog.filename, S)
     args = []
     outs = []
-    for p in prog.params:
+    for p in prog.params if params is None else params:
         if p.role == "in":
             v = inputs[p.name].copy()
             args.append(OT(v, np.zeros(v.shape), p.dt))

@@ -9,6 +9,7 @@ floor_div / remainder, comparisons, where, clip and movement are exact."""
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from typing import Any, Optional, Sequence, Tuple
@@ -16,7 +17,9 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .bounds import OT, finish, smul, value_error
-from .common import FLOATS, FMAX, IBOUNDS, INTS, NP_INT, U32, ExpectedUserError, OracleUnsupported, round_to, ulp
+from .common import (FLOATS, FMAX, IBOUNDS, INTS, NP_INT, U32, ExpectedUserError, OracleUnsupported, contig, round_to,
+                     ulp)
+from .oracle_bits import check_dim, idiv, int_vs_scalar, ipow
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 _erfc = np.frompyfunc(math.erfc, 1, 1)
@@ -24,7 +27,8 @@ _erfc = np.frompyfunc(math.erfc, 1, 1)
 F64 = {"tanh": np.tanh, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
        "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
        "atanh": np.arctanh, "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10,
-       "log1p": np.log1p, "erf": lambda a: _erf(a).astype(np.float64), "erfc": lambda a: _erfc(a).astype(np.float64),
+       "log1p": np.log1p, "erf": lambda a: np.asarray(_erf(a), np.float64),
+       "erfc": lambda a: np.asarray(_erfc(a), np.float64),
        "cbrt": np.cbrt, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
        "sign": lambda a: np.where(a > 0, 1.0, np.where(a < 0, -1.0, np.where(a == 0, 0.0, a)))}
 EXACT = {"floor", "ceil", "trunc", "rint", "sign", "copysign", "fmod", "floor_div", "remainder", "lrelu"}
@@ -47,46 +51,6 @@ def _swap_scalar_left(op: str, x: Any, y: Any) -> Tuple[str, Any, Any]:
     if _is_scalar(x) and isinstance(y, OT):
         return SWAPPED[op], y, x
     return op, x, y
-
-
-def _int_vs_scalar(op: str, v: np.ndarray, s: float) -> np.ndarray:
-    """An exact comparison of integers with any real s (numpy's answer, without float64 rounding
-    of big integers)."""
-    if math.isnan(s):
-        return np.full(v.shape, op == "ne")
-    v = v.astype(np.int64)
-    lo, hi = IBOUNDS["int64"]
-    if op in ("eq", "ne"):
-        hit = np.zeros(v.shape, bool) if (math.isinf(s) or s != math.floor(s) or not lo <= s <= hi) else \
-            v == np.int64(int(s))
-        return hit if op == "eq" else ~hit
-    if op in ("lt", "ge"):  # x < s <=> x < ceil(s)
-        if math.isinf(s) or not lo < s < hi:
-            res = np.full(v.shape, s > 0)
-        else:
-            res = v < np.int64(math.ceil(s))
-        return res if op == "lt" else ~res
-    if math.isinf(s) or not lo < s < hi:  # le, gt: x <= s <=> x <= floor(s)
-        res = np.full(v.shape, s > 0)
-    else:
-        res = v <= np.int64(math.floor(s))
-    return res if op == "le" else ~res
-
-
-def _ipow(a: np.ndarray, b: np.ndarray, dt: str) -> np.ndarray:
-    """Integer a ** b, wrapping like repeated multiplication; b < 0 gives 1 / a**|b| truncated."""
-    a, b = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
-    wrap = (lambda x: x) if dt == "int64" else (lambda x: x.astype(NP_INT[dt]).astype(np.int64))
-    r = np.ones(a.shape, np.int64)
-    base = a.copy()
-    n = np.where(b < 0, 0, b)
-    with np.errstate(all="ignore"):
-        while np.any(n > 0):
-            r = np.where(n & 1, wrap(r * base), r)
-            base = wrap(base * base)
-            n = n >> 1
-    neg = np.where(a == 1, 1, np.where(a == -1, np.where(b & 1, -1, 1), 0))
-    return np.where(b < 0, neg, r).astype(NP_INT[dt])
 
 
 class NewOps:
@@ -129,7 +93,7 @@ class NewOps:
                 prop = np.where(np.abs(a64) > ea, 0.0, 2.0)
             prop = np.where(ea == 0, 0.0, prop)
         e = finish(dt, r, prop, [(a64, ea)], _own(dt, op), (), ideal)
-        return OT(np.ascontiguousarray(r), np.ascontiguousarray(e), dt)
+        return OT(contig(r), contig(e), dt)
 
     def tanh(self, x: OT) -> OT: return self._math1("tanh", x)
     def sin(self, x: OT) -> OT: return self._math1("sin", x)
@@ -213,25 +177,17 @@ class NewOps:
         e = finish(dt, r, prop, [(a64, ea), (b64, eb)], _own(dt, op), (), ideal)
         if op == "copysign":
             e = np.where(np.isnan(b64) & ~np.isnan(a64), np.inf, e)  # a computed NaN's sign is not specified
-        return OT(np.ascontiguousarray(r), np.ascontiguousarray(e), dt)
+        return OT(contig(r), contig(e), dt)
 
     def _imath2(self, op: str, a: np.ndarray, b: np.ndarray, ea: np.ndarray, eb: np.ndarray, dt: str) -> OT:
-        a, b = a.astype(np.int64), b.astype(np.int64)
-        nz = np.where(b == 0, 1, b)
-        with np.errstate(all="ignore"):
-            if op == "pow":
-                r = _ipow(a, b, dt)
-            elif op == "floor_div":  # x // 0 = 0, MIN // -1 wraps
-                r = np.where(b == 0, 0, np.where(b == -1, -a, np.floor_divide(a, np.where(b == -1, 1, nz))))
-            elif op == "remainder":  # the divisor's sign; x % 0 = 0
-                r = np.where((b == 0) | (b == -1), 0, np.remainder(a, np.where(b == -1, 1, nz)))
-            elif op == "fmod":  # the dividend's sign; x % 0 = 0
-                r = np.where((b == 0) | (b == -1), 0, np.fmod(a, np.where(b == -1, 1, nz)))
-            else:
-                raise OracleUnsupported(f"integer {op}")
-            r = r.astype(NP_INT[dt])
+        if op == "pow":
+            r = ipow(a, b, dt)
+        elif op in ("floor_div", "remainder", "fmod"):
+            r = idiv(op, a, b, dt)
+        else:
+            raise OracleUnsupported(f"integer {op}")
         e = np.where((ea > 0) | (eb > 0), np.inf, 0.0)  # discontinuous in an inexact operand
-        return OT(np.ascontiguousarray(r), e, dt)
+        return OT(contig(r), e, dt)
 
     def pow(self, x: Any, y: Any) -> OT: return self._math2("pow", x, y)
     def atan2(self, x: Any, y: Any) -> OT: return self._math2("atan2", x, y)
@@ -252,7 +208,7 @@ class NewOps:
             a64 = x.v.astype(np.float64)
             prop = x.e * max(1.0, float(s))
         e = finish(dt, r, prop, [(a64, x.e)], 0)
-        return OT(np.ascontiguousarray(r), np.ascontiguousarray(e), dt)
+        return OT(contig(r), contig(e), dt)
 
     # --- comparisons, logic, where, clip --------------------------------------------------------
     def _cmp(self, op: str, x: Any, y: Any) -> OT:
@@ -264,7 +220,7 @@ class NewOps:
         ea = value_error(x.e)
         if _is_scalar(y):
             if dt in INTS:
-                r = _int_vs_scalar(op, x.v, float(y))
+                r = int_vs_scalar(op, x.v, y)
                 b64, eb = np.float64(y), 0.0
             else:  # the scalar in the tensor's precision (numpy: fp32; torch: the 16-bit type)
                 with np.errstate(all="ignore"):
@@ -279,7 +235,7 @@ class NewOps:
         with np.errstate(all="ignore"):
             tol = ea + eb
             unc = np.isinf(tol) | ((tol > 0) & (np.abs(a64 - b64) <= tol))
-        r = np.ascontiguousarray(np.broadcast_to(r, unc.shape))
+        r = contig(np.broadcast_to(r, unc.shape))
         return OT(r, np.where(unc, np.inf, 0.0), "bool")
 
     def eq(self, x: Any, y: Any) -> OT: return self._cmp("eq", x, y)
@@ -304,7 +260,7 @@ class NewOps:
             raise OracleUnsupported(f"{op} of a scalar")
         (tx, ux), (ty, uy) = self._truth(x), self._truth(y)
         r = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[op](tx, ty)
-        return OT(np.ascontiguousarray(r), np.where(ux | uy, np.inf, 0.0), "bool")
+        return OT(contig(r), np.where(ux | uy, np.inf, 0.0), "bool")
 
     def logical_and(self, x: OT, y: OT) -> OT: return self._logical("and", x, y)
     def logical_or(self, x: OT, y: OT) -> OT: return self._logical("or", x, y)
@@ -312,7 +268,7 @@ class NewOps:
 
     def logical_not(self, x: OT) -> OT:
         t, u = self._truth(x)
-        return OT(np.ascontiguousarray(~t), np.where(u, np.inf, 0.0), "bool")
+        return OT(contig(~t), np.where(u, np.inf, 0.0), "bool")
 
     def _classify(self, op: str, x: OT) -> OT:
         v = x.v
@@ -329,7 +285,7 @@ class NewOps:
                 r = v < 0
                 with np.errstate(all="ignore"):
                     unc = unc | ((x.e > 0) & (np.abs(v.astype(np.float64)) <= x.e))
-        return OT(np.ascontiguousarray(r), np.where(unc, np.inf, 0.0), "bool")
+        return OT(contig(r), np.where(unc, np.inf, 0.0), "bool")
 
     def isnan(self, x: OT) -> OT: return self._classify("isnan", x)
     def isinf(self, x: OT) -> OT: return self._classify("isinf", x)
@@ -350,10 +306,12 @@ class NewOps:
             elif dt in INTS:
                 s = float(v)
                 if not math.isfinite(s) or s != math.floor(s):
-                    raise ExpectedUserError(f"pypto.where: the scalar {v!r} is not an integer")
+                    raise ExpectedUserError(f"pypto.where: the scalar {v!r} is not an integer",
+                                            "not an integer")
                 info = np.iinfo(NP_INT[dt])
                 if not info.min <= s <= info.max:
-                    raise ExpectedUserError(f"pypto.where: the scalar {v!r} is out of the range of {dt}")
+                    raise ExpectedUserError(f"pypto.where: the scalar {v!r} is out of the range of {dt}",
+                                            "out of the range")
                 vals.append((np.array(int(v), NP_INT[dt]), np.zeros(())))
             else:
                 with np.errstate(all="ignore"):
@@ -362,16 +320,16 @@ class NewOps:
         c = condition.v
         r = np.where(c, a, b)
         e = np.where(np.isinf(condition.e), np.inf, np.where(c, ea, eb))
-        return OT(np.ascontiguousarray(r), np.ascontiguousarray(np.broadcast_to(e, r.shape)), dt)
+        return OT(contig(r), contig(np.broadcast_to(e, r.shape)), dt)
 
     def clip(self, input: OT, min: Any = None, max: Any = None) -> OT:  # noqa: A001,A002 - PyPTO's names
         """maximum then minimum, as pypto.clip; integer bounds: x >= 2.5 is x >= 3, within the dtype."""
         if input.dt in INTS:
             lo, hi = IBOUNDS[input.dt]
             if _is_scalar(min):
-                min = int(np.clip(math.ceil(float(min)), lo, hi))
+                min = builtins.max(lo, builtins.min(hi, math.ceil(float(min))))
             if _is_scalar(max):
-                max = int(np.clip(math.floor(float(max)), lo, hi))
+                max = builtins.max(lo, builtins.min(hi, math.floor(float(max))))
         out = input
         if min is not None:
             out = self.maximum(out, min)
@@ -381,13 +339,14 @@ class NewOps:
 
     # --- reductions and scans ------------------------------------------------------------------
     def prod(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT:
+        check_dim("prod", x.ndim, dim)
         w, dt = self._widen(x)
         ax = dim % w.ndim
         unc = np.any(np.isinf(w.e), axis=ax, keepdims=keepdim)
         if w.dt in INTS:  # wrapping: the product modulo 2**bits, in any order
             r = np.prod(w.v, axis=ax, keepdims=keepdim, dtype=NP_INT[w.dt])
             e = np.where(np.any(w.e > 0, axis=ax, keepdims=keepdim), np.inf, 0.0)
-            return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), w.dt)
+            return OT(contig(r), np.where(unc, np.inf, e), w.dt)
         v64 = w.v.astype(np.float64)
         n = w.shape[ax]
         with np.errstate(all="ignore"):
@@ -408,9 +367,10 @@ class NewOps:
             e = np.where(reach0, np.inf, e)
             e = np.where(np.isfinite(rr), e, np.where(rel_in > 0, np.inf, 0.0))
             e = np.where(has_nan, 0.0, np.where(order_dep, np.inf, e))
-        return self._narrow(OT(np.ascontiguousarray(r), np.where(unc & ~has_nan, np.inf, e), "fp32"), dt)
+        return self._narrow(OT(contig(r), np.where(unc & ~has_nan, np.inf, e), "fp32"), dt)
 
     def _arg(self, op: str, x: OT, dim: int, keepdim: bool) -> OT:
+        check_dim(op, x.ndim, dim)
         ax = dim % x.ndim
         f = np.argmax if op == "argmax" else np.argmin
         r = f(x.v, axis=ax, keepdims=True)  # NaN wins (the first one), ties: the first index
@@ -424,19 +384,21 @@ class NewOps:
         unc = np.any(close | np.isinf(x.e), axis=ax, keepdims=True)
         if not keepdim:
             r, unc = np.squeeze(r, ax), np.squeeze(unc, ax)
-        return OT(np.ascontiguousarray(r.astype(np.int32)), np.where(unc, np.inf, 0.0), "int32")
+        return OT(contig(r.astype(np.int32)), np.where(unc, np.inf, 0.0), "int32")
 
     def argmax(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT: return self._arg("argmax", x, dim, keepdim)
     def argmin(self, x: OT, dim: int = -1, keepdim: bool = False) -> OT: return self._arg("argmin", x, dim, keepdim)
 
     def cumsum(self, x: OT, dim: int) -> OT:
+        check_dim("cumsum", x.ndim, dim)
         ax = dim % x.ndim
         unc = np.maximum.accumulate(np.isinf(x.e), axis=ax)
-        if x.dt in INTS:  # int64 accumulation (numpy and torch)
+        if x.dt in INTS:  # 64-bit accumulation: int64 (uint16/32/64: uint64, numpy's choice), wrapping
+            wide = "uint64" if x.dt in ("uint16", "uint32", "uint64") else "int64"
             with np.errstate(all="ignore"):
-                r = np.cumsum(x.v.astype(np.int64), axis=ax)
+                r = np.cumsum(x.v.astype(NP_INT[wide]), axis=ax, dtype=NP_INT[wide])
             e = np.cumsum(np.where(np.isinf(x.e), 0.0, x.e), axis=ax)
-            return OT(np.ascontiguousarray(r), np.where(unc, np.inf, e), "int64")
+            return OT(contig(r), np.where(unc, np.inf, e), wide)
         w, dt = self._widen(x)
         with np.errstate(all="ignore"):
             r = np.cumsum(w.v, axis=ax, dtype=np.float32)  # in order, one fp32 rounding per step
@@ -450,12 +412,12 @@ class NewOps:
             bad = np.maximum.accumulate(bad, axis=ax)
             e = np.where(fin, e, 0.0)
             e = np.where(bad | unc, np.inf, e)
-        return self._narrow(OT(np.ascontiguousarray(r), e, "fp32"), dt)
+        return self._narrow(OT(contig(r), e, "fp32"), dt)
 
     def var(self, input: OT, dim: Any = None, *, correction: float = 1, keepdim: bool = False) -> OT:  # noqa: A002
         x = input
         if x.dt not in FLOATS:
-            raise ExpectedUserError(f"pypto.var needs a floating-point tensor, got {x.dt}")
+            raise ExpectedUserError(f"pypto.var needs a floating-point tensor, got {x.dt}", "floating-point")
         dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
         dims = sorted({d % x.ndim for d in dims})
         n = 1
@@ -481,7 +443,7 @@ class NewOps:
     # --- movement and index ----------------------------------------------------------------------
     def permute(self, input: OT, dims: Sequence[int]) -> OT:  # noqa: A002
         perm = [d % input.ndim for d in dims]
-        return OT(np.ascontiguousarray(np.transpose(input.v, perm)), np.ascontiguousarray(np.transpose(input.e, perm)),
+        return OT(contig(np.transpose(input.v, perm)), contig(np.transpose(input.e, perm)),
                   input.dt)
 
     def transpose(self, input: OT, dim0: int, dim1: int) -> OT:  # noqa: A002
@@ -496,6 +458,7 @@ class NewOps:
         the spread of the k-th order statistic over the inputs' intervals; an index is determined
         when its element's interval meets no other's."""
         x = input
+        check_dim("topk", x.ndim, -1 if dim is None else dim)
         if dim is not None and dim % x.ndim != x.ndim - 1:
             raise OracleUnsupported(f"topk along dim {dim}")
         v = x.v
@@ -505,8 +468,8 @@ class NewOps:
             nan = np.isnan(v)
             vf = np.where(nan, 0.0, v.astype(np.float64))
             order = np.lexsort((idx, -vf, ~nan) if largest else (idx, vf, nan), axis=-1)
-        else:
-            vi = v.astype(np.int64)
+        else:  # ~ reverses the order of int64 and of uint64 alike
+            vi = v.astype(np.uint64 if v.dtype == np.uint64 else np.int64)
             order = np.lexsort((idx, ~vi) if largest else (idx, vi), axis=-1)
         order = order[..., :k]
         vals = np.take_along_axis(v, order, axis=-1)
@@ -527,8 +490,8 @@ class NewOps:
             close = (tol > 0) & (np.abs(v64[..., None, :] - s64[..., :, None]) <= tol)
             close &= idx[..., None, :] != order[..., :, None]
             iunc = np.any(close, axis=-1)
-        values = OT(np.ascontiguousarray(vals), np.where(row_unc, np.inf, ve), x.dt)
-        indices = OT(np.ascontiguousarray(order.astype(np.int32)), np.where(row_unc | iunc, np.inf, 0.0), "int32")
+        values = OT(contig(vals), np.where(row_unc, np.inf, ve), x.dt)
+        indices = OT(contig(order.astype(np.int32)), np.where(row_unc | iunc, np.inf, 0.0), "int32")
         return values, indices
 
     def gather(self, input: OT, dim: int, index: OT) -> OT:  # noqa: A002
@@ -540,5 +503,5 @@ class NewOps:
         box = tuple(slice(None) if d == ax else slice(0, ii.shape[d]) for d in range(x.ndim))
         r = np.take_along_axis(x.v[box], ii, axis=ax)
         e = np.take_along_axis(x.e[box], ii, axis=ax)
-        return OT(np.ascontiguousarray(r), np.where(np.isinf(index.e), np.inf, e), x.dt)
+        return OT(contig(r), np.where(np.isinf(index.e), np.inf, e), x.dt)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .common import ALL_DTYPES, IBOUNDS, INF, INTS, NAN, NP_INT, PDT, FMAX, round_to
+from .common import ALL_DTYPES, IBOUNDS, INF, INTS, NAN, NP_INT, OLD_DTYPES, PDT, FMAX, UINTS, round_to
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Param:
     role: str  # "in" | "out"
     style: str = "normal"
     edges: bool = False
+    dyn: bool = False  # dim 0 is pypto.DYNAMIC (its size comes from the call)
 
 
 @dataclass
@@ -42,6 +43,9 @@ class Program:
     note: str = ""
     shrunk: bool = False
     dtypes: str = ",".join(ALL_DTYPES)  # the --dtypes it was generated with (part of its identity)
+    dyn_sizes: Tuple[int, ...] = ()  # the dynamic dim's sizes in the calls after the first
+    expect: str = ""  # the UserError the program must raise (decided by the generator), if any
+    expect_pattern: str = ""  # what its message must say
 
     @property
     def filename(self) -> str:
@@ -68,7 +72,9 @@ def lit(s: Any) -> str:
 
 BIN_SYM = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_div": "//", "remainder": "%", "pow": "**",
            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
-           "logical_and": "&", "logical_or": "|", "logical_xor": "^"}
+           "logical_and": "&", "logical_or": "|", "logical_xor": "^",
+           "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "bitwise_left_shift": "<<",
+           "bitwise_right_shift": ">>"}
 OLD_REDUCE = ("amax", "amin", "sum", "mean")
 
 
@@ -86,7 +92,7 @@ def render_expr(op: str, args: List[Any], kw: Dict[str, Any], form: str) -> str:
         return f"-{a(args[0])}"
     if op == "abs" and form == "op":
         return f"abs({a(args[0])})"
-    if op == "logical_not" and form == "op":
+    if op in ("logical_not", "bitwise_not") and form == "op":
         return f"~{a(args[0])}"
     if op in OLD_REDUCE:
         if form == "kw":
@@ -109,8 +115,15 @@ def render_expr(op: str, args: List[Any], kw: Dict[str, Any], form: str) -> str:
 # Statements: ("tile", dims) ("op", V, op, args, kw, form) ("bind", V, text) ("tensor", V)
 # ("store", target_text, V, form, assemble_text) ("loop", var, args_text, body) ("return", [V])
 
+def _shape_text(p: Param) -> str:
+    if p.dyn:
+        dims = ["pypto.DYNAMIC"] + [str(d) for d in p.shape[1:]]
+        return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+    return repr(tuple(p.shape))
+
+
 def render(prog: Program) -> str:
-    sig = ", ".join(f"{p.name}: pypto.Tensor({tuple(p.shape)!r}, pypto.{PDT[p.dt]})" for p in prog.params)
+    sig = ", ".join(f"{p.name}: pypto.Tensor({_shape_text(p)}, pypto.{PDT[p.dt]})" for p in prog.params)
     lines = ["import pypto", "", "", "@pypto.jit", f"def fuzz({sig}):"]
 
     def emit(body: List[Any], ind: str) -> None:
@@ -123,9 +136,10 @@ def render(prog: Program) -> str:
                 lines.append(f"{ind}{out.name} = {render_expr(op, args, kw, form)}")
             elif k == "bind":
                 lines.append(f"{ind}{st[1].name} = {st[2]}")
-            elif k == "tensor":
+            elif k == "tensor":  # ("tensor", V[, shape text])
                 v = st[1]
-                lines.append(f"{ind}{v.name} = pypto.tensor({tuple(v.shape)!r}, pypto.{PDT[v.dt]})")
+                shape = st[2] if len(st) > 2 else repr(tuple(v.shape))
+                lines.append(f"{ind}{v.name} = pypto.tensor({shape}, pypto.{PDT[v.dt]})")
             elif k == "store":
                 _, target, v, form, asm = st
                 if form == "assemble":
@@ -182,11 +196,40 @@ EDGE = {
 }
 
 
+def _make_new_input(g: np.random.Generator, p: Param, shape: Tuple[int, ...], n: int) -> np.ndarray:
+    """make_input for the dtypes added after the first fuzzer: unsigned integers over their whole
+    range (uint64 above 2^63 too), and FP8 values (as float32) with its edges."""
+    from .kinds_new import EDGE_NEW
+    a: np.ndarray
+    if p.dt in UINTS:
+        hi = IBOUNDS[p.dt][1]
+        top = {"int_wide": hi, "int_tiny": 6}.get(p.style, min(hi, 1000))
+        a = g.integers(0, top, size=n, endpoint=True, dtype=np.uint64).astype(NP_INT[p.dt])
+    else:
+        a = g.standard_normal(n)
+        wide = 10.0 ** g.uniform(-3, 3, n)
+        scale: Any = {"wide": wide, "small": 1e-2, "positive": 1.0}.get(p.style, g.choice([1.0, 3.0, 30.0]))
+        a = a * scale
+        if p.style == "positive":
+            a = np.abs(a) + 0.01
+    if p.edges and n > 0:
+        k = int(min(n, 1 + g.geometric(0.5) + n // 40 * int(g.random() < 0.3)))
+        vals = EDGE_NEW[p.dt]
+        for q in g.choice(n, size=k, replace=False):
+            a[q] = vals[int(g.integers(0, len(vals)))]
+    if p.dt in UINTS:
+        return a.reshape(shape)
+    with np.errstate(all="ignore"):
+        return round_to(p.dt, np.asarray(a, np.float32)).reshape(shape)
+
+
 def make_input(seed: int, index: int, p: Param) -> np.ndarray:
     """Oracle values (float32 for floats, ints) of an input parameter: deterministic in
     (seed, index, parameter name, shape, dtype, style, edges)."""
     key = zlib.crc32(repr((p.name, tuple(p.shape), p.dt, p.style, p.edges)).encode())
     g = np.random.default_rng([seed, index, key])
+    if p.dt not in OLD_DTYPES:
+        return _make_new_input(g, p, tuple(p.shape), int(np.prod(p.shape)))
     shape = tuple(p.shape)
     n = int(np.prod(shape))
     if p.dt in INTS:
@@ -224,6 +267,15 @@ def make_input(seed: int, index: int, p: Param) -> np.ndarray:
         return round_to(p.dt, a.astype(np.float32)).reshape(shape)
 
 
-def make_inputs(prog: Program) -> Dict[str, np.ndarray]:
-    return {p.name: make_input(prog.seed, prog.index, p) for p in prog.params if p.role == "in"}
+def call_params(prog: Program, call: int = 0) -> List[Param]:
+    """The parameters with the shapes of call `call` (0: the generated ones; then the dynamic dim
+    takes prog.dyn_sizes[call - 1])."""
+    if call == 0:
+        return list(prog.params)
+    n = prog.dyn_sizes[call - 1]
+    return [replace(p, shape=(n,) + tuple(p.shape[1:])) if p.dyn else p for p in prog.params]
+
+
+def make_inputs(prog: Program, call: int = 0) -> Dict[str, np.ndarray]:
+    return {p.name: make_input(prog.seed, prog.index, p) for p in call_params(prog, call) if p.role == "in"}
 

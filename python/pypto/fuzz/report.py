@@ -4,6 +4,7 @@ script, the batch summary and the markdown report."""
 from __future__ import annotations
 
 import base64
+import re
 import sys
 from collections import Counter, defaultdict
 from typing import Any, Dict, List, Optional, Tuple
@@ -12,7 +13,7 @@ import numpy as np
 
 from .bounds import OT
 from .common import np_dtype, to_storage
-from .program import Program
+from .program import Program, call_params, make_inputs
 
 def signature(prog: Program, out: Any) -> str:
     """Groups mismatches: failing modes, what went wrong, the output dtype(s)."""
@@ -24,34 +25,46 @@ def signature(prog: Program, out: Any) -> str:
 
 
 def standalone(prog: Program, src: str, inputs: Dict[str, np.ndarray], oracle: Optional[List[OT]]) -> str:
-    """A self-contained script: the program, its inputs (exact bytes) and the oracle's outputs."""
+    """A self-contained script: the program, its inputs (exact bytes) and the oracle's outputs; a
+    program with a dynamic dim is called once per size (its later calls' inputs are regenerated)."""
     lines = ["# Reproducer from python -m pypto.fuzz "
              f"(seed {prog.seed}, program {prog.index}{', shrunk' if prog.shrunk else ''})",
              "import base64, numpy as np", src.replace("import pypto\n", "import pypto\n", 1), ""]
     lines.append("def arr(b64, dtype, shape):")
     lines.append("    return np.frombuffer(base64.b64decode(b64), dtype).reshape(shape).copy()")
     lines.append("")
-    args = []
-    for p in prog.params:
-        if p.role == "in":
-            st = to_storage(p.dt, inputs[p.name])
-            lines.append(f"{p.name} = arr({base64.b64encode(st.tobytes()).decode()!r}, np.{st.dtype.name}, "
-                         f"{tuple(st.shape)!r})  # {p.dt}")
-        else:
-            st = to_storage(p.dt, np.zeros(p.shape, np_dtype(p.dt)))
-            lines.append(f"{p.name} = np.zeros({tuple(st.shape)!r}, np.{st.dtype.name})  # {p.dt} output")
-        args.append(p.name)
+    calls = []
+    for c in range(1 + len(prog.dyn_sizes)):
+        ins = inputs if c == 0 else make_inputs(prog, c)
+        suffix = f"_{c + 1}" if c else ""
+        args = []
+        for p in call_params(prog, c):
+            if p.role == "in":
+                st = to_storage(p.dt, ins[p.name])
+                lines.append(f"{p.name}{suffix} = arr({base64.b64encode(st.tobytes()).decode()!r}, np.{st.dtype.name}, "
+                             f"{tuple(st.shape)!r})  # {p.dt}")
+            else:
+                st = to_storage(p.dt, np.zeros(p.shape, np_dtype(p.dt)))
+                lines.append(f"{p.name}{suffix} = np.zeros({tuple(st.shape)!r}, np.{st.dtype.name})  # {p.dt} output")
+            args.append(p.name + suffix)
+        calls.append(args)
+    # the outputs holding bf16 bits (numpy uint16; a DT_UINT16 output is uint16 too)
+    if oracle is not None:
+        bf16 = [k for k, o in enumerate(oracle[:len(oracle) // len(calls)]) if o.dt == "bf16"]
+    else:
+        bf16 = [k for k, p in enumerate(p for p in prog.params if p.role == "out") if p.dt == "bf16"]
     lines.append("for mode in ('cpu', 'interp'):")
     lines.append("    pypto.set_runtime_options(run_mode=mode)")
-    lines.append(f"    res = fuzz({', '.join(args)})")
-    outs = [p.name for p in prog.params if p.role == "out"]
-    if outs:
-        lines.append(f"    res = ({', '.join(outs)},)")
-    else:
-        lines.append("    res = res if isinstance(res, tuple) else (res,)")
-    lines.append("    for k, r in enumerate(res):")
-    lines.append("        r = (r.astype(np.uint32) << 16).view(np.float32) if r.dtype == np.uint16 else r")
-    lines.append("        print(mode, k, np.array2string(np.asarray(r), threshold=64, precision=9))")
+    for args in calls:
+        lines.append(f"    res = fuzz({', '.join(args)})")
+        outs = [a for a, p in zip(args, prog.params) if p.role == "out"]
+        if outs:
+            lines.append(f"    res = ({', '.join(outs)},)")
+        else:
+            lines.append("    res = res if isinstance(res, tuple) else (res,)")
+        lines.append("    for k, r in enumerate(res):")
+        lines.append(f"        r = (r.astype(np.uint32) << 16).view(np.float32) if k in {bf16!r} else r")
+        lines.append("        print(mode, k, np.array2string(np.asarray(r), threshold=64, precision=9))")
     if oracle is not None:
         for k, o in enumerate(oracle):
             vals = " ".join(np.array2string(o.v.reshape(-1)[:16], precision=9).split())
@@ -88,7 +101,7 @@ def summarize(recs: List[Dict[str, Any]], seed: int, elapsed: float, max_reports
       "elements checked / uncertain")
     for cat in sorted(by_cat):
         c = by_cat[cat]
-        p(f"  {cat:<18} {c['ok']:5d} ok {c['mismatch']:4d} mismatch {c['expected_error']:4d} expected-error "
+        p(f"  {cat:<22} {c['ok']:5d} ok {c['mismatch']:4d} mismatch {c['expected_error']:4d} expected-error "
           f"{c['unsupported']:4d} unsupported {c['fuzz_error']:3d} fuzz-error   {c['_checked']:8d} / {c['_uncertain']}")
     mism = [r for r in recs if r["status"] == "mismatch"]
     ferr = [r for r in recs if r["status"] == "fuzz_error"]
@@ -110,8 +123,12 @@ def summarize(recs: List[Dict[str, Any]], seed: int, elapsed: float, max_reports
             p(f"  {n:5d}  {msg}")
     if exp:
         no_line = sum(1 for r in exp if "error-without-line" in r["flags"])
-        p(f"\nexpected errors (out-of-range / non-integral integer scalars refused): {len(exp)}"
+        p(f"\nexpected errors (UserErrors the contract requires, each raised by every mode): {len(exp)}"
           + (f" ({no_line} without the program's line in the message)" if no_line else ""))
+        why = Counter(re.sub(r"pypto\.\w+(?=:| on| over)", "pypto.<op>",
+                             re.sub(r"(?<![\w.])-?\d[\d.e+]*", "N", r["signature"])) for r in exp)
+        for msg, n in why.most_common(12):
+            p(f"  {n:5d}  {msg}")
     shown = 0
     for sig, rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         for r in rs[:2]:

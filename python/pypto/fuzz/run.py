@@ -20,10 +20,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .bounds import OT
-from .common import FLOATS, PREC, SENTINEL, ExpectedUserError, from_storage, np_dtype, storage_dtype, to_storage
+from .common import (FLOATS, INTS, PREC, SENTINEL, ExpectedUserError, from_storage, np_dtype, storage_dtype,
+                     to_storage)
 from .generate import generate
 from .oracle import exec_source, oracle_eval
-from .program import Program, make_inputs, ops_of, render
+from .program import Param, Program, call_params, make_inputs, ops_of, render
 from .report import describe, signature, standalone
 
 
@@ -40,43 +41,65 @@ class Outcome:
     coverage: Dict[str, int] = field(default_factory=dict)  # checked NaN / inf / subnormal / zero elements
 
 
-def run_pypto(prog: Program, src: str, inputs: Dict[str, np.ndarray], modes: Sequence[str]) -> Dict[str, Any]:
-    """{mode: ("ok", [outputs as float32/int64 arrays], inputs_modified) | ("usererror", msg) |
-    ("exception", msg)}."""
+Call = Tuple[List[Param], Dict[str, np.ndarray]]  # one call's parameters (their shapes) and inputs
+
+
+def program_calls(prog: Program) -> List[Call]:
+    """The calls a program is run with: one, or one per size of its dynamic dim."""
+    return [(call_params(prog, c), make_inputs(prog, c)) for c in range(1 + len(prog.dyn_sizes))]
+
+
+def run_pypto(prog: Program, src: str, calls: List[Call], modes: Sequence[str]) -> Dict[str, Any]:
+    """{mode: ("ok", [(dtype or None, output array) of every call in turn], inputs_modified, notes)
+    | ("usererror", msg) | ("exception", msg)}. One jit function serves every call of a mode: a
+    program with a dynamic dim must not compile again for another size (note "recompiled")."""
     import pypto
     fn = exec_source(src, prog.filename, pypto)
     res: Dict[str, Any] = {}
     for mode in modes:
-        args = []
-        outs_idx = []
-        for k, p in enumerate(prog.params):
-            if p.role == "in":
-                args.append(to_storage(p.dt, inputs[p.name]))
-            else:
-                args.append(to_storage(p.dt, np.full(p.shape, SENTINEL[p.dt],
-                                                     np_dtype(p.dt))))
-                outs_idx.append(k)
-        before = [a.copy() for a in args]
+        outs: List[Tuple[Optional[str], np.ndarray]] = []
+        modified: List[str] = []
+        notes: List[str] = []
+        compiled = 0
         pypto.set_runtime_options(run_mode=mode)
         try:
-            ret = fn(*args)
-        except pypto.UserError as e:
-            res[mode] = ("usererror", str(e))
-            continue
-        except Exception as e:  # noqa: BLE001 - everything else is a finding
-            res[mode] = ("exception", f"{type(e).__name__}: {e}")
-            continue
+            for c, (params, inputs) in enumerate(calls):
+                where = f"call {c + 1} (dim 0 = {prog.dyn_sizes[c - 1]}): " if c else ""
+                args = []
+                outs_idx = []
+                for k, p in enumerate(params):
+                    if p.role == "in":
+                        args.append(to_storage(p.dt, inputs[p.name]))
+                    else:
+                        args.append(to_storage(p.dt, np.full(p.shape, SENTINEL[p.dt], np_dtype(p.dt))))
+                        outs_idx.append(k)
+                before = [a.copy() for a in args]
+                try:
+                    ret = fn(*args)
+                except pypto.UserError as e:
+                    res[mode] = ("usererror", where + str(e))
+                    break
+                except Exception as e:  # noqa: BLE001 - everything else is a finding
+                    res[mode] = ("exception", f"{where}{type(e).__name__}: {e}")
+                    break
+                n_cache = len(getattr(fn, "_cache", ()))
+                if c == 0:
+                    compiled = n_cache
+                elif n_cache != compiled:
+                    notes.append("recompiled")
+                got: List[Tuple[Optional[str], np.ndarray]] = [(params[k].dt, args[k]) for k in outs_idx]
+                if ret is not None and not outs_idx:
+                    rets = list(ret) if isinstance(ret, tuple) else [ret]
+                    got += [(None, np.asarray(x)) for x in rets]
+                if INJECT and mode == "cpu":
+                    got = [(d, _inject(INJECT, a)) for d, a in got]
+                outs += got
+                modified += [where + p.name for k, p in enumerate(params) if p.role == "in" and not np.array_equal(
+                    before[k].reshape(-1).view(np.uint8), args[k].reshape(-1).view(np.uint8))]
+            else:
+                res[mode] = ("ok", outs, modified, notes)
         finally:
             pypto.set_runtime_options(run_mode="cpu")
-        outs = [(prog.params[k].dt, args[k]) for k in outs_idx]
-        if ret is not None and not outs_idx:
-            rets = list(ret) if isinstance(ret, tuple) else [ret]
-            outs += [(None, np.asarray(x)) for x in rets]
-        if INJECT and mode == "cpu":
-            outs = [(d, _inject(INJECT, a)) for d, a in outs]
-        modified = [p.name for k, p in enumerate(prog.params)
-                    if p.role == "in" and not np.array_equal(before[k].view(np.uint8), args[k].view(np.uint8))]
-        res[mode] = ("ok", outs, modified)
     return res
 
 
@@ -122,8 +145,23 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _int_bad(g: np.ndarray, w: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Integers (and bools) compared exactly: equal where the oracle is exact, else within e
+    (the distance taken in Python ints: uint64 and int64 values do not fit float64)."""
+    with np.errstate(all="ignore"):
+        bad = np.asarray(g != w)
+        loose = (e > 0) & np.isfinite(e)
+        if np.any(loose):
+            dist = np.abs(g.astype(object) - w.astype(np.int64 if w.dtype == np.bool_ else w.dtype).astype(object))
+            bad = np.where(loose, dist.astype(np.float64) > e, bad)
+    return bad
+
+
 def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[str, np.ndarray],
-            max_elems: int = 6) -> Outcome:
+            max_elems: int = 6, first_of_call: Sequence[int] = (),
+            later_inputs: Sequence[Dict[str, np.ndarray]] = ()) -> Outcome:
+    """first_of_call: the index of the first output of each call after the first (a dynamic dim's
+    other sizes), later_inputs those calls' inputs."""
     modes = list(res)
     flags: List[str] = []
     bad_modes: List[str] = []
@@ -134,7 +172,11 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
         st = res[mode]
         if st[0] != "ok":
             continue
-        _, outs, modified = st
+        _, outs, modified, notes = st
+        if "recompiled" in notes:
+            flags.append("recompiled")
+            bad_modes.append(mode)
+            lines.append(f"[{mode}] compiled again for another size of the dynamic dim (pypto.DYNAMIC: once)")
         if modified:
             flags.append("input-modified")
             bad_modes.append(mode)
@@ -195,6 +237,9 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
                 fin = np.isfinite(w) & np.isfinite(g)
                 val_bad = fin & (np.abs(g - w) > e)
                 sentinel = fin & (g == SENTINEL[dt]) & (w != SENTINEL[dt]) & (dt != "bool")
+                if dt in INTS or dt == "bool":  # exact, in the integers' own dtypes
+                    val_bad = _int_bad(gl[k], want.v, e)
+                    sentinel = (gl[k] == SENTINEL[dt]) & (want.v != SENTINEL[dt]) & (dt != "bool")
             bad = (nan_missing | nan_extra | inf_bad | nonfin_got | val_bad) & ~skip
             for nm, m in (("nan-missing", nan_missing), ("nan-extra", nan_extra), ("inf-mismatch", inf_bad),
                           ("got-nonfinite", nonfin_got), ("value", val_bad & ~sentinel), ("unwritten", sentinel)):
@@ -216,7 +261,9 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
                     bad_any |= d
         if np.any(bad_any):
             idxs = np.argwhere(bad_any)
-            elem_lines.append(f"output {k} ({dt}{list(want.shape)}): {len(idxs)} bad of {bad_any.size}")
+            call = sum(1 for f in first_of_call if k >= f)
+            of_call = f", call {call + 1}: dim 0 = {prog.dyn_sizes[call - 1]}" if call else ""
+            elem_lines.append(f"output {k} ({dt}{list(want.shape)}{of_call}): {len(idxs)} bad of {bad_any.size}")
             for idx in idxs[:max_elems]:
                 t = tuple(int(i) for i in idx)
                 parts = [f"  [{', '.join(map(str, t))}]"]
@@ -229,10 +276,11 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
                 parts.append(f"expected={_fmt(want.v[t])}")
                 parts.append(f"tol={_fmt(e[t])}")
                 ins = []
+                call_inputs = later_inputs[call - 1] if call and len(later_inputs) >= call else inputs
                 for p in prog.params:
                     if p.role == "in":
-                        a = inputs[p.name]
-                        if a.ndim == len(t):
+                        a = call_inputs[p.name]
+                        if a.ndim == len(t) and a.size:
                             it = tuple(min(i, s - 1) for i, s in zip(t, a.shape))
                             ins.append(f"{p.name}{list(it)}={_fmt(a[it])}")
                 if ins:
@@ -249,26 +297,41 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
 
 
 def evaluate(prog: Program, modes: Sequence[str]) -> Tuple[Outcome, str, Dict[str, np.ndarray], Any, Any]:
-    """Run one program: (outcome, source, inputs, oracle outputs or None, pypto results)."""
+    """Run one program: (outcome, source, inputs, oracle outputs or None, pypto results). A program
+    with a dynamic dim runs once per size; its outputs (and the oracle's) are those of every call
+    in turn."""
     src = render(prog)
-    inputs = make_inputs(prog)
-    expect: Optional[str] = None
+    calls = program_calls(prog)
+    inputs = calls[0][1]
+    expect, pattern = prog.expect, prog.expect_pattern
     oracle: Optional[List[OT]] = None
     amb = 0
-    try:
-        oracle, amb = oracle_eval(prog, src, inputs)
-    except ExpectedUserError as e:
-        expect = str(e)
-    except Exception:  # noqa: BLE001
-        return Outcome("fuzz_error", ["oracle"], [], traceback.format_exc()), src, inputs, None, None
-    res = run_pypto(prog, src, inputs, modes)
+    first_of_call: List[int] = []
+    if not expect:
+        try:
+            oracle = []
+            for c, (params, ins) in enumerate(calls):
+                if c:
+                    first_of_call.append(len(oracle))
+                outs, a = oracle_eval(prog, src, ins, params)
+                oracle += outs
+                amb += a
+        except ExpectedUserError as e:
+            expect, pattern, oracle = str(e), e.pattern, None
+        except Exception:  # noqa: BLE001
+            return Outcome("fuzz_error", ["oracle"], [], traceback.format_exc()), src, inputs, None, None
+    res = run_pypto(prog, src, calls, modes)
     kinds = {m: res[m][0] for m in modes}
-    if expect is not None:
+    if expect:
         if all(k == "usererror" for k in kinds.values()):
             msg = res[modes[0]][1]
-            # it should name the program's line
-            flags = [] if prog.filename in msg else ["error-without-line"]
-            return Outcome("expected_error", flags, [], msg.splitlines()[0][:200], message=expect), src, inputs, None, res
+            if pattern and not re.search(pattern, msg):  # refused, but the message does not say why
+                detail = f"expected a pypto.UserError saying /{pattern}/ ({expect}); got: {msg.splitlines()[0][:300]}"
+                out = Outcome("mismatch", ["unclear-error"], list(modes), detail, message=expect)
+                return out, src, inputs, None, res
+            flags = [] if prog.filename in msg else ["error-without-line"]  # it should name the program's line
+            out = Outcome("expected_error", flags, [], msg.splitlines()[0][:200], message=expect)
+            return out, src, inputs, None, res
         bad = [m for m, k in kinds.items() if k != "usererror"]
         detail = f"expected a pypto.UserError ({expect}); got " + ", ".join(
             f"{m}: {kinds[m]}" + (f" ({res[m][1].splitlines()[0][:200]})" if kinds[m] != "ok" else "") for m in modes)
@@ -286,10 +349,9 @@ def evaluate(prog: Program, modes: Sequence[str]) -> Tuple[Outcome, str, Dict[st
             return Outcome("unsupported", [], [], msg, message=msg), src, inputs, oracle, res
         return Outcome("mismatch", ["usererror-one-mode"], uerr, msg, message=msg), src, inputs, oracle, res
     assert oracle is not None
-    out = compare(prog, oracle, res, inputs)
+    out = compare(prog, oracle, res, inputs, first_of_call=first_of_call, later_inputs=[c[1] for c in calls[1:]])
     out.ambiguous = amb
     return out, src, inputs, oracle, res
-
 
 
 MARK = "@@FUZZ@@ "
@@ -308,7 +370,8 @@ def _apply_pass_options() -> None:
     pypto.set_pass_options(**opts)
 
 
-def run_one(seed: int, index: int, dtypes: Sequence[str], modes: Sequence[str], want_shrink: bool = False) -> Dict[str, Any]:
+def run_one(seed: int, index: int, dtypes: Sequence[str], modes: Sequence[str],
+            want_shrink: bool = False) -> Dict[str, Any]:
     t0 = time.time()
     prog = generate(seed, index, dtypes)
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, List, Sequence, Tuple
+from dataclasses import replace
+from typing import Any, List, Optional, Sequence, Tuple
 
 from . import run
 from .common import INTS
@@ -14,7 +15,7 @@ from .program import Param, Program, V, render
 
 SCALAR_OPERAND_OPS = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "hypot", "copysign",
                       "floor_div", "remainder", "fmod", "lrelu", "eq", "ne", "lt", "le", "gt", "ge", "greater", "where",
-                      "clip"}
+                      "clip", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}
 
 
 def _uses(body: List[Any], name: str) -> bool:
@@ -71,10 +72,10 @@ def _dce(prog: Program) -> Program:
         body = nb
         if not ch:
             break
-    src_text = render(Program(prog.seed, prog.index, prog.dtype, prog.kind, prog.params, body))
+    src_text = render(replace(prog, body=body))
     body_text = src_text.split("):\n", 1)[1]
     params = [p for p in prog.params if p.role == "out" or _mentions(body_text, p.name)]
-    return Program(prog.seed, prog.index, prog.dtype, prog.kind, params, body, prog.note, True, prog.dtypes)
+    return replace(prog, params=params, body=body, shrunk=True)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -84,9 +85,9 @@ def _mentions(text: str, name: str) -> bool:
 def _variants(prog: Program) -> List[Program]:
     """Smaller neighbours of prog."""
     out: List[Program] = []
-    P = lambda body, params=None: Program(prog.seed, prog.index, prog.dtype, prog.kind,  # noqa: E731
-                                          params if params is not None else prog.params, body, prog.note, True,
-                                          prog.dtypes)
+
+    def P(body: List[Any], params: Optional[List[Param]] = None) -> Program:  # noqa: N802
+        return replace(prog, body=body, params=params if params is not None else prog.params, shrunk=True)
 
     def ops_in(body: List[Any], path: Tuple[int, ...] = ()) -> List[Tuple[Tuple[int, ...], Any]]:
         res = []
@@ -130,13 +131,14 @@ def _variants(prog: Program) -> List[Program]:
                 out.append(P(prog.body[:i] + [("return", [v])] + prog.body[i + 1:]))
             if s2[0] == "store" and s2[1].endswith("[:]") and s2[2].name != v.name and path[0] < i:
                 pname = s2[1][:-3]
-                params = [Param(p.name, v.shape, v.dt, "out") if p.name == pname else p for p in prog.params]
+                params = [replace(p, shape=v.shape, dt=v.dt, dyn=bool(p.dyn and v.shape and v.shape[0] == p.shape[0]))
+                          if p.name == pname else p for p in prog.params]
                 out.append(P(prog.body[:i] + [("store", s2[1], v, s2[3], s2[4])] + prog.body[i + 1:], params))
     # 3. inputs without edge values
     for k, p in enumerate(prog.params):
         if p.role == "in" and p.edges:
             params = list(prog.params)
-            params[k] = Param(p.name, p.shape, p.dt, p.role, p.style, False)
+            params[k] = replace(p, edges=False)
             out.append(P(prog.body, params))
     # 4. plain scalars instead of edge ones (operands only: not dims, k or flags)
     for path, st in ops_in(prog.body):
