@@ -37,10 +37,12 @@ def test_every_byte_decodes_as_torch(fmt, mode):
 
 def _edge_values():
     r = torch.Generator().manual_seed(3)
-    vals = torch.cat([torch.randn(3000, generator=r) * 30, torch.randn(1000, generator=r) * 1e-3,
-                      torch.tensor([0.0, -0.0, 448.0, 449.0, 464.0, 465.0, 1e6, 57344.0, 61439.0, 61440.0, 7e4,
+    # The edge values first: the random tail is what the cut to rows of 32 drops.
+    vals = torch.cat([torch.tensor([0.0, -0.0, 448.0, 449.0, 464.0, 465.0, 1e6, 57344.0, 61439.0, 61440.0, 7e4,
                                     float("inf"), -float("inf"), float("nan"), 1e-10, 2.0 ** -9, 2.0 ** -10,
-                                    3 * 2.0 ** -11, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -18, 1e-45])])
+                                    3 * 2.0 ** -11, 2.0 ** -16, 2.0 ** -17, 3 * 2.0 ** -18, 1e-45, -448.0, -465.0,
+                                    -57344.0, -61440.0, -1e-45]),
+                      torch.randn(3000, generator=r) * 30, torch.randn(1000, generator=r) * 1e-3])
     return vals[: len(vals) // 32 * 32].reshape(-1, 32)
 
 
@@ -59,8 +61,11 @@ def test_encoding_matches_torch_bit_for_bit(fmt, src, mode):
 
     got = run_in(mode, encode, vals)
     assert got.dtype == tdt
+    assert torch.isinf(vals.float()).sum() == 2  # the edges are in
     ref = vals.to(tdt)
     nan = torch.isnan(ref.float())
+    if dt == pypto.DT_FP8E4M3:  # E4M3 has no inf: pypto makes ±inf NaN (ops/mx.py); torch 2.13 gives ±448
+        nan = nan | torch.isinf(vals.float())
     assert torch.equal(got.view(torch.uint8)[~nan], ref.view(torch.uint8)[~nan])
     assert torch.isnan(got.float()[nan]).all()
 
