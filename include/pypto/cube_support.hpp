@@ -385,7 +385,6 @@ inline void MicroF32(int64_t K, const float* A, int64_t lda, const float* Bp, fl
   }
   PYPTO_ROWS(PYPTO_STORE)
 #undef PYPTO_FMA
-#undef PYPTO_LOAD
 
 // int8 as int16 pairs: per k pair, _mm256_madd_epi16 forms a[2p] * b[2p][j] + a[2p+1] * b[2p+1][j]
 // exactly in int32 (|products| <= 2^14), added to the int32 accumulators.
@@ -416,11 +415,6 @@ template <int MR, bool kInit>
 inline void MicroBF16(int64_t pairs, const pto::bfloat16* A, int64_t lda, const pto::bfloat16* Bp, float* C,
                       int64_t ldc) {
   __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-#define PYPTO_BLOAD(I, X0, X1)                                           \
-  if constexpr (I < MR) {                                                \
-    X0 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc);     \
-    X1 = kInit ? _mm256_setzero_ps() : _mm256_loadu_ps(C + I * ldc + 8); \
-  }
 #define PYPTO_BDOT(I, X0, X1)                             \
   if constexpr (I < MR) {                                 \
     int32_t pair;                                         \
@@ -429,14 +423,13 @@ inline void MicroBF16(int64_t pairs, const pto::bfloat16* A, int64_t lda, const 
     X0 = _mm256_dpbf16_ps(X0, a, b0);                     \
     X1 = _mm256_dpbf16_ps(X1, a, b1);                     \
   }
-  PYPTO_ROWS(PYPTO_BLOAD)
+  PYPTO_ROWS(PYPTO_LOAD)  // (MicroF32's: fp32 accumulators, zero with kInit)
   for (int64_t p = 0; p < pairs; ++p) {
     const __m256bh b0 = (__m256bh)(_mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR)));
     const __m256bh b1 = (__m256bh)(_mm256_load_si256(reinterpret_cast<const __m256i*>(Bp + p * 2 * kCubeNR + 16)));
     PYPTO_ROWS(PYPTO_BDOT)
   }
   PYPTO_ROWS(PYPTO_STORE)
-#undef PYPTO_BLOAD
 #undef PYPTO_BDOT
 }
 
@@ -556,6 +549,7 @@ inline void MicroI8(int64_t pairs, const int16_t* A, int64_t lda, const int16_t*
   PYPTO_ROWS(PYPTO_ISTORE)
 }
 #undef PYPTO_ROWS
+#undef PYPTO_LOAD
 #undef PYPTO_STORE
 #undef PYPTO_ILOAD
 #undef PYPTO_IMAD
