@@ -299,10 +299,9 @@ NB_MODULE(_core, m) {
                         nb::handle loc) { return r.Binary(op, x, y, MakeLoc(loc)); })
       .def(
           "binary_scalar",
-          [](Recorder& r, const std::string& op, int x, double s, nb::handle loc, bool scalar_first) {
-            return r.BinaryScalar(op, x, s, MakeLoc(loc), scalar_first);
-          },
-          "op"_a, "x"_a, "scalar"_a, "loc"_a, "scalar_first"_a = false)
+          [](Recorder& r, const std::string& op, int x, double s, nb::handle loc, bool scalar_first,
+             std::optional<int64_t> exact) { return r.BinaryScalar(op, x, s, MakeLoc(loc), scalar_first, exact); },
+          "op"_a, "x"_a, "scalar"_a, "loc"_a, "scalar_first"_a = false, "exact"_a = nb::none())
       .def("op", [](Recorder& r, const std::string& op, const std::vector<int>& inputs, const nb::dict& attrs,
                     nb::handle loc) { return r.Op(op, inputs, ToAttrs(attrs), MakeLoc(loc)); })
       .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,

@@ -495,7 +495,7 @@ class KernelWriter {
       if (IsFloat(s.dtype))
         lit << ", pto::elem::from_double<" << CppType(s.dtype) << ">(" << DoubleLiteral(in.scalar) << ")";
       else
-        lit << ", static_cast<" << CppType(s.dtype) << ">(int64_t(" << static_cast<int64_t>(in.scalar) << "LL))";
+        lit << ", static_cast<" << CppType(s.dtype) << ">(" << Int64Literal(in.IntScalar()) << ")";
       scalar = lit.str();
     } else if (in.scalar_expr.defined()) {  // a run-time integer of the program's symbols
       scalar = ", static_cast<pto::scalar_t<" + T + ">>(" + E(in.scalar_expr) + ")";
@@ -505,7 +505,7 @@ class KernelWriter {
       if (IsFloat(d.dtype))
         scalar = ", " + FloatLiteral(in.scalar);
       else
-        scalar = ", static_cast<" + T + ">(int64_t(" + std::to_string(static_cast<int64_t>(in.scalar)) + "LL))";
+        scalar = ", static_cast<" + T + ">(" + Int64Literal(in.IntScalar()) + ")";
     }
     if (op == Opcode::TCMP || op == Opcode::TCMPS || op == Opcode::TROWTOPK || op == Opcode::TROWTOPKIDX)
       scalar.append(", pto::CmpMode::").append(CmpModeName(in.cmp));

@@ -1,6 +1,7 @@
 #include "codegen/fused_loops.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -40,8 +41,8 @@ const std::map<Opcode, OpInfo>& FusableOps() {
 #define PYPTO_FUSE_UNARY_Elem(NAME, FN)
 #define PYPTO_FUSE_UNARY(X, NAME, DTYPES, FN, IMPL) PYPTO_FUSE_UNARY_##IMPL(NAME, FN)
     PTO_MATH_UNARY(PYPTO_FUSE_UNARY, _)
-#define PYPTO_FUSE_BINARY_Vec(NAME, SNAME, FN)                                  \
-  m[O::NAME] = {Form::Binary, "__m256(pto::simd::math::" #FN "(A, B))"};        \
+#define PYPTO_FUSE_BINARY_Vec(NAME, SNAME, FN)                           \
+  m[O::NAME] = {Form::Binary, "__m256(pto::simd::math::" #FN "(A, B))"}; \
   m[O::SNAME] = {Form::Scalar, "__m256(pto::simd::math::" #FN "(A, B))"};
 #define PYPTO_FUSE_BINARY_Elem(NAME, SNAME, FN)
 #define PYPTO_FUSE_BINARY(X, NAME, SNAME, DTYPES, FN, IMPL) PYPTO_FUSE_BINARY_##IMPL(NAME, SNAME, FN)
@@ -71,15 +72,15 @@ const Reduction* RowReduction(Opcode op) {
 std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std::string& dst, const std::string& pad) {
   std::string fold = std::string(red.scalar) == "+" ? "h += l[q]" : std::string("h = ") + red.scalar + "(h, l[q])";
   return pad + "{\n" + pad + "  alignas(32) float l[8];\n" + pad + "  _mm256_store_ps(l, " + acc + ");\n" + pad +
-         "  float h = l[0];\n" + pad + "  for (int q = 1; q < 8; ++q) " + fold + ";\n" + pad + "  " + dst +
-         " = h;\n" + pad + "}\n";
+         "  float h = l[0];\n" + pad + "  for (int q = 1; q < 8; ++q) " + fold + ";\n" + pad + "  " + dst + " = h;\n" +
+         pad + "}\n";
 }
 
 std::string FloatLiteral(double v) {
   if (std::isnan(v)) return "__builtin_nanf(\"\")";
   if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "-__builtin_inff()";
   if (v == 0) return std::signbit(v) ? "(-0.0f)" : "0.0f";  // "-0" would be the integer 0
-  std::ostringstream lit;  // 17 digits: the double itself, then rounded to float once
+  std::ostringstream lit;                                   // 17 digits: the double itself, then rounded to float once
   lit.precision(17);
   lit << v;
   return "static_cast<float>(" + lit.str() + ")";
@@ -95,6 +96,11 @@ std::string DoubleLiteral(double v) {
   std::string s = lit.str();
   if (s.find_first_of(".eE") == std::string::npos) s += ".0";  // a double, not an int
   return s;
+}
+
+std::string Int64Literal(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+  return "int64_t(" + std::to_string(v) + "LL)";
 }
 
 std::string ScalarLiteral(double v) { return "_mm256_set1_ps(" + FloatLiteral(v) + ")"; }

@@ -48,6 +48,8 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 std::string FloatLiteral(double v);
 /// A C++ double expression for `v` (exact; inf and NaN included).
 std::string DoubleLiteral(double v);
+/// A C++ int64_t expression for `v` (INT64_MIN has no literal of its own).
+std::string Int64Literal(int64_t v);
 /// An AVX2 vector of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
 

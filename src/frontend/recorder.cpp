@@ -207,30 +207,53 @@ int Recorder::Binary(const std::string& op, int x, int y, const SourceLoc& loc) 
   return Record(std::move(c));
 }
 
-int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc, bool scalar_first) {
+int Recorder::BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc, bool scalar_first,
+                           std::optional<int64_t> exact) {
   CheckLive(x, op, loc);
   const Value& xv = f_.value(x);
   // (A storage format, FP8 / FP4, gets its own error where the op is checked.)
-  if (!IsFloat(xv.dtype) && !IsStorageOnly(xv.dtype)) {
+  bool int_tensor = !IsFloat(xv.dtype) && !IsStorageOnly(xv.dtype);
+  if (int_tensor) {
     // Integer tensors take the scalar exactly, as numpy does for a Python int: one that is not
     // an integer, or that the dtype cannot hold, is refused rather than rounded or wrapped.
+    bool above_int64 = exact && scalar >= 0 && *exact < 0;  // a uint64 above 2^63
     std::ostringstream text;
     text.precision(17);
-    text << scalar;
-    if (!std::isfinite(scalar) || std::trunc(scalar) != scalar)
+    if (exact && above_int64)
+      text << static_cast<uint64_t>(*exact);
+    else if (exact)
+      text << *exact;
+    else
+      text << scalar;
+    if (!exact && (!std::isfinite(scalar) || std::trunc(scalar) != scalar))
       throw UserError("pypto." + op + ": the scalar " + text.str() + " is not an integer but the tensor " +
                           DescribeValue(xv) + " is",
                       loc, "cast the tensor to a float dtype first, or use an integer scalar");
-    if (scalar < static_cast<double>(IntegerMin(xv.dtype)) || scalar > static_cast<double>(IntegerMax(xv.dtype)))
+    bool in_range;
+    if (exact)
+      in_range = above_int64 ? xv.dtype == DataType::UINT64
+                             : *exact >= IntegerMin(xv.dtype) &&
+                                   (xv.dtype == DataType::UINT64 || *exact <= IntegerMax(xv.dtype));
+    else
+      in_range = scalar >= static_cast<double>(IntegerMin(xv.dtype)) &&
+                 scalar < (xv.dtype == DataType::UINT64  ? 0x1p64
+                           : xv.dtype == DataType::INT64 ? 0x1p63
+                                                         : static_cast<double>(IntegerMax(xv.dtype)) + 1);
+    if (!in_range) {
+      std::string max = xv.dtype == DataType::UINT64 ? "18446744073709551615" : std::to_string(IntegerMax(xv.dtype));
       throw UserError("pypto." + op + ": the scalar " + text.str() + " is out of the range of " +
-                          DataTypeName(xv.dtype) + " [" + std::to_string(IntegerMin(xv.dtype)) + ", " +
-                          std::to_string(IntegerMax(xv.dtype)) + "] of the tensor " + DescribeValue(xv),
+                          DataTypeName(xv.dtype) + " [" + std::to_string(IntegerMin(xv.dtype)) + ", " + max +
+                          "] of the tensor " + DescribeValue(xv),
                       loc, "use a scalar the dtype can hold, or cast the tensor to a wider dtype first");
+    }
+    if (!exact)
+      exact = scalar >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(scalar)) : static_cast<int64_t>(scalar);
   }
   OpCall c;
   c.op = op + "_scalar";
   c.inputs = {x};
   c.attrs.set("scalar", scalar);
+  if (int_tensor) c.attrs.set("scalar_int", *exact);
   if (scalar_first && !GetOpDef(op).commutative) c.attrs.set("scalar_first", int64_t{1});
   c.loc = loc;
   return Record(std::move(c));

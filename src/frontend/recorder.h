@@ -32,7 +32,10 @@ class Recorder {
   int Unary(const std::string& op, int x, const SourceLoc& loc = {});
   int Binary(const std::string& op, int x, int y, const SourceLoc& loc = {});
   /// x op scalar, or scalar op x with `scalar_first` (sub and div; the other ops commute).
-  int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {}, bool scalar_first = false);
+  /// `exact`: the scalar when the program gave an integer, exactly (a uint64 above 2^63 as its
+  /// bits; `scalar` gives the sign), which integer tensors take.
+  int BinaryScalar(const std::string& op, int x, double scalar, const SourceLoc& loc = {}, bool scalar_first = false,
+                   std::optional<int64_t> exact = std::nullopt);
   int Reduce(const std::string& op, int x, int64_t dim, bool keepdim, const SourceLoc& loc = {});
   /// Any op of the registry with its attributes (the kinds without an entry of their own:
   /// compare, where, ...). Returns the result value.

@@ -22,6 +22,17 @@ int64_t TileBuf::rows() const {
   return r;
 }
 
+std::string Instr::ScalarText() const {
+  if (!scalar_int) {
+    std::ostringstream os;
+    os << scalar;
+    return os.str();
+  }
+  // The double carries the sign: bits of a uint64 above 2^63 read as a negative int64.
+  return scalar >= 0 && *scalar_int < 0 ? std::to_string(static_cast<uint64_t>(*scalar_int))
+                                        : std::to_string(*scalar_int);
+}
+
 void CountReads(const std::vector<Instr>& body, std::map<int, int>& reads) {
   for (auto& in : body) {
     for (int s : in.srcs) ++reads[s];
@@ -44,7 +55,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     os << in.opcode << "(";
     bool first = true;
     if (in.scalar_first) {
-      os << in.scalar;
+      os << in.ScalarText();
       first = false;
     }
     for (int s : in.srcs) {
@@ -61,7 +72,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     if (in.scalar_expr.defined())
       os << (first ? "" : ", ") << in.scalar_expr.str();
     else if (in.has_scalar && !in.scalar_first)
-      os << (first && in.param < 0 ? "" : ", ") << in.scalar;
+      os << (first && in.param < 0 ? "" : ", ") << in.ScalarText();
     if (in.opcode == Opcode::TCVT) os << ", " << DataTypeName(in.dtype);
     if (in.opcode == Opcode::TCVT && in.round != RoundMode::RINT) os << ", " << RoundModeName(in.round);
     if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) os << ", " << CmpModeName(in.cmp);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct Instr {
   std::vector<Expr> coord;  // TLOAD/TSTORE: element offset of the tile in the param, per dim
   bool has_scalar = false;  // tile-scalar instructions (TADDS, ...) take `scalar`
   double scalar = 0;
+  // An integer the program gave, exactly (a double holds integers up to 2^53 only); a uint64
+  // above 2^63 as its two's-complement bits. Integer tiles read it through IntScalar().
+  std::optional<int64_t> scalar_int;
   Expr scalar_expr;                   // TEXPANDS: a run-time scalar (of program symbols) in place of `scalar`
   bool scalar_first = false;          // TSUBS/TDIVS in scalar/tile form: dst = scalar op src
   DataType dtype = DataType::FP32;    // TCVT destination
@@ -65,6 +69,11 @@ struct Instr {
   Expr trip;
   std::vector<Instr> body;
   SourceLoc loc;
+
+  /// The scalar of an integer tile: the program's integer when it gave one, else the double's.
+  int64_t IntScalar() const { return scalar_int ? *scalar_int : static_cast<int64_t>(scalar); }
+  /// The scalar as the dumps print it: the exact integer when there is one.
+  std::string ScalarText() const;
 };
 
 struct Kernel {

@@ -212,6 +212,7 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
         w.Key("scalar_expr").Expr(in.scalar_expr);
       else if (in.has_scalar)
         w.Key("scalar").Double(in.scalar);
+      if (in.scalar_int) w.Key("scalar_int").Int(*in.scalar_int);
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
       if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.opcode == Opcode::TCVT) w.Key("round").Str(RoundModeName(in.round));

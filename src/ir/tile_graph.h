@@ -53,8 +53,9 @@ struct TileOp {
   std::vector<int64_t> output_tile() const;
   /// Tile shape of input i (1 along broadcast dims).
   std::vector<int64_t> input_tile(size_t i) const;
-  /// A reduction whose axis spans several tiles (its kernel reduces across them in a loop).
-  bool splits_reduction() const { return reduce_axis >= 0 && counts()[reduce_axis].as_const() != 1; }
+  /// A reduction whose axis may span several tiles (its kernel reduces across them in a loop).
+  /// A run-time extent within one tile (a view's valid part, min(n - 4 * i, 4)) does not.
+  bool splits_reduction() const { return reduce_axis >= 0 && counts()[reduce_axis].UpperBound().value_or(2) > 1; }
 };
 
 struct TileGraph {

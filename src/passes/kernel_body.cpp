@@ -51,6 +51,7 @@ class KernelBodyBuilder {
       b.bufs_by_key.clear();
       int part = Compute(b, t, cr, loop.body);
       Instr comb;
+      PYPTO_CHECK(def.combine, "pypto.", t.op, " reduces across tiles but has no combining instruction");
       comb.opcode = *def.combine;
       comb.srcs = {acc, part};
       comb.dst = acc;
@@ -208,6 +209,12 @@ class KernelBodyBuilder {
     return bc.dst;
   }
 
+  // The op's constant scalar `key` (a double, and `<key>_int` when the program gave an integer).
+  static void ReadScalar(const TileOp& t, const std::string& key, Instr& in) {
+    in.scalar = t.attrs.get<double>(key);
+    if (t.attrs.has(key + "_int")) in.scalar_int = t.attrs.get<int64_t>(key + "_int");
+  }
+
   // A TEXPANDS of the op's scalar attribute `key`: the constant, or the run-time value of the
   // expression `<key>_expr` (a loop index, a dim, a scalar read). The caller sets dst.
   static Instr ScalarFill(const TileOp& t, const std::string& key) {
@@ -217,7 +224,7 @@ class KernelBodyBuilder {
     if (t.attrs.has(key + "_expr"))
       fill.scalar_expr = t.attrs.exprs(key + "_expr").at(0);
     else
-      fill.scalar = t.attrs.get<double>(key);
+      ReadScalar(t, key, fill);
     fill.loc = t.loc;
     return fill;
   }
@@ -282,7 +289,7 @@ class KernelBodyBuilder {
         ins.opcode = *(def.kind == OpKind::BinaryScalar ? def.pto_scalar : def.pto);
         if (def.kind == OpKind::BinaryScalar) {
           ins.has_scalar = true;
-          ins.scalar = t.attrs.get<double>("scalar");
+          ReadScalar(t, "scalar", ins);
           ins.scalar_first = t.attrs.has("scalar_first");
         }
         if (def.kind == OpKind::Cast) {
@@ -304,7 +311,7 @@ class KernelBodyBuilder {
           ins.opcode = t.inputs.size() == 1 && !run_time_scalar ? *def.pto_scalar : *def.pto;
           if (t.inputs.size() == 1 && !run_time_scalar) {
             ins.has_scalar = true;
-            ins.scalar = t.attrs.get<double>("scalar");
+            ReadScalar(t, "scalar", ins);
           }
           for (size_t i = 0; i < t.inputs.size(); ++i)
             ins.srcs.push_back(Full(b, Input(b, t, i, coord, out), S, valid, t.loc, out));

@@ -234,11 +234,11 @@ using Handler = std::function<void(Ctx&, const Instr&)>;
 // The scalar operand as the instruction takes it: a float for floating tiles (16-bit ones compute
 // in float), the exact integer for integer tiles (the recorder checked it fits).
 template <class T>
-pto::scalar_t<T> ScalarArg(double s) {
+pto::scalar_t<T> ScalarArg(const Instr& in) {
   if constexpr (pto::is_float_v<T>)
-    return static_cast<float>(s);
+    return static_cast<float>(in.scalar);
   else
-    return static_cast<T>(static_cast<int64_t>(s));
+    return static_cast<T>(in.IntScalar());
 }
 
 // Whether the dtype class of an instruction (include/pto/isa_list.hpp) admits T.
@@ -293,7 +293,7 @@ Handler FamilyHandler(Ref ref) {
       } else if constexpr (F == InstrForm::ColReduce) {
         ColReduce<T>(c, in, [&](pto::TileRef<T> d, pto::TileRef<T> s) { ref(d, s); });
       } else if constexpr (F == InstrForm::Scalar) {
-        auto scalar = ScalarArg<T>(in.scalar);
+        auto scalar = ScalarArg<T>(in);
         if (!in.scalar_first) {
           ref(dst, src(0), scalar);
         } else if constexpr (requires { ref(dst, scalar, src(0)); }) {  // TSUBS / TDIVS: scalar op tile
@@ -356,7 +356,7 @@ const HandlerTable& Handlers() {
         if (in.scalar_expr.defined())  // a run-time integer: converted once, as the generated code does
           pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), static_cast<pto::scalar_t<T>>(in.scalar_expr.Eval(c.env)));
         else
-          pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in.scalar));
+          pto::ref::TEXPANDS(Ref2D<T>(c.bufs[in.dst]), ScalarArg<T>(in));
       });
     };
     // Row arg-reductions and scans: 2-D over the tile's rows. Column ones: per slab of the axis.
@@ -540,7 +540,7 @@ const HandlerTable& Handlers() {
         if constexpr (pto::is_float_v<T>)
           s = pto::elem::from_double<T>(in.scalar);
         else
-          s = static_cast<T>(static_cast<int64_t>(in.scalar));
+          s = static_cast<T>(in.IntScalar());
         pto::ref::TCMPS(Ref2D<bool>(c.bufs[in.dst]), Ref2D<T>(c.bufs[in.srcs[0]]), s, in.cmp);
       });
     };

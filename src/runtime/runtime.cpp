@@ -113,16 +113,34 @@ bool Runtime::HasEmptyDim(const SymEnv& env) const {
   for (auto& name : fn.dynamic_vars)
     if (auto it = env.find(name); it != env.end() && it->second == 0) empty_dim = true;
   if (!empty_dim) return false;
-  // Every output empty: nothing to compute, no kernel runs. An output that is not empty would
-  // need a reduction over an empty dim (numpy: 0 for sum, an error for max): refused.
-  for (int o : fn.outputs) {
+  // An op that turns an empty input into a non-empty result reduces over the empty dim (numpy:
+  // 0 for sum, an error for max; a matmul with K = 0): refused, naming the op. A shape that
+  // depends on a loop index has no value here; such an op is checked by the runtime's windows.
+  auto elements = [&](int v) -> int64_t {
     int64_t n = 1;
-    for (auto& d : fn.value(o).shape) n *= d.Eval(env);
-    if (n != 0)
-      throw UserError("@" + fn.name + ": a dynamic dim is 0, but the output %" + fn.value(o).name + " " +
-                          ShapeStr(fn.value(o).shape) + " is not empty: reductions over an empty dim are not supported",
-                      fn.value(o).loc, "skip the call for an empty input, or give the dim at least one element");
-  }
+    try {
+      for (auto& d : fn.value(v).shape) n *= d.Eval(env);
+    } catch (const UserError&) {
+      return -1;
+    }
+    return n;
+  };
+  fn.body.ForEach([&](const OpCall& op) {
+    if (op.output < 0 || elements(op.output) <= 0) return;
+    for (int in : op.inputs) {
+      if (elements(in) != 0) continue;
+      throw UserError("@" + fn.name + ": pypto." + op.op + " of %" + fn.value(in).name + " " +
+                          ShapeStr(fn.value(in).shape) + " gives %" + fn.value(op.output).name + " " +
+                          ShapeStr(fn.value(op.output).shape) +
+                          ", which is not empty, while a dynamic dim is 0: reductions over an empty dim are not "
+                          "supported",
+                      op.loc, "skip the call for an empty input, or give the dim at least one element");
+    }
+  });
+  // Every output empty: nothing to compute, no kernel runs; else the call runs and its empty
+  // windows launch nothing.
+  for (int o : fn.outputs)
+    if (elements(o) != 0) return false;
   return true;
 }
 

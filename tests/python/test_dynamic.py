@@ -221,5 +221,26 @@ def test_empty_dim_with_a_non_empty_output_is_a_user_error():
     def f(x: pypto.Tensor((DYN, 8), F32)):
         return pypto.sum(x, 0, keepdim=True)
 
-    with pytest.raises(pypto.UserError, match="dynamic dim is 0.*not empty"):
+    # The error names the op that reduces over the empty dim, and its line.
+    with pytest.raises(pypto.UserError, match=r"(?s)pypto.sum of %x \(x_dim0, 8\) gives .* not empty, while a "
+                                              r"dynamic dim is 0.*test_dynamic.py"):
         f(np.zeros((0, 8), np.float32))
+
+
+def test_empty_dim_reduced_into_an_empty_output_and_a_matmul_over_it():
+    # A reduction along the other dim of an empty batch is empty too: it runs. A matmul whose K
+    # is the empty dim would be all zeros: refused, naming it.
+    @pypto.jit
+    def rows(x: pypto.Tensor((DYN, 8), F32), y: pypto.Tensor((2, 8), F32)):
+        return pypto.sum(x, 1, keepdim=True), pypto.exp(y)
+
+    s, e = rows(np.zeros((0, 8), np.float32), np.ones((2, 8), np.float32))
+    assert s.shape == (0, 1)
+    np.testing.assert_allclose(e, np.exp(np.ones((2, 8), np.float32)), rtol=1e-6)
+
+    @pypto.jit
+    def mm(a: pypto.Tensor((4, DYN), F32), b: pypto.Tensor((DYN, 4), F32)):
+        return pypto.matmul(a, b)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.matmul of %a \(4, a_dim1\) gives .* not empty"):
+        mm(np.zeros((4, 0), np.float32), np.zeros((0, 4), np.float32))

@@ -24,27 +24,31 @@ V int_only(V a) {
 
 // OP(NAME, KVEC, FLOAT_EXPR, INT_EXPR): a functor on compute types; KVEC says it also works on
 // simd::vf (for the 16-bit in-register path).
-#define PTO_FAST_OP2(NAME, KVEC, FEXPR, IEXPR)                   \
-  struct NAME {                                                  \
-    static constexpr bool kVec = KVEC;                           \
-    template <class V>                                           \
-    V operator()(V a, V b) const {                               \
-      if constexpr (fp<V>) return FEXPR;                         \
-      else return IEXPR;                                         \
-    }                                                            \
+#define PTO_FAST_OP2(NAME, KVEC, FEXPR, IEXPR) \
+  struct NAME {                                \
+    static constexpr bool kVec = KVEC;         \
+    template <class V>                         \
+    V operator()(V a, V b) const {             \
+      if constexpr (fp<V>)                     \
+        return FEXPR;                          \
+      else                                     \
+        return IEXPR;                          \
+    }                                          \
   };
-#define PTO_FAST_OP1(NAME, KVEC, FEXPR, IEXPR)                   \
-  struct NAME {                                                  \
-    static constexpr bool kVec = KVEC;                           \
-    template <class V>                                           \
-    V operator()(V a) const {                                    \
-      if constexpr (fp<V>) return FEXPR;                         \
-      else return IEXPR;                                         \
-    }                                                            \
+#define PTO_FAST_OP1(NAME, KVEC, FEXPR, IEXPR) \
+  struct NAME {                                \
+    static constexpr bool kVec = KVEC;         \
+    template <class V>                         \
+    V operator()(V a) const {                  \
+      if constexpr (fp<V>)                     \
+        return FEXPR;                          \
+      else                                     \
+        return IEXPR;                          \
+    }                                          \
   };
 PTO_FAST_OP2(Add, true, a + b, elem::add(a, b))
 PTO_FAST_OP2(Sub, true, a - b, elem::sub(a, b))
-PTO_FAST_OP2(Mul, true, a * b, elem::mul(a, b))
+PTO_FAST_OP2(Mul, true, a* b, elem::mul(a, b))
 PTO_FAST_OP2(Div, true, a / b, elem::div(a, b))
 PTO_FAST_OP2(Rem, false, std::fmod(a, b), elem::rem(a, b))
 PTO_FAST_OP2(And, false, int_only(a), elem::bit_and(a, b))
@@ -85,19 +89,25 @@ struct RSub {
   static constexpr bool kVec = true;
   template <class V>
   V operator()(V a, V b) const {
-    if constexpr (fp<V>) return b - a;
-    else return elem::sub(b, a);
+    if constexpr (fp<V>)
+      return b - a;
+    else
+      return elem::sub(b, a);
   }
 };
 struct RDiv {
   static constexpr bool kVec = true;
   template <class V>
   V operator()(V a, V b) const {
-    if constexpr (fp<V>) return b / a;
-    else return elem::div(b, a);
+    if constexpr (fp<V>)
+      return b / a;
+    else
+      return elem::div(b, a);
   }
 };
-struct Recip { float operator()(float a) const { return 1.0f / a; } };
+struct Recip {
+  float operator()(float a) const { return 1.0f / a; }
+};
 
 // Binds a scalar as the second operand.
 template <class Op, class V>
@@ -149,10 +159,10 @@ void check_float() {
 }  // namespace fast
 
 // ---- binary ------------------------------------------------------------------------------------
-#define PTO_FAST_BINARY(NAME, OP)                                             \
-  template <class T>                                                          \
-  void NAME(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) {               \
-    fast::map(dst, fast::OP{}, src0, src1);                                   \
+#define PTO_FAST_BINARY(NAME, OP)                               \
+  template <class T>                                            \
+  void NAME(TileRef<T> dst, TileRef<T> src0, TileRef<T> src1) { \
+    fast::map(dst, fast::OP{}, src0, src1);                     \
   }
 PTO_FAST_BINARY(TADD, Add)
 PTO_FAST_BINARY(TSUB, Sub)
@@ -170,10 +180,10 @@ PTO_FAST_BINARY(TPRELU, Lrelu)
 #undef PTO_FAST_BINARY
 
 // ---- unary -------------------------------------------------------------------------------------
-#define PTO_FAST_UNARY(NAME, OP)                                              \
-  template <class T>                                                          \
-  void NAME(TileRef<T> dst, TileRef<T> src) {                                 \
-    fast::map(dst, fast::OP{}, src);                                          \
+#define PTO_FAST_UNARY(NAME, OP)              \
+  template <class T>                          \
+  void NAME(TileRef<T> dst, TileRef<T> src) { \
+    fast::map(dst, fast::OP{}, src);          \
   }
 PTO_FAST_UNARY(TABS, Abs)
 PTO_FAST_UNARY(TNEG, Neg)
@@ -181,11 +191,11 @@ PTO_FAST_UNARY(TRELU, Relu)
 PTO_FAST_UNARY(TNOT, Not)
 #undef PTO_FAST_UNARY
 
-#define PTO_FAST_FLOAT_UNARY(NAME, CALL)                                      \
-  template <class T>                                                          \
-  void NAME(TileRef<T> dst, TileRef<T> src) {                                 \
-    fast::check_float<T>();                                                   \
-    CALL;                                                                     \
+#define PTO_FAST_FLOAT_UNARY(NAME, CALL)      \
+  template <class T>                          \
+  void NAME(TileRef<T> dst, TileRef<T> src) { \
+    fast::check_float<T>();                   \
+    CALL;                                     \
   }
 PTO_FAST_FLOAT_UNARY(TEXP, fast::map_chunks(dst, fast::ExpChunk{}, src))
 PTO_FAST_FLOAT_UNARY(TSQRT, fast::map_chunks(dst, fast::SqrtChunk{}, src))
@@ -194,11 +204,11 @@ PTO_FAST_FLOAT_UNARY(TRECIP, fast::map(dst, fast::Recip{}, src))
 #undef PTO_FAST_FLOAT_UNARY
 
 // ---- tile-scalar -------------------------------------------------------------------------------
-#define PTO_FAST_SCALAR(NAME, OP)                                                        \
-  template <class T>                                                                     \
+#define PTO_FAST_SCALAR(NAME, OP)                                                       \
+  template <class T>                                                                    \
   void NAME(TileRef<T> dst, TileRef<T> src, std::type_identity_t<scalar_t<T>> scalar) { \
-    using V = fast::calc_t<T>;                                                           \
-    fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                   \
+    using V = fast::calc_t<T>;                                                          \
+    fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                  \
   }
 PTO_FAST_SCALAR(TADDS, Add)
 PTO_FAST_SCALAR(TSUBS, Sub)
@@ -214,11 +224,11 @@ PTO_FAST_SCALAR(TSHLS, Shl)
 PTO_FAST_SCALAR(TSHRS, Shr)
 PTO_FAST_SCALAR(TLRELU, Lrelu)
 #undef PTO_FAST_SCALAR
-#define PTO_FAST_SCALAR_FIRST(NAME, OP)                                                  \
-  template <class T>                                                                     \
+#define PTO_FAST_SCALAR_FIRST(NAME, OP)                                                 \
+  template <class T>                                                                    \
   void NAME(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar, TileRef<T> src) { \
-    using V = fast::calc_t<T>;                                                           \
-    fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                   \
+    using V = fast::calc_t<T>;                                                          \
+    fast::map(dst, fast::WithScalar<fast::OP, V>{{}, V(scalar)}, src);                  \
   }
 PTO_FAST_SCALAR_FIRST(TSUBS, RSub)
 PTO_FAST_SCALAR_FIRST(TDIVS, RDiv)
@@ -227,7 +237,13 @@ PTO_FAST_SCALAR_FIRST(TDIVS, RDiv)
 template <class T>
 void TEXPANDS(TileRef<T> dst, std::type_identity_t<scalar_t<T>> scalar) {
   ref::detail::check_tile(dst, "dst");
-  const T v = elem::from_double<T>(double(scalar));
+  // (An integer scalar is T already: through a double, int64 beyond 2^53 would round.)
+  const T v = [&] {
+    if constexpr (is_float_v<T>)
+      return elem::from_double<T>(double(scalar));
+    else
+      return static_cast<T>(scalar);
+  }();
   for (int r = 0; r < dst.valid_rows; ++r) std::fill_n(dst.row(r), dst.valid_cols, v);
 }
 
@@ -268,23 +284,35 @@ template <CmpMode M>
 struct Cmp {
   template <class V>
   bool operator()(V a, V b) const {
-    if constexpr (M == CmpMode::EQ) return a == b;
-    else if constexpr (M == CmpMode::NE) return a != b;
-    else if constexpr (M == CmpMode::LT) return a < b;
-    else if constexpr (M == CmpMode::LE) return a <= b;
-    else if constexpr (M == CmpMode::GT) return a > b;
-    else return a >= b;
+    if constexpr (M == CmpMode::EQ)
+      return a == b;
+    else if constexpr (M == CmpMode::NE)
+      return a != b;
+    else if constexpr (M == CmpMode::LT)
+      return a < b;
+    else if constexpr (M == CmpMode::LE)
+      return a <= b;
+    else if constexpr (M == CmpMode::GT)
+      return a > b;
+    else
+      return a >= b;
   }
 };
 template <class F>
 void with_cmp(CmpMode m, F f) {
   switch (m) {
-    case CmpMode::EQ: return f(Cmp<CmpMode::EQ>{});
-    case CmpMode::NE: return f(Cmp<CmpMode::NE>{});
-    case CmpMode::LT: return f(Cmp<CmpMode::LT>{});
-    case CmpMode::LE: return f(Cmp<CmpMode::LE>{});
-    case CmpMode::GT: return f(Cmp<CmpMode::GT>{});
-    case CmpMode::GE: return f(Cmp<CmpMode::GE>{});
+    case CmpMode::EQ:
+      return f(Cmp<CmpMode::EQ>{});
+    case CmpMode::NE:
+      return f(Cmp<CmpMode::NE>{});
+    case CmpMode::LT:
+      return f(Cmp<CmpMode::LT>{});
+    case CmpMode::LE:
+      return f(Cmp<CmpMode::LE>{});
+    case CmpMode::GT:
+      return f(Cmp<CmpMode::GT>{});
+    case CmpMode::GE:
+      return f(Cmp<CmpMode::GE>{});
   }
 }
 }  // namespace fast
@@ -292,17 +320,13 @@ void with_cmp(CmpMode m, F f) {
 template <class M, class T>
 void TCMP(TileRef<M> mask, TileRef<T> src0, TileRef<T> src1, CmpMode mode) {
   using V = fast::calc_t<T>;
-  fast::with_cmp(mode, [&](auto cmp) {
-    fast::map(mask, [cmp](V a, V b) { return M(cmp(a, b)); }, src0, src1);
-  });
+  fast::with_cmp(mode, [&](auto cmp) { fast::map(mask, [cmp](V a, V b) { return M(cmp(a, b)); }, src0, src1); });
 }
 template <class M, class T>
 void TCMPS(TileRef<M> mask, TileRef<T> src, std::type_identity_t<T> scalar, CmpMode mode) {
   using V = fast::calc_t<T>;
   const V s = V(scalar);
-  fast::with_cmp(mode, [&](auto cmp) {
-    fast::map(mask, [cmp, s](V a) { return M(cmp(a, s)); }, src);
-  });
+  fast::with_cmp(mode, [&](auto cmp) { fast::map(mask, [cmp, s](V a) { return M(cmp(a, s)); }, src); });
 }
 template <class T, class M>
 void TSEL(TileRef<T> dst, TileRef<M> mask, TileRef<T> src0, TileRef<T> src1) {

@@ -12,7 +12,7 @@ import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .common import (ALL_DTYPES, BINARY, BINARY_I, FLOATS, FP8S, IBOUNDS, INF, INTS, NAN, UINTS, have_torch,
-                     known_bugs_enabled, wchoice as _wchoice)
+                     wchoice as _wchoice)
 from .kinds import ProgramKinds
 from .kinds_new import NewKinds
 from .program import BIN_SYM, Program, V
@@ -117,7 +117,7 @@ class Gen(NewKinds, ProgramKinds):
     def scalar(self, dt: str) -> Any:
         r = self.r
         if dt in INTS:
-            if dt in BIG_64 and known_bugs_enabled() and self.x.random() < 0.15:
+            if dt in BIG_64 and self.x.random() < 0.15:
                 return self.x.choice(BIG_64[dt])
             x = r.random()
             if x < 0.04:

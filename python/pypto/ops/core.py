@@ -91,6 +91,15 @@ def _scalar(v: Union[int, float], op: str) -> float:
         raise _core.UserError(f"pypto.{op}: the scalar {v} is out of the range of every dtype" + _suffix()) from None
 
 
+def _exact(v: Any) -> Optional[int]:
+    """A Python int scalar as the recorder keeps it exactly (a double holds integers up to 2^53):
+    its int64 bits, a uint64 above 2^63 wrapped (the double gives the sign); None for a float,
+    or an int no 64-bit dtype holds (the recorder refuses it by its double)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not -2 ** 63 <= v < 2 ** 64:
+        return None
+    return v - 2 ** 64 if v >= 2 ** 63 else v
+
+
 def _known(v: Any) -> Any:
     """A symbolic scalar whose value is known at trace time (a constant expression) as its int."""
     if isinstance(v, _core.SymbolicScalar) and v.is_concrete():
@@ -121,12 +130,14 @@ def _binary(op: str, x: Any, y: Any) -> Tensor:
         y = _t(y, op)
         # scalar - y and scalar / y are instructions of their own (TSUBS / TDIVS in scalar/tile
         # form): 1e-39 / y is not reciprocal(y) * 1e-39, which overflows for tiny y.
-        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, y._id, _scalar(x, op), user_loc(), True)), y)
+        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, y._id, _scalar(x, op), user_loc(), True,
+                                                                  _exact(x))), y)
     x = _t(x, op)
     if isinstance(y, bool):
         raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
     if isinstance(y, (int, float)):
-        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc())), x)
+        return _same_tile(Tensor(_rec=rec, _id=rec.binary_scalar(op, x._id, _scalar(y, op), user_loc(), False,
+                                                                  _exact(y))), x)
     if isinstance(y, _core.SymbolicScalar):
         return _same_tile(Tensor(_rec=rec, _id=rec.op(op + "_scalar", [x._id], _run_time_scalar(y), user_loc())), x)
     y = _t(y, op)

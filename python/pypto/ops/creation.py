@@ -13,7 +13,7 @@ from .._core import DataType, SymbolicScalar
 from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_dtype, to_numpy_dtype
 from .._tracing import at_top_level, automatic_tiles, current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, add, cast, mul
+from .core import _exact, _suffix, add, cast, mul
 
 __all__ = ["full", "zeros", "ones", "arange"]
 
@@ -71,11 +71,15 @@ def full_value(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
                               f"{type(fill_value).__name__}" + _suffix())
     if is_int_dtype(dtype):
         info = np.iinfo(to_numpy_dtype(dtype))
-        if v != v or v != _pymath.floor(v) or not info.min <= v <= info.max:
+        exact = fill_value if isinstance(fill_value, (int, np.integer)) else v  # (an int: beyond 2^53 too)
+        if v != v or v != _pymath.floor(v) or not info.min <= exact <= info.max:
             raise _core.UserError(f"pypto.full: {fill_value!r} is not a value of {dtype}" + _suffix())
     elif dtype == DT_BOOL:
         v = float(v != 0)
-    return _record("full", {"shape": shape, "value": v, "dtype": dtype})
+    attrs = {"shape": shape, "value": v, "dtype": dtype}
+    if is_int_dtype(dtype):  # exact beyond 2^53
+        attrs["value_int"] = _exact(int(fill_value))
+    return _record("full", attrs)
 
 
 def _size_args(size: Sequence[Any]) -> Any:

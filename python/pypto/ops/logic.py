@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import math as _pymath
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from .._dtypes import (DT_BOOL, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8, 
                        is_int_dtype, to_numpy_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _binary, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
+from .core import _binary, _exact, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -32,32 +33,32 @@ def _record(op: str, inputs: list, attrs: dict) -> Tensor:
     return Tensor(_rec=rec, _id=rec.op(op, [t._id for t in inputs], attrs, user_loc()))
 
 
-def _int_scalar_compare(op: str, x: Tensor, s: float) -> Tuple[str, float]:
+def _int_scalar_compare(op: str, x: Tensor, s: Union[int, float]) -> Tuple[str, int]:
     """x op s for an integer tensor and any real s, as an exact comparison with an integer the
-    dtype holds (numpy compares in float64 without rounding s; x < 2.5 is x < 3)."""
+    dtype holds (x < 2.5 is x < 3; Python ints compare exactly, beyond 2^53 too)."""
     info = np.iinfo(to_numpy_dtype(x.dtype))
-    lo, hi = float(info.min), float(info.max)
+    lo, hi = int(info.min), int(info.max)
     always, never = ("ge", lo), ("lt", lo)  # x >= MIN is always true, x < MIN never
     if s != s:  # NaN: only != holds
         return always if op == "ne" else never
+    finite = isinstance(s, int) or _pymath.isfinite(s)
     if op in ("eq", "ne"):
-        exact = _pymath.isfinite(s) and s == _pymath.floor(s) and lo <= s <= hi
-        if exact:
-            return op, s
+        if finite and s == _pymath.floor(s) and lo <= s <= hi:
+            return op, int(s)
         return never if op == "eq" else always
     if op in ("lt", "ge"):  # x < s  <=>  x < ceil(s);  x >= s  <=>  x >= ceil(s)
-        c = _pymath.ceil(s) if _pymath.isfinite(s) else s
+        c = _pymath.ceil(s) if finite else s
         if c > hi:
             return always if op == "lt" else never
         if c <= lo:
             return never if op == "lt" else always
-        return op, float(c)
-    f = _pymath.floor(s) if _pymath.isfinite(s) else s  # x <= s <=> x <= floor(s); x > s <=> x > floor(s)
+        return op, int(c)
+    f = _pymath.floor(s) if finite else s  # x <= s <=> x <= floor(s); x > s <=> x > floor(s)
     if f >= hi:
         return always if op == "le" else never
     if f < lo:
         return never if op == "le" else always
-    return op, float(f)
+    return op, int(f)
 
 
 def _compare(op: str, x: Any, y: Any) -> Tensor:
@@ -72,10 +73,11 @@ def _compare(op: str, x: Any, y: Any) -> Tensor:
     if isinstance(y, (bool, np.bool_)):
         raise _core.UserError(f"pypto.{op}: a bool operand is not supported" + _suffix())
     if _is_scalar(y):
-        s = _scalar(y.item() if isinstance(y, np.number) else y, op)
+        y = y.item() if isinstance(y, np.number) else y
         if is_int_dtype(x.dtype):
-            op, s = _int_scalar_compare(op, x, s)
-        return _record(op, [x], {"scalar": float(s)})
+            op, i = _int_scalar_compare(op, x, y)
+            return _record(op, [x], {"scalar": float(i), "scalar_int": _exact(i)})
+        return _record(op, [x], {"scalar": _scalar(y, op)})
     from .core import fit_valid  # run-time extents unified as the arithmetic ops do
     return _record(op, fit_valid([x, _t(y, op)]), {})
 
@@ -236,6 +238,8 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyP
                                       + _suffix()
                                       + "\nhint: use a scalar the dtype can hold, or cast the tensor first")
         attrs[key] = s
+        if is_int_dtype(dtype) and _exact(v) is not None:
+            attrs[key + "_int"] = _exact(v)
     if not tensors:
         attrs["dtype"] = DT_FP32
     from .core import fit_valid
@@ -248,10 +252,13 @@ def clip(input: Any, min: Optional[Any] = None, max: Optional[Any] = None) -> Te
     x = _t(input, "clip")
     if is_int_dtype(x.dtype):  # integer bounds: x >= 2.5 is x >= 3, and within the dtype
         info = np.iinfo(to_numpy_dtype(x.dtype))
+        lo, hi = int(info.min), int(info.max)  # (Python ints: exact beyond 2^53)
         if _is_scalar(min):
-            min = int(np.clip(_pymath.ceil(float(min)), info.min, info.max))
+            m = min.item() if isinstance(min, np.number) else min
+            min = m if m != m else builtins.max(lo, builtins.min(_pymath.ceil(m) if _pymath.isfinite(m) else m, hi))
         if _is_scalar(max):
-            max = int(np.clip(_pymath.floor(float(max)), info.min, info.max))
+            m = max.item() if isinstance(max, np.number) else max
+            max = m if m != m else builtins.min(hi, builtins.max(_pymath.floor(m) if _pymath.isfinite(m) else m, lo))
     out = x
     if min is not None:
         out = maximum(out, min)
