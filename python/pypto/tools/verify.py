@@ -15,22 +15,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-
-_NP = {"fp32": np.float32, "fp16": np.float16, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-       "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-       "bool": np.bool_}
-
-_UNARY = {"exp": np.exp, "log": np.log, "abs": np.abs, "neg": np.negative, "sqrt": np.sqrt,
-          "rsqrt": lambda x: (1 / np.sqrt(x)).astype(x.dtype), "reciprocal": lambda x: (1 / x).astype(x.dtype),
-          "relu": lambda x: np.maximum(x, 0).astype(x.dtype)}
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
-           "minimum": np.minimum}
-_REDUCE = {"sum": np.sum, "amax": np.max, "amin": np.min}
-
-
-def _eval_sym(text: str, env: Dict[str, int]) -> int:
-    return int(eval(text, {"min": min, "max": max, "__builtins__": {}}, env))  # noqa: S307 - our own printer
-
+from . import tensor_semantics
+from .tensor_semantics import eval_sym as _eval_sym
+from .tensor_semantics import storage_dtype
 
 class TensorGraphEvaluator:
     """Runs a tensor graph (the JSON of Program.to_json("tensor_graph")) with numpy."""
@@ -50,7 +37,7 @@ class TensorGraphEvaluator:
             store[v["id"]] = a
         for v in self.g["values"]:
             if v["kind"] in ("tensor", "output") and v["id"] not in store:
-                store[v["id"]] = np.zeros([_eval_sym(d, env) for d in v["shape"]], _NP[v["dtype"]])
+                store[v["id"]] = np.zeros([_eval_sym(d, env) for d in v["shape"]], storage_dtype(v["dtype"]))
         self._region(self.g["body"], env, store)
         return [store[r] for r in self.g["returns"]], store
 
@@ -82,41 +69,9 @@ class TensorGraphEvaluator:
             idx = tuple(slice(_eval_sym(o, env), _eval_sym(o, env) + n) for o, n in zip(attrs["offsets"], ins[0].shape))
             dst[idx] = ins[0]
             return
-        out_dt = _NP[self.values[e["output"]]["dtype"]]
-        if op == "full":  # no inputs: a constant tensor
-            shape = [_eval_sym(str(d), env) for d in attrs["shape"]]
-            store[e["output"]] = np.full(shape, attrs["value"]).astype(out_dt)
-            return
-        x = ins[0]
-        with np.errstate(all="ignore"):
-            if op in _UNARY:
-                r = _UNARY[op](x)
-            elif op in _BINARY:
-                r = _BINARY[op](x, ins[1])
-            elif op.endswith("_scalar") and op[:-7] in _BINARY:
-                r = _BINARY[op[:-7]](x, np.asarray(attrs["scalar"]).astype(x.dtype))
-            elif op in _REDUCE:
-                r = _REDUCE[op](x, axis=int(attrs["dim"]), keepdims=bool(attrs["keepdim"]))
-            elif op == "cast":  # PTO rounds by the mode (RINT when absent) and saturates into integers
-                if np.issubdtype(out_dt, np.integer) and np.issubdtype(x.dtype, np.floating):
-                    info = np.iinfo(out_dt)
-                    v = x.astype(np.float64)
-                    rounded = [np.rint(v), np.sign(v) * np.floor(np.abs(v) + 0.5), np.floor(v), np.ceil(v),
-                               np.trunc(v)][int(attrs.get("round_mode", 0))]
-                    r = np.clip(np.nan_to_num(rounded, nan=0.0), info.min, info.max)
-                else:
-                    r = x
-            elif op == "matmul":  # exact products, summed in float64 (int8: exactly in int64)
-                a, b = ins[0], ins[1]
-                if int(attrs["a_trans"]):
-                    a = np.swapaxes(a, -1, -2)
-                if int(attrs["b_trans"]):
-                    b = np.swapaxes(b, -1, -2)
-                wide = np.int64 if np.issubdtype(a.dtype, np.integer) else np.float64
-                r = a.astype(wide) @ b.astype(wide)
-            else:
-                raise _core.InternalError(f"verify_passes: no numpy semantics for op {op}")
-        store[e["output"]] = np.asarray(r).astype(out_dt)
+        out = self.values[e["output"]]
+        store[e["output"]] = tensor_semantics.evaluate(op, ins, attrs, out["dtype"], [self.values[i]["dtype"] for i in
+                                                                                     e["inputs"]], env)
 
 
 def _results(graph: Dict[str, Any], returns: Sequence[np.ndarray], params: Sequence[np.ndarray]) -> List[Tuple[str, np.ndarray]]:
