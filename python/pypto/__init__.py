@@ -44,6 +44,7 @@ from .pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_pass_
 from . import symbolic_scalar  # noqa: E402 - PyPTO's module, callable: pypto.symbolic_scalar(value)
 from .symbolic_scalar import SymInt  # noqa: E402
 from .tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
+from .pass_verify import pass_verify_print, pass_verify_save, set_verify_golden_data  # noqa: E402 - precision tool
 
 __version__ = "0.1.0"
 
@@ -59,5 +60,5 @@ __all__ = [
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",
     "function", "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
-    "set_pass_default_config", *_OPS, *_TILE,
+    "set_pass_default_config", "pass_verify_print", "pass_verify_save", "set_verify_golden_data", *_OPS, *_TILE,
 ]

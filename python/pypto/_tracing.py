@@ -137,14 +137,25 @@ class Tracing:
     def __init__(self, rec: "_core.Recorder") -> None:
         self.rec = rec
         self.prev: Any = None
+        self.prev_probes: Any = None
+        self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
 
     def __enter__(self) -> "_core.Recorder":
         self.prev = getattr(_state, "recorder", None)
+        self.prev_probes = getattr(_state, "probes", None)
         _state.recorder = self.rec
+        _state.probes = self.probes
         return self.rec
 
     def __exit__(self, *exc: object) -> None:
         _state.recorder = self.prev
+        _state.probes = self.prev_probes
+
+
+def current_probes() -> List[Dict[str, Any]]:
+    """The pass_verify probes of the function being traced (a list the caller appends to)."""
+    probes = getattr(_state, "probes", None)
+    return probes if probes is not None else []
 
 
 def user_frame() -> Any:

@@ -162,12 +162,14 @@ _GROUPS: Dict[str, Dict[str, _Key]] = {
         "enable_pmu_trace": _Key(False, _bool, "True or False", _N),
     },
     "verify": {
-        # enable_pass_verify checks the program after every pass (the debug option verify_passes).
+        # enable_pass_verify evaluates the tensor graph with numpy and checks every level against it,
+        # the goldens (set_verify_golden_data) with pass_verify_error_tol, runs pass_verify_print /
+        # pass_verify_save; pass_verify_save_tensor writes the report folder (pypto/pass_verify.py).
         "enable_pass_verify": _Key(False, _bool, "True or False"),
-        "pass_verify_save_tensor": _Key(False, _bool, "True or False", _N),
-        "pass_verify_save_tensor_dir": _Key("", _str, "a directory", _N),
+        "pass_verify_save_tensor": _Key(False, _bool, "True or False"),
+        "pass_verify_save_tensor_dir": _Key("", _str, "a directory"),
         "pass_verify_pass_filter": _Key([], _str_list, "a list of pass names", _N),
-        "pass_verify_error_tol": _Key([1e-3, 1e-3], _tol, "[rtol, atol]", _N),
+        "pass_verify_error_tol": _Key([1e-3, 1e-3], _tol, "[rtol, atol]"),
     },
 }
 
@@ -255,7 +257,8 @@ set_host_options.__doc__ = "PyPTO's host options (compile stage and monitor): ac
 set_codegen_options = _setter("codegen")
 set_codegen_options.__doc__ = "PyPTO's codegen options (``support_dynamic_aligned``, ``enable_pmu_trace``): recorded."
 set_verify_options = _setter("verify")
-set_verify_options.__doc__ = "PyPTO's verify options: ``enable_pass_verify`` checks the IR after every pass."
+set_verify_options.__doc__ = ("PyPTO's verify options: ``enable_pass_verify`` checks every IR level against the "
+                              "tensor graph's numpy evaluation and the goldens (docs/toolchain.md, Pass verify).")
 get_pass_options = _getter("pass")
 get_runtime_options = _getter("runtime")
 get_debug_options = _getter("debug")

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 from . import _core
 from ._core import SymbolicScalar
-from ._tracing import _format_loc, automatic_tiles, current_recorder, runtime_scope, user_loc
+from ._tracing import _format_loc, automatic_tiles, current_probes, current_recorder, runtime_scope, user_loc
 
 __all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
@@ -148,6 +148,8 @@ class LoopPaths:
                                       "through its run-time conditions" + _format_loc(self.loc))
             self.plan, self.taken, self.new = self.pending.pop(), [], False
             mark = self.rec.checkpoint()
+            probes = current_probes()
+            n_probes = len(probes)  # pass_verify probes of a dropped trace go with it
             guard = self.guard(self.plan)
             if guard is not None:
                 self.rec.begin_branch(guard, False, self.loc)
@@ -160,10 +162,18 @@ class LoopPaths:
                 self.rec.end_loop()
             if self.new:
                 self.rec.rollback(mark)
+                del probes[n_probes:]
                 taken = self.taken
                 for j in range(len(self.plan), len(taken)):  # turning off at each new condition
                     self.pending.append(taken[:j] + [(taken[j][0], False)])
                 self.pending.append(taken)  # the path this trace took, next
+
+
+def _same_shape(a: Any, b: Any) -> bool:
+    """Two shapes of ints and symbolic dims, equal as written (str() of a symbolic dim would warn)."""
+    def sym(d: Any) -> SymbolicScalar:
+        return d if isinstance(d, SymbolicScalar) else SymbolicScalar(int(d))
+    return len(a) == len(b) and all(sym(x).same_as(sym(y)) for x, y in zip(a, b))
 
 
 _PATHS: List[LoopPaths] = []  # the loop bodies being traced, innermost last
@@ -284,7 +294,7 @@ class _Branch:
                 if isinstance(v, Tensor) and v.is_traced:
                     try:
                         shape = [d for d in v.shape]
-                        merged = Tensor(_rec=rec, _id=rec.create_tensor(shape, v.dtype, n, user_loc()))
+                        merged = self._merged_tensor(rec, shape, v.dtype, n)
                         rec.assemble(v._id, [0] * len(shape), merged._vid, user_loc())
                         self.merged[n] = merged
                     except _core.UserError:
@@ -293,13 +303,28 @@ class _Branch:
             merged = self.merged.get(n)
             if merged is not None:
                 if (isinstance(v, Tensor) and v.is_traced and v.dtype == merged.dtype
-                        and [str(d) for d in v.shape] == [str(d) for d in merged.shape]):
+                        and _same_shape(v.shape, merged.shape)):
                     try:
                         rec.assemble(v._id, [0] * len(v.shape), merged._vid, user_loc())
                     except _core.UserError:
                         self.failed.add(n)
                 else:
                     self.failed.add(n)
+
+    @staticmethod
+    def _merged_tensor(rec: Any, shape: List[Any], dtype: Any, name: str) -> Any:
+        """The tensor both paths write: of the value's shape, or, when that moves with a loop
+        index (a tail window, min(72 - 64 * i, 64)), a window of that shape at the start of one
+        of its largest shape (tensors in memory exist for the whole call)."""
+        from .tensor import Tensor
+        try:
+            return Tensor(_rec=rec, _id=rec.create_tensor(shape, dtype, name, user_loc()))
+        except _core.UserError:
+            bound = [d if isinstance(d, int) else d.upper_bound() for d in shape]
+            if any(b is None for b in bound):
+                raise
+            whole = rec.create_tensor(bound, dtype, name, user_loc())
+            return Tensor(_rec=rec, _id=rec.view(whole, [0] * len(shape), shape, user_loc()))
 
     def result(self, name: str) -> Any:
         """The name's value after the branch: the merged tensor, the value both paths agree on, a

@@ -354,6 +354,7 @@ NB_MODULE(_core, m) {
                               nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
       .def("end_loop", &Recorder::EndLoop)
       .def("checkpoint", &Recorder::Checkpoint)
+      .def("position", &Recorder::Position)
       .def("rollback", &Recorder::Rollback)
       .def("read_scalar", [](Recorder& r, int x, nb::handle index,
                              nb::handle loc) { return r.ReadScalar(x, ToExprs(index), MakeLoc(loc)); })

@@ -106,6 +106,12 @@ int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const
       throw UserError("pypto.tensor: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
   CheckCanExist("pypto.tensor", shape, dtype, loc);
   CheckNotDataDependent("pypto.tensor", shape, loc);
+  for (const Expr& d : shape)
+    for (const std::string& var : d.FreeVars())
+      if (std::find(open_vars_.begin(), open_vars_.end(), var) != open_vars_.end())
+        throw UserError("pypto.tensor: the shape " + ShapeStr(shape) + " depends on the loop index " + var +
+                            ", but tensors in memory are allocated when the call starts, before the loop runs",
+                        loc, "give the tensor its largest shape and write or return a window of it");
   Value v;
   v.name = FreshName(name.empty() ? "tensor" : name);
   v.dtype = dtype;
@@ -398,6 +404,13 @@ void Recorder::EndLoop() {
   while (!scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
   PYPTO_CHECK(stack_.size() > 1 && !scopes_.empty(), "EndLoop without BeginLoop");
   CloseScope();
+}
+
+std::vector<int64_t> Recorder::Position() const {
+  std::vector<int64_t> path;
+  for (size_t d = 0; d < stack_.size(); ++d)  // an open loop is the last entry of its parent
+    path.push_back(static_cast<int64_t>(stack_[d]->entries.size()) - (d + 1 < stack_.size() ? 1 : 0));
+  return path;
 }
 
 Recorder::Mark Recorder::Checkpoint() const {

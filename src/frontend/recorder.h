@@ -101,6 +101,10 @@ class Recorder {
     std::string label;
   };
   Mark Checkpoint() const;
+  /// Where the next op will go, as a path through the tensor graph's body: the index of each
+  /// open loop in its region, then the number of entries recorded in the innermost one (PyPTO's
+  /// pass_verify_print runs there when the tensor graph is evaluated).
+  std::vector<int64_t> Position() const;
   /// The values made since `mark` stay (Python may hold them) but are dead: any use is a
   /// UserError, and they are no tensors in memory.
   void Rollback(const Mark& mark);

@@ -2,6 +2,8 @@
 pypto.is_loop_begin / is_loop_end) in a @pypto.jit function runs at run time on both backends;
 an `if` on a Python value still decides at trace time; misuse is a clear error."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,50 @@ def test_an_if_in_a_helper_function_of_the_kernels_module_is_a_runtime_branch():
     np.testing.assert_array_equal(out, np.concatenate([x[:2] * 2, x[2:] - 1]))
     assert globals()["_helper_with_a_runtime_if"].__code__.co_name == "_helper_with_a_runtime_if"
     assert "IF_" in f.last.program.tensor_graph()
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_if_else_merging_tail_windows_of_a_loop(mode):
+    # PyPTO's verify test: `res` is a window whose shape moves with the loop index (the tail
+    # tile min(72 - 64 * b, 64)); the tensor both paths write has its largest shape and the
+    # merged value is a window of it (a tensor shaped by the index could not be allocated).
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP16),
+          y: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP16),
+          out: pypto.Tensor([pypto.STATIC, pypto.STATIC], pypto.DT_FP16)):
+        for b in pypto.loop(2, name="L0", idx_name="b"):
+            for s in pypto.loop(3, name="L1", idx_name="s"):
+                t0 = pypto.view(x, (64, 64), [b * 64, s * 64])
+                t1 = pypto.view(y, (64, 64), [b * 64, s * 64])
+                pypto.set_vec_tile_shapes(32, 32)
+                if b < 1:
+                    res = t0 + t1
+                else:
+                    res = t0
+                pypto.assemble(res, [b * 64, s * 64], out)
+
+    rng = np.random.default_rng(7)
+    x = rng.random((72, 144)).astype(np.float16)
+    y = rng.random((72, 144)).astype(np.float16)
+    o = np.zeros_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no SymbolicPrintWarning from the merge either
+        run_in(mode, k, x, y, o)
+    want = x.copy()
+    want[:64] = x[:64] + y[:64]
+    np.testing.assert_array_equal(o, want)
+
+
+def test_tensor_shaped_by_a_loop_index_is_a_user_error():
+    @pypto.jit
+    def f(x: pypto.Tensor((16, 8), pypto.DT_FP32)):
+        out = pypto.tensor((16, 8), pypto.DT_FP32)
+        for i in pypto.loop(2):
+            t = pypto.tensor((i * 4 + 4, 8), pypto.DT_FP32)
+            t[:] = x[0:i * 4 + 4, :]
+            out[0:i * 4 + 4, :] = t + 1.0
+        return out
+
+    with pytest.raises(pypto.UserError, match=r"(?s)pypto.tensor: the shape .* changes with a loop index and has no "
+                                              r"bound.*test_branches.py"):
+        f(np.zeros((16, 8), np.float32))
