@@ -118,3 +118,31 @@ def test_bad_arguments_are_user_errors():
     with pytest.raises(pypto.UserError, match="goldens\\[0\\] is on device 'meta'"):
         torch = pytest.importorskip("torch")
         pypto.set_verify_golden_data(goldens=[torch.empty(2, device="meta")])
+
+
+def test_verify_runs_reshapes_scatters_and_negative_zero_scalars(tmp_path):
+    # Found by the tensor_semantics tests: a reshape value and scatter (no output: it writes its
+    # third input) failed the evaluation, and a -0.0 scalar (printed `-0`) was read as +0.
+    @pypto.jit(verify_options={"enable_pass_verify": True})
+    def f(x: pypto.Tensor((4, 12), F32), d: pypto.Tensor((4, 8), F32), i: pypto.Tensor((2, 8), pypto.DT_INT64),
+          s: pypto.Tensor((2, 8), F32)):
+        pypto.scatter_(d, 0, i, s)
+        return pypto.reshape(x, [48]) * 2.0, x / -0.0
+
+    x = np.arange(48, dtype=np.float32).reshape(4, 12) - 20
+    d = np.zeros((4, 8), np.float32)
+    i = np.array([[3, 1, 0, 2, 3, 1, 0, 2], [1, 0, 3, 0, 2, 2, 1, 3]], np.int64)
+    s = np.arange(16, dtype=np.float32).reshape(2, 8) + 1
+    want_d = d.copy()
+    for r in range(2):
+        for c in range(8):
+            want_d[i[r, c], c] = s[r, c]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no FAILED line
+        r, q = f(x, d, i, s)
+    np.testing.assert_array_equal(r, x.reshape(48) * 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(q, x / np.float32(-0.0))
+    np.testing.assert_array_equal(d, want_d)
+    assert f.last_stats["verify"].startswith("verify_passes: tensor graph ==")

@@ -9,7 +9,6 @@ from the step before it is named, with the output, the position and the values.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -47,8 +46,10 @@ class TensorGraphEvaluator:
 
     def _get(self, vid: int, env: Dict[str, int], store: Dict[int, np.ndarray]) -> np.ndarray:
         v = self.values[vid]
+        if v["kind"] == "reshape":  # the same memory in another shape (row-major)
+            return self._get(v["base"], env, store).reshape([_eval_sym(d, env) for d in v["shape"]])
         if v["kind"] == "view":
-            base = store[v["base"]]
+            base = self._get(v["base"], env, store)
             idx = tuple(slice(_eval_sym(o, env), _eval_sym(o, env) + _eval_sym(s, env))
                         for o, s in zip(v["offsets"], v["shape"]))
             return base[idx]
@@ -117,6 +118,10 @@ class TensorGraphEvaluator:
             dst = self._get(e["inputs"][1], env, store)
             idx = tuple(slice(_eval_sym(o, env), _eval_sym(o, env) + n) for o, n in zip(attrs["offsets"], ins[0].shape))
             dst[idx] = ins[0]
+            return
+        if e["output"] < 0:  # scatter: writes its third input in place
+            dts = [self.values[i]["dtype"] for i in e["inputs"]]
+            tensor_semantics.evaluate(op, ins, attrs, dts[2], dts, env)
             return
         out = self.values[e["output"]]
         store[e["output"]] = tensor_semantics.evaluate(op, ins, attrs, out["dtype"], [self.values[i]["dtype"] for i in
@@ -222,7 +227,7 @@ def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.nda
     (PyPTO's enable_pass_verify) it is a FAILED line of the report, as are goldens that differ.
     `probes` are the pass_verify_print / _save calls, run in the tensor graph's evaluation
     (their files go to `save_dir`). Returns the report (str() is its summary line)."""
-    graph = json.loads(program.to_json("tensor_graph"))
+    graph = tensor_semantics.load_graph(program.to_json("tensor_graph"))
     report = Report()
     levels: List[Tuple[str, List[Tuple[str, str, np.ndarray]]]] = []
     ref_params = [a.copy() for a in before]
