@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace pypto {
@@ -63,8 +64,10 @@ class JsonWriter {
   JsonWriter& Null() { return Raw("null"); }
   JsonWriter& Double(double v) {
     if (!std::isfinite(v)) return Str(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-    char buf[32];
+    char buf[40];
     std::snprintf(buf, sizeof(buf), "%.17g", v);
+    // A JSON number without '.' or an exponent reads back as an integer: -0.0 would be 0.
+    if (!std::strpbrk(buf, ".e")) std::strcat(buf, ".0");
     return Raw(buf);
   }
   JsonWriter& Expr(const pypto::Expr& e) { return e.defined() ? Str(e.str()) : Null(); }
