@@ -142,10 +142,9 @@ def _results(graph: Dict[str, Any], returns: Sequence[np.ndarray],
 
 
 def values_of(a: np.ndarray, dtype: str) -> np.ndarray:
-    """An array in its storage form (bf16 as uint16 bits) as the numbers it holds, in float64."""
-    if dtype == "bf16" and a.dtype == np.uint16:
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return np.asarray(a).astype(np.float64)
+    """An array in its storage form (bf16 as uint16 bits) as the numbers it holds, in float64 (for
+    the tolerant comparisons; int64 beyond 2^53 compares as its nearest double)."""
+    return tensor_semantics.values(a, dtype).astype(np.float64)
 
 
 # A 16-bit result may differ by one rounding between two levels that compute in fp32 (an fp32
