@@ -3,6 +3,7 @@
 #   bash scripts/sanitize.sh thread              TSan over the C++ tests (the runtime's threads)
 #   bash scripts/sanitize.sh address,undefined   ASan + UBSan over the C++ tests
 #   bash scripts/sanitize.sh python [pytest args] the Python extension built with ASan + UBSan,
+#                                                 (test files among the args: only those run)
 #                                                 and the Python tests run against it (not the
 #                                                 browser tests: Chromium does not run with the
 #                                                 ASan runtime preloaded)
@@ -35,10 +36,13 @@ PY
   reports="$dir/reports"
   rm -rf "$reports" && mkdir -p "$reports"
   status=0
+  # Test files or folders among the arguments are what runs; else the whole Python suite.
+  where=(tests/python)
+  for a in "$@"; do [[ "$a" == tests/* ]] && where=() && break; done
   LD_PRELOAD="$asan $(gcc -print-file-name=libstdc++.so)" PYTHONPATH="$PWD/$dir/site" PYPTO_INCLUDE_DIR="$PWD/include" PYPTO_SANITIZED=1 \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:log_path="$PWD/$reports/asan" \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path="$PWD/$reports/ubsan" \
-    python3 -m pytest tests/python -q -p no:cacheprovider --ignore=tests/python/test_tools_browser.py "$@" || status=$?
+    python3 -m pytest "${where[@]}" -q -p no:cacheprovider --ignore=tests/python/test_tools_browser.py "$@" || status=$?
   if compgen -G "$reports/*" >/dev/null; then
     echo "[sanitize] reports:"
     for f in "$reports"/*; do echo "== $f"; head -40 "$f"; done
