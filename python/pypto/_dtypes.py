@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -90,6 +90,15 @@ _TO_NUMPY = {
     DT_FP8E8M0: np.uint8,
     DT_FP4_E2M1X2: np.uint8,
 }
+
+
+def exact_int64(v: Any) -> Optional[int]:
+    """A Python int scalar as the recorder keeps it exactly (a double holds integers up to 2^53):
+    its int64 bits, a uint64 above 2^63 wrapped (the double gives the sign); None for a float,
+    or an int no 64-bit dtype holds (the recorder refuses it by its double)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not -2 ** 63 <= v < 2 ** 64:
+        return None
+    return v - 2 ** 64 if v >= 2 ** 63 else v
 
 
 def is_float_dtype(dt: DataType) -> bool:

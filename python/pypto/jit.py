@@ -354,32 +354,6 @@ class JitFunction:
         compiled.probes = tracing.probes
         return compiled
 
-    def _verify(self, compiled: CompiledFunction, before: List[np.ndarray], outs: List[np.ndarray],
-                after: List[np.ndarray], run_mode: str, dbg: Dict[str, Any], vopt: Dict[str, Any],
-                stats: Dict[str, Any]) -> None:
-        """verify_passes (ours: a level that changes the answer raises) or PyPTO's pass verify
-        (goldens, pass_verify_print / _save, a report with PASS / FAILED / NO_COMPARE lines)."""
-        import warnings
-
-        from . import pass_verify
-        from .tools import verify
-        pypto_mode = bool(vopt["enable_pass_verify"])
-        save_dir = ""
-        if pypto_mode:
-            stamp = time.strftime("%Y%m%d%H%M%S")
-            save_dir = vopt["pass_verify_save_tensor_dir"] or os.path.join(os.getcwd(), "output", f"output_{stamp}")
-        rtol, atol = (list(vopt["pass_verify_error_tol"]) + [1e-3, 1e-3])[:2]
-        report = verify.verify(compiled.program, before, outs, after, run_mode, probes=compiled.probes,
-                               goldens=pass_verify.take_goldens() if pypto_mode else None,
-                               golden_tol=(float(rtol), float(atol)), strict=bool(dbg["verify_passes"]),
-                               save_dir=save_dir)
-        stats["verify"] = str(report)
-        if pypto_mode and vopt["pass_verify_save_tensor"]:
-            stats["verify_dir"] = verify.write_report(report, save_dir, self.fn.__name__)
-        if report.failures:
-            warnings.warn(f"@{self.fn.__name__}: pass verify: " + "; ".join(report.failures), RuntimeWarning,
-                          stacklevel=3)
-
     def _options(self) -> Dict[str, Dict[str, Any]]:
         """Every option group, global values overridden by the function's own (cached until an
         option changes, globally or in the function's dicts)."""
@@ -640,7 +614,9 @@ class JitFunction:
             if rt["run_mode"] == "sim":
                 self.last_sim.write_outputs(compiled.dump_dir)
         if before is not None:
-            self._verify(compiled, before, outs, arrays, rt["run_mode"], dbg, groups["verify"], stats)
+            from . import pass_verify
+            pass_verify.verify_call(self.fn.__name__, compiled, before, outs, arrays, rt["run_mode"], dbg,
+                                    groups["verify"], stats)
         if compiled.dump_dir and (trace or (dbg["graph"] and not compiled.graph_written)):
             self._write_debug_outputs(compiled, stats, dbg, rt)
         if torch_in:

@@ -12,8 +12,11 @@ they do nothing, as in PyPTO.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import time
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
@@ -120,3 +123,25 @@ def eval_scalar(v: Any, env: Dict[str, int]) -> Optional[int]:
         except (_core.UserError, _core.InternalError, KeyError):
             return None
     return int(v)
+
+
+def verify_call(fn_name: str, compiled: Any, before: List[np.ndarray], outs: List[np.ndarray],
+                after: List[np.ndarray], run_mode: str, dbg: Dict[str, Any], vopt: Dict[str, Any],
+                stats: Dict[str, Any]) -> None:
+    """Checks one call of a jit function: verify_passes (ours: a level that changes the answer
+    raises) or PyPTO's pass verify (goldens, the probes, PASS / FAILED / NO_COMPARE lines)."""
+    from .tools import verify
+    pypto_mode = bool(vopt["enable_pass_verify"])
+    save_dir = ""
+    if pypto_mode:
+        stamp = time.strftime("%Y%m%d%H%M%S")
+        save_dir = vopt["pass_verify_save_tensor_dir"] or os.path.join(os.getcwd(), "output", f"output_{stamp}")
+    rtol, atol = (list(vopt["pass_verify_error_tol"]) + [1e-3, 1e-3])[:2]
+    report = verify.verify(compiled.program, before, outs, after, run_mode, probes=compiled.probes,
+                           goldens=take_goldens() if pypto_mode else None, golden_tol=(float(rtol), float(atol)),
+                           strict=bool(dbg["verify_passes"]), save_dir=save_dir)
+    stats["verify"] = str(report)
+    if pypto_mode and vopt["pass_verify_save_tensor"]:
+        stats["verify_dir"] = verify.write_report(report, save_dir, fn_name)
+    if report.failures:
+        warnings.warn(f"@{fn_name}: pass verify: " + "; ".join(report.failures), RuntimeWarning, stacklevel=4)

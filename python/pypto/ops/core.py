@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .. import _core
 from .._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, STORAGE_DTYPES, check_dtype, is_float_dtype, is_int_dtype
+from .._dtypes import exact_int64 as _exact
 from .._tracing import _format_loc, current_recorder, user_loc
 from ..tensor import Tensor
 
@@ -89,15 +90,6 @@ def _scalar(v: Union[int, float], op: str) -> float:
         return float(v)
     except OverflowError:
         raise _core.UserError(f"pypto.{op}: the scalar {v} is out of the range of every dtype" + _suffix()) from None
-
-
-def _exact(v: Any) -> Optional[int]:
-    """A Python int scalar as the recorder keeps it exactly (a double holds integers up to 2^53):
-    its int64 bits, a uint64 above 2^63 wrapped (the double gives the sign); None for a float,
-    or an int no 64-bit dtype holds (the recorder refuses it by its double)."""
-    if isinstance(v, bool) or not isinstance(v, int) or not -2 ** 63 <= v < 2 ** 64:
-        return None
-    return v - 2 ** 64 if v >= 2 ** 63 else v
 
 
 def _known(v: Any) -> Any:

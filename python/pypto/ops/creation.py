@@ -13,7 +13,8 @@ from .._core import DataType, SymbolicScalar
 from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_dtype, to_numpy_dtype
 from .._tracing import at_top_level, automatic_tiles, current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _exact, _suffix, add, cast, mul
+from .._dtypes import exact_int64 as _exact
+from .core import _suffix, add, cast, mul
 
 __all__ = ["full", "zeros", "ones", "arange"]
 

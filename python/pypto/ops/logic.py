@@ -13,7 +13,8 @@ from .._dtypes import (DT_BOOL, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8, 
                        is_int_dtype, to_numpy_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _binary, _exact, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
+from .._dtypes import exact_int64 as _exact
+from .core import _binary, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "logical_and", "logical_or", "logical_xor", "logical_not",
