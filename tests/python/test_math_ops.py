@@ -289,6 +289,44 @@ def test_lrelu_prelu_gcd_axpy_expand_exp_dif(mode):
     np.testing.assert_array_equal(g2, np.gcd(a, 12))
 
 
+def test_axpy_on_a_view_rebinds_it_and_fp16_rounds_once():
+    """PyPTO's axpy_ is ``y.move(alpha * x + y)``: a pypto.view takes the result as its value (the
+    viewed parameter keeps its data, as PyPTO's test_axpy.py expects); fp16 computes in fp32."""
+    @pypto.jit
+    def f(a: pypto.Tensor((64, 64), F32), b: pypto.Tensor((64, 64), F32), out: pypto.Tensor((64, 64), F32)):
+        for i in pypto.loop(2):
+            for j in pypto.loop(2):
+                va = pypto.view(a, [32, 32], [i * 32, j * 32])
+                vb = pypto.view(b, [32, 32], [i * 32, j * 32])
+                pypto.set_vec_tile_shapes(32, 32)
+                va.axpy_(vb, 2.0)
+                pypto.assemble(va, [i * 32, j * 32], out)
+
+    r = rng(8)
+    a, b = r.standard_normal((2, 64, 64)).astype(np.float32)
+    a0, out = a.copy(), np.zeros((64, 64), np.float32)
+    f(a, b, out)
+    np.testing.assert_array_equal(a, a0)  # the viewed parameter is not written
+    np.testing.assert_array_equal(out, a0 + np.float32(2.0) * b)
+
+    @pypto.jit
+    def h(y: pypto.Tensor((5, 33), pypto.DT_FP16), x: pypto.Tensor((5, 1), pypto.DT_FP16)):
+        y.axpy_(x, 3.0)
+
+    y = r.standard_normal((5, 33)).astype(np.float16)
+    x = r.standard_normal((5, 1)).astype(np.float16)
+    want = (y.astype(np.float32) + np.float32(3.0) * x.astype(np.float32)).astype(np.float16)
+    h(y, x)
+    np.testing.assert_array_equal(y, want)
+
+    @pypto.jit
+    def bad(y: pypto.Tensor((4, 8), pypto.DT_FP16), x: pypto.Tensor((4, 8), F32)):
+        pypto.axpy_(y, x)
+
+    with pytest.raises(pypto.UserError, match=r"pypto.axpy_: y .* the dtypes must be"):
+        bad(np.zeros((4, 8), np.float16), np.zeros((4, 8), np.float32))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_quantize_dequantize(mode):
     I8 = pypto.DT_INT8

@@ -24,7 +24,7 @@ from .creation import arange, full
 from .index import index_select
 from .logic import clip, ge, logical_and, lt, where
 from .math import floor_div, remainder
-from .shape import concat, reshape, unsqueeze
+from .shape import concat, permute, reshape, unsqueeze
 
 __all__ = ["conv", "ConvReLuType", "TileL1Info", "TileL0Info", "set_conv_tile_shapes", "get_conv_tile_shapes"]
 
@@ -164,53 +164,58 @@ def _spatial_bounds(x: Tensor, pads: List[int]) -> Tuple[List[int], Optional[Lis
     return bounds, dims
 
 
-def _pad_spatial(x: Tensor, pads: List[int]) -> Tensor:
-    """x [B, C, *S] with zeros before and after each spatial dim (pads: before, after per dim)."""
+def _padded_flat(x: Tensor, pads: List[int], extra: int) -> Tensor:
+    """x [B, C, *S] placed in zeros (pads: before, after per spatial dim), flattened over its
+    spatial dims, with at least ``extra`` zeros after the last element: [B, C, >= P + extra].
+    One zero fill and one copy (a spare run of rows along the first spatial dim holds the extra
+    zeros, so nothing is concatenated)."""
+    from ..tensor import tensor as new_tensor
+    from .core import assemble
     from .creation import full
-    nd = x.ndim - 2
-    for d in range(nd):
-        lo, hi = pads[2 * d], pads[2 * d + 1]
-        if lo or hi:
-            dims = list(x.shape)
-            parts = []
-            for n in (lo, x, hi):
-                if isinstance(n, Tensor):
-                    parts.append(n)
-                elif n:
-                    parts.append(full(dims[:d + 2] + [n] + dims[d + 3:], 0.0, x.dtype))
-            x = concat(parts, d + 2)
-    return x
+    batch, cin, *spatial = x.shape
+    nd = len(spatial)
+    padded = [spatial[d] + pads[2 * d] + pads[2 * d + 1] for d in range(nd)]
+    inner = _pymath.prod(padded[1:])
+    padded[0] += -(-extra // inner)  # spare rows of zeros past the end
+    if not any(pads) and padded[0] == spatial[0]:
+        return reshape(x, [batch, cin, _pymath.prod(spatial)])
+    whole = new_tensor([batch, cin, *padded], x.dtype)
+    whole.move(full([batch, cin, *padded], 0.0, x.dtype))
+    assemble(x, [0, 0] + [pads[2 * d] for d in range(nd)], whole)
+    return reshape(whole, [batch, cin, _pymath.prod(padded)])
 
 
 def _shifted_windows(x: Tensor, spatial: List[int], kernel: List[int], out: List[int], dil: List[int],
-                     pads: List[int]) -> Tuple[Tensor, List[int]]:
+                     pads: List[int], groups: int) -> Tuple[List[Tensor], List[int]]:
     """Stride 1: im2col by contiguous copies. On the padded input flattened over its spatial dims,
     kernel offset k reads the output positions of the grid [O_0, P_1, ..., P_n] (P: padded
     extents) at a fixed shift, so each offset's column block is one window of the flat input
-    (no gather). Returns ([B, Cin * KK, L'] with L' the grid's size, the grid); the positions of
-    the grid past O in dims >= 1 are computed and dropped by the caller."""
+    (no gather). Returns, per group, [B, KK * Cin_g, L'] ordered (kernel offset, channel) so
+    every block is one window copy (L' the grid's size), and the grid; the positions of the grid
+    past O in dims >= 1 are computed and dropped by the caller."""
     batch, cin = x.shape[0], x.shape[1]
+    cin_g = cin // groups
     nd = len(spatial)
     padded = [spatial[d] + pads[2 * d] + pads[2 * d + 1] for d in range(nd)]
     strides_in = [_pymath.prod(padded[d + 1:]) for d in range(nd)]
     grid = [out[0]] + padded[1:]
     l_n = _pymath.prod(grid)
+    # The last windows reach past the padded input: zeros (they feed dropped positions).
     extra = sum((kernel[d] - 1) * dil[d] * strides_in[d] for d in range(1, nd))
-    from .creation import full
-    flat = reshape(_pad_spatial(x, pads), [batch, cin, _pymath.prod(padded)])
-    if extra:  # the last windows reach past the padded input: zeros (they feed dropped positions)
-        flat = concat([flat, full([batch, cin, extra], 0.0, x.dtype)], 2)
-    windows = []
+    flat = _padded_flat(x, pads, extra)
+    shifts = []
     for k in range(_pymath.prod(kernel)):
         offs, rest = [], k
         for d in reversed(range(nd)):
             offs.append(rest % kernel[d])
             rest //= kernel[d]
         offs.reverse()
-        shift = sum(offs[d] * dil[d] * strides_in[d] for d in range(nd))
-        windows.append(unsqueeze(view(flat, [batch, cin, l_n], [0, 0, shift]), 2))
-    col = windows[0] if len(windows) == 1 else concat(windows, 2)  # [B, Cin, KK, L']
-    return reshape(col, [batch, cin * len(windows), l_n]), grid
+        shifts.append(sum(offs[d] * dil[d] * strides_in[d] for d in range(nd)))
+    cols = []
+    for g in range(groups):
+        windows = [view(flat, [batch, cin_g, l_n], [0, g * cin_g, sh]) for sh in shifts]
+        cols.append(windows[0] if len(windows) == 1 else concat(windows, 1))
+    return cols, grid
 
 
 def _gather_index(spatial: List[int], kernel: List[int], out: List[int], strides: List[int],
@@ -314,9 +319,17 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             whole = new_tensor([batch, cin, *spatial], x.dtype)
             assemble(x, [0] * x.ndim, whole)
             x = whole
+        w2 = reshape(w, [cout, cin_g * kk_n])
+        cout_g = cout // groups
+        parts = []
         if all(s == 1 for s in strides_):
-            col, grid = _shifted_windows(x, spatial, kernel, out, dil, pads)
+            cols, grid = _shifted_windows(x, spatial, kernel, out, dil, pads, groups)
             l_n = _pymath.prod(grid)
+            # The weight in the columns' order: [Cout, KK, Cin_g].
+            wk = reshape(permute(reshape(w, [cout, cin_g, kk_n]), [0, 2, 1]), [cout, kk_n * cin_g])
+            for g in range(groups):
+                wg = wk if groups == 1 else view(wk, [cout_g, kk_n * cin_g], [g * cout_g, 0])
+                parts.append(matmul(wg, cols[g], DT_FP32))  # [B, Cout / groups, L']
         else:
             grid = list(out)
             idx, inside = _gather_index(spatial, kernel, out, strides_, dil, [pads[2 * d] for d in range(nd)])
@@ -326,13 +339,10 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
                 idx = where(inside, idx, s_n)
                 flat = concat([flat, full([batch, cin, 1], 0.0, x.dtype)], 2)
             col = reshape(index_select(flat, 2, idx), [batch, cin * kk_n, l_n])  # [B, Cin * KK, L]
-        w2 = reshape(w, [cout, cin_g * kk_n])
-        cout_g = cout // groups
-        parts = []
-        for g in range(groups):
-            cg = col if groups == 1 else view(col, [batch, cin_g * kk_n, l_n], [0, g * cin_g * kk_n, 0])
-            wg = w2 if groups == 1 else view(w2, [cout_g, cin_g * kk_n], [g * cout_g, 0])
-            parts.append(matmul(wg, cg, DT_FP32))  # [B, Cout / groups, L]
+            for g in range(groups):
+                cg = col if groups == 1 else view(col, [batch, cin_g * kk_n, l_n], [0, g * cin_g * kk_n, 0])
+                wg = w2 if groups == 1 else view(w2, [cout_g, cin_g * kk_n], [g * cout_g, 0])
+                parts.append(matmul(wg, cg, DT_FP32))  # [B, Cout / groups, L]
         res = parts[0] if groups == 1 else concat(parts, 1)  # [B, Cout, L]
         if bias is not None:
             res = add(res, reshape(bias if bias.dtype == DT_FP32 else cast(bias, DT_FP32), [1, cout, 1]))

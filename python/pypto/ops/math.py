@@ -286,8 +286,21 @@ def expand_exp_dif(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def axpy_(y: Tensor, x: Tensor, alpha: float = 1.0) -> Tensor:
-    """y = alpha * x + y, in place (y is a parameter or a pypto.tensor; x broadcasts to it)."""
+    """y = alpha * x + y, updating y as PyPTO's ``y.move(...)`` does: a parameter (or a tensor
+    the function made) is written; a view made by ``pypto.view`` takes the result as its value
+    and the viewed tensor keeps its data (PyPTO's views are handles). x broadcasts to y, y does
+    not broadcast. fp32 + fp32, fp16 + fp16 (in fp32, rounded once) and fp32 (y) + fp16 (x)."""
+    from .._dtypes import DT_FP16
     from .core import add
-    yt = _t(y, "axpy_")
-    yt[...] = add(yt, mul(_t(x, "axpy_"), float(alpha)))
+    yt, xt = _t(y, "axpy_"), _t(x, "axpy_")
+    if (yt.dtype, xt.dtype) not in ((DT_FP32, DT_FP32), (DT_FP16, DT_FP16), (DT_FP32, DT_FP16)):
+        raise _core.UserError(f"pypto.axpy_: y {yt!r} and x {xt!r}: the dtypes must be DT_FP32 + DT_FP32, "
+                              "DT_FP16 + DT_FP16 or DT_FP32 (y) + DT_FP16 (x), as in PyPTO" + _suffix())
+    if yt.ndim != xt.ndim or any(isinstance(a, int) and isinstance(b, int) and a == 1 and b != 1
+                                 for a, b in zip(yt.shape, xt.shape)):
+        raise _core.UserError(f"pypto.axpy_: x {xt!r} must broadcast to y {yt!r} (same rank; y does not "
+                              "broadcast)" + _suffix())
+    res = add(cast(yt, DT_FP32) if yt.dtype != DT_FP32 else yt,
+              mul(cast(xt, DT_FP32) if xt.dtype != DT_FP32 else xt, float(alpha)))
+    yt.move(res if yt.dtype == DT_FP32 else cast(res, yt.dtype))
     return yt
