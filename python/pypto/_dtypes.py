@@ -40,6 +40,20 @@ class UnsupportedDType:
         return f"pypto.{self.name}"
 
 
+class PackedDType:
+    """PyPTO's logical-shape FP4 dtype: a parameter annotated with it takes the packed bytes
+    (a uint8 array [..., n / 2], two values per byte, the even index in the low nibble) and is
+    the [..., n] tensor of their values in the program (exact fp32; pypto.scaled_mm takes it as
+    an MX operand). Only jit parameters have it here; inside a program the packed format is
+    ``storage``."""
+
+    def __init__(self, name: str, storage: DataType) -> None:
+        self.name, self.storage = name, storage
+
+    def __repr__(self) -> str:
+        return f"pypto.{self.name}"
+
+
 _LATER = "not supported on the CPU backend yet"
 _NPU = "an NPU storage format with no CPU arithmetic here"
 DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER)
@@ -47,17 +61,20 @@ DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
 DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
 DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
-DT_FP4_E2M1 = UnsupportedDType("DT_FP4_E2M1", _NPU)
+DT_FP4_E2M1 = PackedDType("DT_FP4_E2M1", DT_FP4_E2M1X2)
 DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E2M1, DT_FP4_E1M2, DT_FP4_E1M2X2,
-                      DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):
     if _name.startswith("DT_"):
         setattr(DataType, _name, _dt)
+
+
+def _core_name(dt: DataType) -> str:
+    return next(n for n, v in globals().items() if n.startswith("DT_") and v is dt)
 
 
 def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
@@ -66,6 +83,10 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
     from ._core import UserError
     if isinstance(x, DataType):
         return x
+    if isinstance(x, PackedDType):
+        raise UserError(f"{what}: pypto.{x.name} (logical shape, two values per byte) is a jit parameter's dtype "
+                        f"here: the parameter takes the packed uint8 bytes and holds their values" + suffix
+                        + f"\nhint: inside a program the packed format is pypto.{_core_name(x.storage)}")
     if isinstance(x, UnsupportedDType):
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "

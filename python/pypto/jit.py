@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _core, config, control, ops
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
-from ._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, as_dtype, to_numpy_dtype
+from ._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
 
 _TORCH_NAME = {dt: name[len("torch."):] for name, dt in _TORCH_DTYPES.items()}  # pypto dtype -> torch's name
@@ -175,7 +175,7 @@ class JitFunction:
         self._opt_cache: Tuple[int, Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]] = (-1, {}, {})
         # The common call, checked cheaply: every parameter a tensor of fixed shape and dtype (no
         # STATIC or inferred dims), passed positionally as numpy arrays of that dtype.
-        self._simple = all(p.kind == "tensor" and p.ann is not None and p.ann.dtype is not None
+        self._simple = all(p.kind == "tensor" and p.ann is not None and isinstance(p.ann.dtype, _core.DataType)
                            and p.ann.shape is not None and all(d is DYNAMIC or isinstance(d, int) for d in p.ann.shape)
                            for p in self.params)
         self._want = [np.dtype(np.uint16) if p.ann.dtype == DT_BF16 else np.dtype(to_numpy_dtype(p.ann.dtype))
@@ -322,11 +322,19 @@ class JitFunction:
                     shape.append(int(a.shape[i]))
                 else:
                     shape.append(d)
-            vid = rec.add_param(p.name, shape, dt, False, NO_LOC)
+            if isinstance(dt, PackedDType):
+                if dims and isinstance(dims[-1], int):  # the annotation gives the logical last dim
+                    shape[-1] = self._packed_dim(p, dims[-1])
+                vid = rec.add_param(p.name, shape, dt.storage, False, NO_LOC)
+            else:
+                vid = rec.add_param(p.name, shape, dt, False, NO_LOC)
             traced[p.name] = Tensor(_rec=rec, _id=vid)
         args = [traced.get(p.name, v) for p, v in zip(self.params, call)]
         tracing = Tracing(rec)
         with tracing:
+            for i, (p, dt) in enumerate(zip(tparams, dtypes)):
+                if isinstance(dt, PackedDType):  # the program sees the values, in logical units
+                    args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name)
             ops._apply_default_tiles()
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)
@@ -425,6 +433,16 @@ class JitFunction:
         return plan, results
 
     # --- calls ---------------------------------------------------------------------------------
+    def _packed_dim(self, p: _Param, d: Any) -> Any:
+        """The byte count of a logical FP4 dim (two values per byte)."""
+        if not isinstance(d, int):
+            return d
+        if d % 2:
+            raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is {p.ann.dtype!r} with the odd last "
+                                  f"dim {d}: two values share each byte, so the logical last dim is even"
+                                  + _format_loc(user_loc()))
+        return d // 2
+
     def _as_array(self, a: Any, p: _Param, shapes_ok: bool = False) -> Tuple[np.ndarray, Any]:
         """The argument of tensor parameter `p` as a numpy array, and its pypto dtype (the
         annotated one, checked; or the array's, for an unannotated dtype)."""
@@ -452,8 +470,8 @@ class JitFunction:
         if isinstance(a, np.ndarray):
             if want == DT_BF16 and a.dtype == np.uint16:
                 return a, DT_BF16
-            if want in STORAGE_DTYPES and a.dtype == np.uint8:  # an MX format's bytes
-                return a, want
+            if (want in STORAGE_DTYPES or isinstance(want, PackedDType)) and a.dtype == np.uint8:
+                return a, want  # an MX format's bytes
             try:
                 got = as_dtype(a.dtype)
             except TypeError:

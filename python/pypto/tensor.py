@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._core import DataType, SymbolicScalar
-from ._dtypes import DT_FP32, UnsupportedDType, check_dtype
+from ._dtypes import DT_FP32, PackedDType, UnsupportedDType, check_dtype
 from ._tracing import current_recorder, user_loc
 from .symbolic_api import SymbolicPrintWarning, sym_text as _sym_text  # noqa: F401 - re-exported
 
@@ -83,7 +83,7 @@ class Tensor:
                                           + _loc_suffix())
             # An empty shape list means "from the argument" (PyPTO skips the rank check).
             self._spec: Optional[Tuple[Any, ...]] = tuple(shape) if shape else None
-            if dtype is not None and not isinstance(dtype, DataType):
+            if dtype is not None and not isinstance(dtype, (DataType, PackedDType)):
                 check_dtype(dtype, "pypto.Tensor", _loc_suffix())
                 raise _core.UserError(f"pypto.Tensor: dtype must be a pypto dtype such as pypto.DT_FP32, got "
                                       f"{dtype!r}" + _loc_suffix())
@@ -103,7 +103,7 @@ class Tensor:
                 shape = None
             elif isinstance(x, (list, tuple)):
                 shape = list(x)
-            elif isinstance(x, DataType):
+            elif isinstance(x, (DataType, PackedDType)):
                 kw["dtype"] = x
             elif isinstance(x, UnsupportedDType):
                 check_dtype(x, "pypto.Tensor", _loc_suffix())
@@ -125,6 +125,17 @@ class Tensor:
     _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
     _squeezed_at: Tuple[int, int] = (0, 0)  # the read_point of _vid, for a squeezed window
     _placeholder = False  # `pypto.tensor()` in a traced body, until `.move(value)` gives it one
+    # A DT_FP4_E2M1 parameter's values (ops.mx.logical_values) and views of them: the packed
+    # dtype they hold (an MX operand of scaled_mm), and what they are when a write is refused.
+    _mx_values: Optional[DataType] = None
+    _read_only: Optional[str] = None
+
+    def check_writable(self, what: str) -> None:
+        """A UserError for a write into values that are not memory of the program's (the
+        decoded values of a DT_FP4_E2M1 parameter)."""
+        if self._read_only:
+            raise _core.UserError(f"{what}: {self._read_only} cannot be written here" + _loc_suffix()
+                                  + "\nhint: write the packed bytes through a pypto.DT_FP4_E2M1X2 parameter")
 
     def _check_bound(self) -> None:
         if self._placeholder:
@@ -484,6 +495,7 @@ class Tensor:
         clipped = clipped_extents(rec, self._id, offsets, extents, dynamic_dims=True)  # numpy's slicing
         extents = [e if d in dropped else c for d, (e, c) in enumerate(zip(extents, clipped))]
         out = Tensor(_rec=rec, _id=rec.view(self._id, offsets, extents, user_loc()))
+        out._mx_values, out._read_only = self._mx_values, self._read_only
         if any(a is not b for a, b in zip(extents, shape)):
             out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
         if dropped:
@@ -510,6 +522,7 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rec = self._traced_rec("assignment")
+        self.check_writable("assignment")
         from ._tracing import note_write
         note_write()
         whole = all((isinstance(k, slice) and k.start is None and k.stop is None and k.step is None)

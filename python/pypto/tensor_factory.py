@@ -8,6 +8,7 @@ from typing import Any, Optional, Sequence
 
 from . import _core
 from ._core import DataType, SymbolicScalar
+from ._dtypes import check_dtype
 from ._tracing import current_recorder, user_loc
 from .tensor import DT_FP32, Dim, Tensor, _loc_suffix
 
@@ -47,7 +48,7 @@ def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType]
     if shape is None:
         raise _core.UserError("pypto.tensor(shape, dtype): a tensor created in a function needs a shape"
                               + _loc_suffix())
-    dtype = DT_FP32 if dtype is None else dtype
+    dtype = DT_FP32 if dtype is None else check_dtype(dtype, "pypto.tensor", _loc_suffix())
     rec = current_recorder("tensor")
     from ._tracing import open_loop_indices
     loops = set(open_loop_indices())

@@ -197,3 +197,72 @@ def test_scaled_mm_of_fp4_operands(a_t, b_t, mode):
     b64 = b64 * np.repeat(np.ldexp(1.0, eb.transpose(1, 0, 2).reshape(n, 2).astype(np.int64) - 127), 32, 1).T
     want = a64 @ b64
     np.testing.assert_allclose(got.double().numpy(), want, rtol=0, atol=1e-6 * (np.abs(a64) @ np.abs(b64)).max())
+
+
+@pytest.mark.parametrize("a_t", [False, True])
+def test_logical_fp4_parameters_view_in_values_and_feed_scaled_mm(a_t):
+    """PyPTO's DT_FP4_E2M1: a uint8 [.., n / 2] argument is the [.., n] tensor of its values;
+    views and valid shapes count values (A transposed is packed along M), as in PyPTO's
+    test_scaled_mm_mxfp4.py; a bias window clipped from a static bias meets a tile of the
+    dynamic output."""
+    m, k, n, vm, vn = 20, 64, 14, 8, 8
+    r = rng(10)
+    a_bytes = r.integers(0, 256, (k, m // 2) if a_t else (m, k // 2)).astype(np.uint8)
+    b_bytes = r.integers(0, 256, (k, n // 2)).astype(np.uint8)
+    ea = r.integers(122, 132, (m, 1, 2)).astype(np.uint8)
+    eb = r.integers(122, 132, (1, n, 2)).astype(np.uint8)
+    bias = r.standard_normal((1, n)).astype(np.float32)
+    E2M1, E8 = pypto.DT_FP4_E2M1, pypto.DT_FP8E8M0
+    D = pypto.DYNAMIC
+
+    @pypto.jit
+    def f(a: pypto.Tensor([D, D], E2M1), b: pypto.Tensor([k, n], E2M1), out: pypto.Tensor([D, D], pypto.DT_FP32),
+          sa: pypto.Tensor((m, 1, 2), E8), sb: pypto.Tensor((1, n, 2), E8), bias_t: pypto.Tensor((1, n))):
+        mm, nn = out.shape
+        assert list(b.shape) == [k, n]  # the annotation counts values
+        for i in pypto.loop((mm + vm - 1) // vm):
+            for j in pypto.loop((nn + vn - 1) // vn):
+                rows = (mm - i * vm).min(vm)
+                cols = (nn - j * vn).min(vn)
+                va = (pypto.view(a, [k, vm], [0, i * vm], valid_shape=[k, rows]) if a_t
+                      else pypto.view(a, [vm, k], [i * vm, 0], valid_shape=[rows, k]))
+                vb = pypto.view(b, [k, vn], [0, j * vn], valid_shape=[k, cols])
+                vsa = pypto.view(sa, [vm, 1, 2], [i * vm, 0, 0], valid_shape=[rows, 1, 2])
+                vsb = pypto.view(sb, [1, vn, 2], [0, j * vn, 0], valid_shape=[1, cols, 2])
+                pypto.set_vec_tile_shapes(8, 8)
+                res = pypto.scaled_mm(va, vb, pypto.DT_FP32, vsa, vsb, a_trans=a_t,
+                                      extend_params={"bias_tensor": bias_t[:, j * vn:j * vn + vn]})
+                pypto.assemble(res, [i * vm, j * vn], out)
+
+    out = np.zeros((m, n), np.float32)
+    f(torch.from_numpy(a_bytes), b_bytes, out, torch.from_numpy(ea).view(torch.float8_e8m0fnu),
+      torch.from_numpy(eb).view(torch.float8_e8m0fnu), bias)
+    a64 = _decode(a_bytes).T if a_t else _decode(a_bytes)
+    a64 = a64 * np.repeat(np.ldexp(1.0, ea.reshape(m, 2).astype(np.int64) - 127), 32, 1)
+    b64 = _decode(b_bytes) * np.repeat(np.ldexp(1.0, eb.transpose(1, 0, 2).reshape(n, 2).astype(np.int64) - 127),
+                                       32, 1).T
+    want = a64 @ b64 + bias
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6 * (np.abs(a64) @ np.abs(b64)).max())
+
+
+def test_logical_fp4_is_an_input_only():
+    @pypto.jit
+    def f(a: pypto.Tensor([4, 8], pypto.DT_FP4_E2M1)):
+        a[:] = pypto.mul(a, 2.0)
+
+    with pytest.raises(pypto.UserError, match=r"assignment: parameter 'a' \(pypto.DT_FP4_E2M1.*cannot be written"):
+        f(np.zeros((4, 4), np.uint8))
+
+    @pypto.jit
+    def g(a: pypto.Tensor([4, 7], pypto.DT_FP4_E2M1)):
+        return pypto.mul(a, 2.0)
+
+    with pytest.raises(pypto.UserError, match=r"odd last dim 7"):
+        g(np.zeros((4, 4), np.uint8))
+
+    @pypto.jit
+    def h(a: pypto.Tensor([4, 8], pypto.DT_FP32)):
+        return pypto.tensor([4, 8], pypto.DT_FP4_E2M1)
+
+    with pytest.raises(pypto.UserError, match=r"(?s)DT_FP4_E2M1 \(logical shape.*DT_FP4_E2M1X2"):
+        h(np.zeros((4, 8), np.float32))

@@ -513,17 +513,33 @@ def _fixpipe_scale(st: Tensor) -> Tensor:
     return view(bitwise_and(low, 0xFFFFE000), dtype=DT_FP32)
 
 
+def _per_column(t: Tensor, c: Tensor) -> Tensor:
+    """A fixpipe operand [..., N'] for the result c [..., N]: when N' is another run-time extent
+    than c's (the bias window of a tail tile, clipped from a static bias, beside the tile of a
+    dynamic output), it is read over c's extent, which the run time checks lies inside it (the
+    fixpipe reads N values)."""
+    n, nt = c.shape[-1] if c.shape else 1, t.shape[-1] if t.shape else 1
+    if isinstance(nt, int) and (nt == 1 or isinstance(n, int)) or _core.to_sym(n).same_as(_core.to_sym(nt)):
+        return t
+    bound = getattr(t, "_padded_shape", None)
+    bound = bound[-1] if bound else (nt.upper_bound() if isinstance(nt, _core.SymbolicScalar) else nt)
+    if not isinstance(bound, int):
+        return t  # no static bound to read it over: add's own check names the shapes
+    lead = list(t.shape[:-1])
+    return view(t, lead + [bound], [0] * t.ndim, valid_shape=lead + [n])
+
+
 def _fixpipe(c: Tensor, ext: Dict[str, Any], acc_dtype: DataType, want: DataType) -> Tensor:
     """matmul's extend_params steps on the accumulator c: bias, scale, ReLU, then out_dtype."""
     if "bias_tensor" in ext:
-        bias = _t(ext["bias_tensor"], "matmul")
+        bias = _per_column(_t(ext["bias_tensor"], "matmul"), c)
         c = add(c, bias if bias.dtype == acc_dtype else cast(bias, acc_dtype))
     if "scale" in ext or "scale_tensor" in ext:
         c = c if c.dtype == DT_FP32 else cast(c, DT_FP32)
         if "scale" in ext:
             c = mul(c, float(ext["scale"]))
         else:
-            c = mul(c, _fixpipe_scale(_t(ext["scale_tensor"], "matmul")))
+            c = mul(c, _per_column(_fixpipe_scale(_t(ext["scale_tensor"], "matmul")), c))
     relu_type = ext.get("relu_type", ReLuType.NO_RELU)
     if not isinstance(relu_type, ReLuType):
         raise _core.UserError(f"pypto.matmul: relu_type must be a pypto.ReLuType, got {relu_type!r}" + _suffix())
@@ -583,6 +599,7 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
         extents = clipped_extents(rec, x._id, offsets, shape)
     out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
     out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
+    out._mx_values, out._read_only = x._mx_values, x._read_only
     if valid_shape is not None or any(a is not b for a, b in zip(extents, shape)):
         out._padded_shape = shape  # assigned to a window of this shape, it writes its valid part
     return out
@@ -593,6 +610,7 @@ def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
     rec = current_recorder("assemble")
     src = _t(src, "assemble")
     dst = _t(dst, "assemble")
+    dst.check_writable("pypto.assemble")
     from .._tracing import note_write
     note_write()
     rec.assemble(src._id, list(offsets), dst._id, user_loc())

@@ -183,6 +183,17 @@ def _pack_e2m1x2(codes: Tensor, what: str) -> Tensor:
     return _as_format(reshape(bitwise_or(lo, hi * 16), lead + [n2 // 2]), DT_FP4_E2M1X2)
 
 
+def logical_values(packed: Tensor, name: str) -> Tensor:
+    """A ``DT_FP4_E2M1`` parameter as the program sees it: the values of its bytes [..., n] as an
+    fp32 tensor [..., 2n] (exact), marked so that views of it stay MX operands of scaled_mm and
+    refuse writes (the bytes are the caller's; nothing is encoded back)."""
+    with _AutoTiles():
+        values = _decode(packed)
+    values._mx_values = DT_FP4_E2M1X2
+    values._read_only = f"parameter '{name}' (pypto.DT_FP4_E2M1: its values, decoded from the caller's bytes)"
+    return values
+
+
 def _as_format(code: Tensor, dtype: DataType) -> Tensor:
     return view(cast(code, DT_UINT8), dtype=dtype)
 
@@ -368,6 +379,8 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
     sa, sb = _t(scale_a, "scaled_mm"), _t(scale_b, "scaled_mm")
     out_dt = check_dtype(out_dtype, "pypto.scaled_mm", _suffix())
     for t, what in ((a, "mat_a"), (b, "mat_b")):
+        if getattr(t, "_mx_values", None) is not None and 2 <= t.ndim <= 4:
+            continue  # a DT_FP4_E2M1 parameter (or a view of one): its values, logical shape
         if t.dtype not in (DT_FP8E4M3, DT_FP8E5M2, DT_FP4_E2M1X2) or not 2 <= t.ndim <= 4:
             raise _core.UserError(f"pypto.scaled_mm: {what} must be a 2-D to 4-D DT_FP8E4M3, DT_FP8E5M2 or "
                                   f"DT_FP4_E2M1X2 tensor, got {t!r}" + _suffix())
@@ -380,15 +393,16 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
     # A DT_FP4_E2M1X2 operand holds two values per byte along its last dim.
     ashape = list(a.shape[:-1]) + [a.shape[-1] * (2 if a.dtype == DT_FP4_E2M1X2 else 1)]
     bshape = list(b.shape[:-1]) + [b.shape[-1] * (2 if b.dtype == DT_FP4_E2M1X2 else 1)]
+    decoded = [getattr(t, "_mx_values", None) is not None for t in (a, b)]
     m, k = (ashape[-1], ashape[-2]) if a_trans else (ashape[-2], ashape[-1])
     kb, n = (bshape[-1], bshape[-2]) if b_trans else (bshape[-2], bshape[-1])
     if any(_is_dynamic(d) for d in (k, kb)) or k != kb:
         raise _core.UserError(f"pypto.scaled_mm: mat_a {a!r} and mat_b {b!r} must have the same static K"
                               + _suffix())
     with _AutoTiles():
-        af = _decode(a)
+        af = a if decoded[0] else _decode(a)
         af = transpose(af, -1, -2) if a_trans else af  # [..., M, K]
-        bf = _decode(b)
+        bf = b if decoded[1] else _decode(b)
         bf = transpose(bf, -1, -2) if b_trans else bf  # [..., K, N]
         af = mul(af, _group_scales(sa, m, k, scale_a_trans, "scale_a"))  # [M, K] broadcast over batches
         bf = mul(bf, transpose(_group_scales(sb, n, k, not scale_b_trans, "scale_b"), 0, 1))  # [K, N]
