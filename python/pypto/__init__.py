@@ -32,6 +32,7 @@ from .tile import *  # noqa: F401,F403 - Tile and the tile ops
 from .tile import __all__ as _TILE
 from . import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
 from . import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _device_synchronize)
+from . import error  # noqa: E402 - PyPTO's exception classes (a UserError is an FeError and a PyptoRtError)
 from . import sim  # noqa: E402 - the NPU machine model (run_mode "sim")
 from .element import Element  # noqa: E402 - PyPTO's typed scalar
 from . import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses

@@ -525,7 +525,8 @@ class JitFunction:
         else:
             hint = f"convert it, e.g. x.astype(numpy.{np.dtype(to_numpy_dtype(p.ann.dtype)).name})"
         return _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' expects dtype {want}, got {what} of shape "
-                               f"{tuple(shape)}" + _format_loc(user_loc()) + f"\nhint: {hint}")
+                               f"{tuple(shape)}, which does not match the dtype of the annotation"
+                               + _format_loc(user_loc()) + f"\nhint: {hint}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         dynamo = sys.modules.get("torch._dynamo")

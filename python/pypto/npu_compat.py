@@ -23,7 +23,10 @@ What it does, and nothing more:
   ``npu_rms_norm``, ``npu_rotary_mul``) are CPU versions of their documented formulas
   (pypto.npu_reference);
 * any other ``torch_npu`` attribute (an NPU-only kernel such as ``torch_npu.npu_moe_gating_top_k``) raises
-  an AttributeError that says so, when it is used.
+  an AttributeError that says so, when it is used;
+* a Python process started from the program (a test running a script in a subprocess) gets the
+  same mapping when it imports ``torch_npu``: a stand-in for it (``pypto/_npu_shim``) is put on
+  ``PYTHONPATH`` for child processes.
 """
 
 from __future__ import annotations
@@ -323,7 +326,19 @@ def install() -> None:
     torch_npu.__version__ = "cpu (pypto.npu_compat)"  # type: ignore[attr-defined]
     sys.modules.setdefault("torch_npu", torch_npu)
     sys.modules.setdefault("torch_npu.npu", npu)
+    _for_child_processes()
     _installed = True
+
+
+def _for_child_processes() -> None:
+    """A Python started from here (a test running a script in a subprocess) that imports
+    torch_npu gets this mapping too: the folder of a stand-in ``torch_npu`` goes on PYTHONPATH."""
+    import os
+
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_npu_shim")
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if shim not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*paths, shim])
 
 
 def run_script(path: str, argv: List[str]) -> None:

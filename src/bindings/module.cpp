@@ -203,7 +203,23 @@ NB_MODULE(_core, m) {
   // report of them at exit is noise to a user, not a leak of a running program.
   nb::set_leak_warnings(false);
 
-  static nb::exception<UserError> user_error(m, "UserError", PyExc_ValueError);
+  // PyPTO's exception classes (pypto.error). Its programs catch pypto.error.FeError around a
+  // call with bad arguments and PyptoRtError around a run: a UserError is raised for both (at
+  // trace time and at run time), so it is both, and a ValueError as before.
+  auto new_error = [&](const char* name, nb::handle base) {
+    nb::object cls = nb::steal(PyErr_NewException((std::string("pypto.error.") + name).c_str(), base.ptr(), nullptr));
+    m.attr(name) = cls;
+    return cls;
+  };
+  nb::object pypto_error = new_error("PyptoError", PyExc_Exception);
+  nb::object general = new_error("PyptoGeneralError", pypto_error);
+  nb::object fe_error = new_error("FeError", general);
+  nb::object rt_error = new_error("PyptoRtError", general);
+  new_error("PassError", general);
+  new_error("VerifyError", general);
+  new_error("ParserError", pypto_error);
+  nb::object user_bases = nb::make_tuple(fe_error, rt_error, nb::handle(PyExc_ValueError));
+  static nb::exception<UserError> user_error(m, "UserError", user_bases);
   nb::exception<InternalError>(m, "InternalError", PyExc_RuntimeError);
 
   nb::enum_<DataType>(m, "DataType")

@@ -81,8 +81,8 @@ SymEnv Runtime::BindShapes(const std::vector<HostTensor>& params) const {
       int64_t want = e.Eval(env);
       if (want != t.shape[d])
         throw UserError("@" + fn.name + ": parameter '" + fn.params[i] + "' expects shape " + expected_str() +
-                            ", got " + Dims(t.shape) + " (dim " + std::to_string(d) + " should be " +
-                            std::to_string(want) + ")",
+                            ", got " + Dims(t.shape) + ", which does not match the shape of the annotation (dim " +
+                            std::to_string(d) + " should be " + std::to_string(want) + ")",
                         v.loc, "pass an array of the annotated shape, or mark the dim pypto.DYNAMIC");
     }
   }

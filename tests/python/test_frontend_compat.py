@@ -546,3 +546,22 @@ def test_where_takes_the_valid_part_of_static_operands():
     f(x, keep, out)
     k = np.concatenate([keep, keep, keep[:2]])
     np.testing.assert_array_equal(out, np.where(k > 0, x, -np.inf))
+
+
+def test_pypto_error_classes_catch_our_errors():
+    """PyPTO's programs catch pypto.error.FeError (and PyptoRtError) around a call with bad
+    arguments; a UserError is both (and still a ValueError), with PyPTO's wording."""
+    from pypto.error import FeError, PyptoError, PyptoRtError
+
+    @pypto.jit
+    def f(a: pypto.Tensor((4, 8), pypto.DT_INT32), b: pypto.Tensor((4, 8), pypto.DT_INT32)):
+        return a + b
+
+    a = np.zeros((4, 8), np.int32)
+    with pytest.raises(FeError, match=r"expects shape int32\(4, 8\), got \(4, 7\), which does not match the shape"):
+        f(a, np.zeros((4, 7), np.int32))
+    with pytest.raises(PyptoRtError, match=r"expects dtype int32, got .*, which does not match the dtype"):
+        f(a, np.zeros((4, 8), np.float32))
+    with pytest.raises(FeError, match=r"missing a required argument: 'b'"):
+        f(a)
+    assert issubclass(pypto.UserError, (PyptoError, ValueError)) and pypto.error.UserError is pypto.UserError

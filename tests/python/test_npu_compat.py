@@ -262,3 +262,30 @@ COMPILE_SCRIPT = textwrap.dedent('''
 def test_torch_compile_with_npu_tensors(tmp_path):
     # CANN's aclgraph example compiles a module that launches a pypto kernel on NPU tensors.
     assert_runs(tmp_path, "compile_script.py", COMPILE_SCRIPT, "COMPILE OK")
+
+
+def test_a_child_process_that_imports_torch_npu_gets_the_mapping(tmp_path):
+    """PyPTO's test_onboard_dump.py runs its kernel in a subprocess that imports torch_npu."""
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent('''\
+        import torch
+        import torch_npu
+        import pypto
+
+        @pypto.jit
+        def f(x: pypto.Tensor((4, 8), pypto.DT_FP32)):
+            return x * 2.0
+
+        torch.npu.set_device(0)
+        x = torch.ones(4, 8, device="npu:0")
+        assert x.device.type == "npu" and torch_npu.__version__.startswith("cpu")
+        assert torch.equal(f(x).cpu(), torch.full((4, 8), 2.0))
+        print("CHILD_OK")
+        '''))
+    assert_runs(tmp_path, "parent.py", textwrap.dedent(f'''\
+        import subprocess
+        import sys
+        p = subprocess.run([sys.executable, {str(child)!r}], capture_output=True, text=True)
+        print(p.stdout, p.stderr)
+        sys.exit(p.returncode)
+        '''), "CHILD_OK")

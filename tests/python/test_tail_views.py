@@ -213,3 +213,34 @@ def test_a_computed_tile_filled_by_an_inner_loop(mode):
         want[b * 8:b * 8 + 4] = x[b * 8:b * 8 + 4] * 3 + 1
         want[b * 8 + 4:b * 8 + 8] = 0.0
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_with_a_valid_shape_over_another_inputs_dims(mode):
+    """PyPTO's test_reshape_validshape_matmul.py: a tail slice of a [M, B, S] tensor reshaped to
+    [M, 5 * 5] with valid_shape [M, valid_b * valid_s], valid_b and valid_s written over the dims
+    of the other input: its first elements, which the run time checks are inside the slice."""
+    D = pypto.DYNAMIC
+
+    @pypto.jit
+    def f(a: pypto.Tensor([16, D, D], F32), b: pypto.Tensor([D, D, 8], F32), out: pypto.Tensor([D, D, 16, 8], F32)):
+        nb, ns = b.shape[:2]
+        for i in pypto.loop((nb + 4) // 5):
+            for j in pypto.loop((ns + 4) // 5):
+                pypto.set_vec_tile_shapes(16, 16, 16)
+                va = a[:, i * 5:(i + 1) * 5, j * 5:(j + 1) * 5]
+                vb = b[i * 5:(i + 1) * 5, j * 5:(j + 1) * 5, :]
+                rows = pypto.min(5, nb - i * 5) * pypto.min(5, ns - j * 5)
+                a2 = pypto.reshape(va, [16, 25], valid_shape=[16, rows])
+                b2 = pypto.reshape(vb, [25, 8], valid_shape=[rows, 8])
+                out[i, j, :, :] = pypto.matmul(a2, b2, F32)
+
+    r = rng(9)
+    a = r.standard_normal((16, 3, 7)).astype(np.float32)
+    b = r.standard_normal((3, 7, 8)).astype(np.float32)
+    out = np.zeros((1, 2, 16, 8), np.float32)
+    run_in(mode, f, a, b, out)
+    for j in range(2):
+        s = slice(j * 5, (j + 1) * 5)
+        want = a[:, :, s].reshape(16, -1) @ b[:, s, :].reshape(-1, 8)
+        np.testing.assert_allclose(out[0, j], want, rtol=1e-5, atol=1e-5)

@@ -124,6 +124,17 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
         from .core import view
         whole = reshape(x, list(target))
         return view(whole, list(target), [0] * len(target), valid_shape=shape)
+    if valid_shape is not None and not _same_count(list(x.shape), shape):
+        # A valid shape over other run-time extents than x's (valid_b * valid_s from one tensor's
+        # dims, x sliced from another's): PyPTO reshapes the padded tile and takes its first
+        # elements. Here: x's elements in a row, the first of them as many as the valid shape
+        # holds (a window the run time checks lies inside x), in that shape.
+        from .core import view
+        flat = reshape(x, [_product(list(x.shape))])
+        first = view(flat, [_product(list(target))], [0], valid_shape=[_product(shape)])
+        out = reshape(first, shape)
+        out._padded_shape = list(target)
+        return out
     if rec.value_kind(x._vid) == "view" and not _only_unit_dims_differ(list(x.shape), shape) and \
             not rec.reshapes_in_place(x._vid, shape):
         # A slice strided in its base: merging or splitting its dims reads a dense copy of it
@@ -171,6 +182,18 @@ def _valid_rows_reshape(x: Tensor, shape: List[Any]) -> Optional[List[Any]]:
     if rest is None or not rest.is_const() or int(rest) != 0:
         return None
     return [_dim(n // row)] + list(shape[1:])
+
+
+def _product(shape: List[Any]) -> Any:
+    n: Any = 1
+    for d in shape:
+        n = n * d
+    return _dim(_core.to_sym(n))
+
+
+def _same_count(a: List[Any], b: List[Any]) -> bool:
+    """Whether shapes a and b provably hold as many elements (over the same symbols)."""
+    return bool(_core.to_sym(_product(a)).same_as(_core.to_sym(_product(b))))
 
 
 def _elements(shape: List[Any]) -> Optional[int]:
