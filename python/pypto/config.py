@@ -275,13 +275,14 @@ def reset_options() -> None:
 
 
 def set_matrix_size(size: Sequence[int]) -> None:
-    """PyPTO's [m, k, n] of a matmul whose NZ-format input was reshaped. Arrays here are always
-    row-major (ND), so it is accepted, checked and recorded, but changes nothing."""
+    """PyPTO's [m, k, n] of a matmul whose NZ-format input was reshaped (0: not given, as PyPTO's
+    page attention passes k). Arrays here are always row-major (ND), so it is accepted, checked
+    and recorded, but changes nothing."""
     global _version
     if (not isinstance(size, (list, tuple)) or len(size) != 3
-            or not all((_is_int(s) and s > 0) or isinstance(s, _core.SymbolicScalar) for s in size)):
-        raise _core.UserError(f"pypto.set_matrix_size({size!r}): it takes [m, k, n], three positive ints (or "
-                              "symbolic sizes in a traced function)")
+            or not all((_is_int(s) and s >= 0) or isinstance(s, _core.SymbolicScalar) for s in size)):
+        raise _core.UserError(f"pypto.set_matrix_size({size!r}): it takes [m, k, n], three non-negative ints (0: "
+                              "not given) or symbolic sizes in a traced function")
     _matrix_size[:] = [s if _is_int(s) else str(s) for s in size]
     _version += 1
 

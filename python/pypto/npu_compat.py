@@ -339,6 +339,8 @@ def _for_child_processes() -> None:
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if shim not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([*paths, shim])
+    if shim not in sys.path:  # multiprocessing's spawn gives the child this process's sys.path
+        sys.path.append(shim)  # (here torch_npu is already in sys.modules: the shim is not read)
 
 
 def run_script(path: str, argv: List[str]) -> None:

@@ -33,11 +33,13 @@ class tensor(metaclass=_TensorAlias):  # noqa: N801 - PyPTO's name
 
 
 def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType] = None, name: Optional[str] = None,
-                **kw: Any) -> Tensor:
+                format: Any = None, **kw: Any) -> Tensor:  # noqa: A002 - PyPTO's name (4th positionally)
     """Inside a traced function: a new global-memory tensor (an output when returned; dtype
     defaults to fp32). Outside: an annotation, as ``pypto.Tensor(...)`` (PyPTO writes
     ``pypto.tensor()`` for a parameter whose shape and dtype come from the argument)."""
     from ._tracing import maybe_recorder
+    if format is not None:
+        kw["format"] = format
     if maybe_recorder() is None:
         return Tensor(shape, dtype, name, **kw)
     if shape is None and dtype is None and not kw:

@@ -426,6 +426,9 @@ Recorder::Mark Recorder::Checkpoint() const {
 }
 
 void Recorder::Rollback(const Mark& m) {
+  // Scalar reads made since the mark are still open (they end with their loop): they go with
+  // the entries they hold.
+  while (stack_.size() > m.depth && !scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
   PYPTO_CHECK(stack_.size() == m.depth && stack_.back()->entries.size() >= m.entries,
               "Rollback outside the region of its checkpoint");
   stack_.back()->entries.resize(m.entries);

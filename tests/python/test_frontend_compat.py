@@ -565,3 +565,19 @@ def test_pypto_error_classes_catch_our_errors():
     with pytest.raises(FeError, match=r"missing a required argument: 'b'"):
         f(a)
     assert issubclass(pypto.UserError, (PyptoError, ValueError)) and pypto.error.UserError is pypto.UserError
+
+
+def test_tensor_format_positional_and_matrix_size_zero():
+    """PyPTO's page attention: pypto.tensor(shape, dtype, name, format) and
+    set_matrix_size([m, 0, n]) (0: k not given)."""
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), pypto.DT_FP32)):
+        t = pypto.tensor([4, 8], pypto.DT_FP32, "t", pypto.TileOpFormat.TILEOP_ND)
+        pypto.set_matrix_size([4, 0, 8])
+        t[:] = x * 3.0
+        return t
+
+    np.testing.assert_array_equal(f(np.ones((4, 8), np.float32)), np.full((4, 8), 3.0, np.float32))
+    with pytest.raises(pypto.UserError, match="three non-negative ints"):
+        pypto.set_matrix_size([4, -1, 8])
+    pypto.reset_options()

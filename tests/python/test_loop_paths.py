@@ -178,3 +178,45 @@ def test_an_if_on_a_run_time_value_outside_any_loop_is_still_an_error():
 
     with pytest.raises(pypto.UserError, match=r"only known when the kernel runs"):
         kernel(np.zeros((6, 8), np.float32))
+
+
+def test_a_scalar_read_before_a_condition_in_a_helper_of_the_loop_body():
+    """PyPTO's st/operator/test_page_attention.py: in a helper called in a pypto.loop body (its
+    `if` traced per path), a block index read from a tensor (`block_table[b, bn]`) before the
+    `if pypto.cond(...)`: each dropped trace takes its open read with it (this was an
+    InternalError, "Rollback outside the region of its checkpoint")."""
+    @pypto.jit
+    def f(x: pypto.Tensor((8, 8), F32), bt: pypto.Tensor((4,), pypto.DT_INT32), out: pypto.Tensor((4, 8), F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        acc = pypto.tensor([4, 8], F32, "acc")
+        for bn in pypto.loop(0, 3, 1, name="L", idx_name="bn"):
+            def body():
+                blk = bt[bn]
+                t = pypto.view(x, [4, 8], [blk * 4, 0]) * 2.0
+                if pypto.cond(pypto.is_loop_begin(bn)):
+                    acc[:] = t
+                elif pypto.cond(pypto.is_loop_end(bn)):
+                    acc[:] = acc + t + 1.0
+                else:
+                    acc[:] = acc + t
+            body()
+        pypto.assemble(acc, [0, 0], out)
+
+    x = rng(12).standard_normal((8, 8)).astype(np.float32)
+    out = np.zeros((4, 8), np.float32)
+    f(x, np.array([1, 0, 1, 0], np.int32), out)
+    want = ((x[4:8] * 2 + x[0:4] * 2) + x[4:8] * 2) + 1
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_pypto_loop_warns_about_unknown_keywords():
+    """PyPTO's loop ignores unknown keywords (its page attention test misspells unroll_List)."""
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), F32)):
+        y = pypto.tensor([4, 8], F32)
+        for i in pypto.loop(0, 1, 1, name="L", idx_name="i", unroll_List=[1]):
+            y[:] = x + 1.0
+        return y
+
+    with pytest.warns(UserWarning, match=r"unknown keyword argument\(s\) unroll_List ignored"):
+        np.testing.assert_array_equal(f(np.ones((4, 8), np.float32)), np.full((4, 8), 2.0, np.float32))

@@ -92,14 +92,20 @@ def _bounds(args: Tuple[Any, ...], op: str) -> Tuple[Any, Any, Any]:
 
 
 def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
-         submit_before_loop: bool = False, parallel: bool = False) -> Iterator[_core.SymbolicScalar]:
+         submit_before_loop: bool = False, parallel: bool = False, **unknown: Any) -> Iterator[_core.SymbolicScalar]:
     """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
 
     The body is traced once with ``i`` symbolic; bounds may be symbolic (dynamic shapes).
     PyPTO's scheduling hints are accepted: ``unroll_list`` (the NPU backend unrolls the body by
     these factors; each iteration still sees one index, so nothing changes here),
     ``submit_before_loop`` and ``parallel`` (iterations are independent: the runtime here finds
-    that from the data each launch touches)."""
+    that from the data each launch touches). PyPTO ignores other keywords; here they are
+    ignored with a warning that names them (a misspelt ``unroll_List`` in PyPTO's own tests)."""
+    if unknown:
+        import warnings
+        warnings.warn(f"pypto.loop: unknown keyword argument(s) {', '.join(sorted(unknown))} ignored (as PyPTO "
+                      "does); the keywords are name, idx_name, unroll_list, submit_before_loop and parallel"
+                      + _suffix(), UserWarning, stacklevel=2)
     for key, flag in (("submit_before_loop", submit_before_loop), ("parallel", parallel)):
         if not isinstance(flag, bool):
             raise _core.UserError(f"pypto.loop: {key}={flag!r} must be True or False" + _suffix())
