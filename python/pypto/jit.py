@@ -114,10 +114,28 @@ def _value_key(name: str, v: Any) -> Any:
     return (type(v).__qualname__, v)
 
 
+def _disjoint_in_rows(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two arrays with rows of the same stride whose byte ranges within a row do not meet (two
+    column ranges of one cache row, in dtypes of other sizes: PyPTO's indexer keeps its fp8 keys
+    and fp32 scales side by side in one uint8 cache): they share no byte."""
+    if a.ndim == 0 or b.ndim == 0 or a.strides[0] != b.strides[0] or a.strides[0] <= 0:
+        return False
+    period = a.strides[0]
+
+    def row_bytes(x: np.ndarray) -> Tuple[int, int]:  # (first byte, bytes spanned) of one row
+        lo = sum(st * (n - 1) for st, n in zip(x.strides[1:], x.shape[1:]) if st < 0)
+        hi = sum(st * (n - 1) for st, n in zip(x.strides[1:], x.shape[1:]) if st > 0) + x.itemsize
+        return x.__array_interface__["data"][0] + lo, hi - lo
+
+    (sa, na), (sb, nb) = row_bytes(a), row_bytes(b)
+    gap = (sb - sa) % period
+    return na + nb <= period and gap >= na and period - gap >= nb
+
+
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two arrays share an element: exactly for interleaved slices of one buffer (the
     two column ranges of a cache), conservatively when that is too hard to decide."""
-    if not np.may_share_memory(a, b):
+    if not np.may_share_memory(a, b) or _disjoint_in_rows(a, b):
         return False
     try:
         return bool(np.shares_memory(a, b, max_work=100000))
@@ -264,6 +282,11 @@ class JitFunction:
             # Every dim from the argument: its rank too (PyPTO's model code annotates a
             # [1, 1, d] weight as Tensor([STATIC, STATIC])).
             return [STATIC] * a.ndim
+        if len(spec) < a.ndim and any(d is DYNAMIC or d is STATIC for d in spec):
+            # PyPTO's "status shape" (DYNAMIC / STATIC entries) takes an argument of more dims:
+            # the extra trailing dims are the argument's, static (its indexer passes the
+            # [t, k / 32] E8M0 scales annotated so as [t, k / 64, 2]).
+            return spec + [STATIC] * (a.ndim - len(spec))
         return spec
 
     def _key(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],

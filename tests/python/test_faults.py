@@ -177,6 +177,26 @@ def test_overlapping_input_and_output_read_the_input_first(mode):
     np.testing.assert_array_equal(same, np.arange(32, dtype=np.float32).reshape(8, 4) * 2 + 1)
 
 
+def test_outputs_side_by_side_in_cache_rows_of_other_dtypes_are_separate():
+    """Two outputs in column ranges of one uint8 cache's rows, one fp32 (PyPTO's indexer keeps
+    fp8 keys and fp32 scales so): they share no byte, so both are written; outputs that share
+    bytes are refused."""
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 16), F32), k: pypto.Tensor((4, 16), pypto.DT_UINT8), s: pypto.Tensor((4, 2), F32)):
+        k[:] = pypto.cast(x, pypto.DT_UINT8)
+        s[:] = pypto.amax(x, -1, keepdim=True) * pypto.full([4, 2], 1.0, F32)
+
+    buf = np.zeros((4, 40), np.uint8)
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    k, s = buf[:, 8:24], buf[:, 24:32].view(np.float32)
+    f(x, k, s)
+    np.testing.assert_array_equal(k, x.astype(np.uint8))
+    np.testing.assert_array_equal(s, np.repeat(x.max(-1, keepdims=True), 2, 1))
+    assert not buf[:, :8].any() and not buf[:, 32:].any()
+    with pytest.raises(pypto.UserError, match="the outputs 'k' and 's' overlap in memory"):
+        f(x, buf[:, 8:24], buf[:, 20:28].view(np.float32))
+
+
 @pytest.mark.parametrize("shape", [(1 << 40, 1 << 30), (1 << 61, 8), ((1 << 59) | 1, 8), (1 << 62, 1 << 62)])
 def test_a_shape_that_cannot_exist_is_a_user_error_at_its_line(shape):
     # Sizes used to wrap: a segfault, or a tiny buffer written far past its end.

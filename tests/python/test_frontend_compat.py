@@ -330,7 +330,7 @@ def test_set_matrix_size_is_checked():
     assert pypto.get_matrix_size() == [128, 256, 64]
     pypto.reset_options()
     assert pypto.get_matrix_size() == []
-    for bad in ([1, 2], [1, 2, 0], "128"):
+    for bad in ([1, 2], [1, 2, -1], "128"):  # 0 is "not given" (PyPTO's page attention)
         with pytest.raises(pypto.UserError, match="set_matrix_size"):
             pypto.set_matrix_size(bad)
 
@@ -581,3 +581,18 @@ def test_tensor_format_positional_and_matrix_size_zero():
     with pytest.raises(pypto.UserError, match="three non-negative ints"):
         pypto.set_matrix_size([4, -1, 8])
     pypto.reset_options()
+
+
+def test_status_shape_annotation_takes_an_argument_of_more_dims():
+    """PyPTO's status shapes ([DYNAMIC, STATIC]) accept an argument of more dims: the extra
+    trailing dims are static (its mxfp8 indexer annotates [t, k / 32] scales, passes [t, k / 64, 2]
+    and views them so)."""
+    @pypto.jit
+    def f(s: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32)):
+        assert len(s.shape) == 3 and s.shape[1:] == [4, 2]
+        return pypto.view(s, [2, 4, 2], [0, 0, 0]) * 2.0
+
+    x = np.arange(48, dtype=np.float32).reshape(6, 4, 2)
+    np.testing.assert_array_equal(f(x), x[:2] * 2)
+    with pytest.raises(pypto.UserError, match="rank 2"):
+        f(np.zeros((6,), np.float32))
