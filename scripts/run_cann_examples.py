@@ -5,7 +5,7 @@ CANN PyPTO (https://github.com/hicann/pypto) is not part of this repository; poi
 a checkout of it:
 
     git clone https://github.com/hicann/pypto /tmp/cann-pypto
-    python scripts/run_cann_examples.py /tmp/cann-pypto [--models] [--operations] [--timeout 600] [-k NAME]
+    python scripts/run_cann_examples.py /tmp/cann-pypto [--models] [--operations] [--st] [--timeout 600] [-k NAME]
 
 Each example script runs as ``pypto run SCRIPT`` (the NPU device mapped to the CPU by
 pypto.npu_compat, the kernel code as written, in its NPU run mode, where its checks run); each
@@ -65,6 +65,9 @@ def main() -> int:
     ap.add_argument("--models", action="store_true", help="also run the model tests (models/*/test_*.py)")
     ap.add_argument("--operations", action="store_true",
                     help="also run the operation tests (python/tests/st/operation/vector and matmul), counted per test")
+    ap.add_argument("--st", action="store_true",
+                    help="also run the tensor-level system tests (python/tests/st: its own files, frontend/, "
+                         "interface/, operator/, ir/), file by file, counted per test")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per script or test file")
     ap.add_argument("-k", default="", help="only paths containing this text")
     args = ap.parse_args()
@@ -108,6 +111,8 @@ def main() -> int:
     ok = counts.get("pass", 0) == len(jobs)
     if args.operations:
         ok = run_operations(src, work, args.timeout * 4) and ok
+    if args.st:
+        ok = run_system_tests(src, work, args.timeout, args.k) and ok
     shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1
 
@@ -147,6 +152,70 @@ def run_operations(src: Path, work: Path, timeout: float) -> bool:
         print("  " + (lines[-1] if lines else p.stderr.strip()[-200:]))
         ok = ok and p.returncode == 0
     return ok
+
+
+ST_FOLDERS = (".", "frontend", "interface", "operator", "operator/flash_attention_mha",
+              "operator/flash_attention_mha_grad", "operator/pg", "ir")
+
+
+def run_system_tests(src: Path, work: Path, timeout: float, only: str) -> bool:
+    """PyPTO's system tests of the tensor level (python/tests/st), one pytest run per file, in the
+    checkout (their helpers are found by paths relative to it; nothing is written there: no
+    bytecode, no cache, the output folders go to a temporary directory), once for each chip the
+    tests name (their @pytest.mark.soc: the 910 by default, then PYPTO_NPUARCH=DAV_3510 for the
+    950). A test counts as passed or failed on the chips it ran for, skipped when it ran for
+    none. operation/ is --operations; pypto_pro/ is the element level. Prints a line per file
+    and the totals."""
+    import xml.etree.ElementTree as ET
+
+    st = src / "python" / "tests" / "st"
+    if not st.is_dir():
+        print(f"{st} is missing: no system tests", file=sys.stderr)
+        return False
+    files = [f for d in ST_FOLDERS for f in sorted((st / d).glob("test_*.py")) if only in str(f)]
+    totals: dict = {}
+    print(f"\nsystem tests (python/tests/st), per file:\n{'file':64} result")
+    for f in files:
+        outcome: dict = {}  # test -> passed / failed / skipped, over the chips
+        note = ""
+        for chip in ("910", "950"):
+            env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYTHONDONTWRITEBYTECODE="1",
+                       PYTHONPATH=os.pathsep.join([str(src / "python" / "tests"), str(src),
+                                                   os.environ.get("PYTHONPATH", "")]))
+            if chip == "950":
+                env["PYPTO_NPUARCH"] = "DAV_3510"
+            xml = work / "st-result.xml"
+            cmd = [sys.executable, "-m", "pytest", "-q", "--noconftest", "-p", "pypto.npu_compat", "-p",
+                   "no:cacheprovider", f"--rootdir={work}", f"--junitxml={xml}", str(f)]
+            try:
+                p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                note = "timeout"
+                continue
+            if not xml.exists():
+                note = last_error(p.stdout + p.stderr)
+                continue
+            cases = list(ET.parse(xml).getroot().iter("testcase"))
+            xml.unlink()
+            if not cases and p.returncode not in (0, 5):
+                note = last_error(p.stdout + p.stderr)
+            for c in cases:
+                key = c.get("classname", "") + "." + c.get("name", "")
+                got = ("failed" if c.find("failure") is not None or c.find("error") is not None
+                       else "skipped" if c.find("skipped") is not None else "passed")
+                if got == "failed":
+                    note = note or (c.find("failure") if c.find("failure") is not None
+                                    else c.find("error")).get("message", "")[:110].replace("\n", " ")
+                if outcome.get(key) in (None, "skipped") or got == "failed":
+                    outcome[key] = got
+        counts: dict = {}
+        for v in outcome.values():
+            counts[v] = counts.get(v, 0) + 1
+            totals[v] = totals.get(v, 0) + 1
+        line = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no tests"
+        print(f"{str(f.relative_to(st)):64} {line}  {note}", flush=True)
+    print("  " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+    return not totals.get("failed")
 
 
 if __name__ == "__main__":
