@@ -180,3 +180,25 @@ def test_a_loop_over_output_rows_with_a_partial_last_tile():
         f(a, w, out)
         ref = _reference(a, w, None, [1, 1], [0, 0, 0, 0], [1, 1], 1, relu=True)
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_output_channels_of_a_loop_tail_over_a_dynamic_weight():
+    """PyPTO's st test_conv1d_dynamic_cout: a loop over blocks of 32 output channels of a weight
+    whose Cout is DYNAMIC; the block is the weight's slice (a run-time extent)."""
+    F32 = pypto.DT_FP32
+
+    @pypto.jit
+    def f(x: pypto.Tensor([1, 16, 64], F32), w: pypto.Tensor([pypto.DYNAMIC, 16, 3], F32),
+          out: pypto.Tensor([1, pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 32, 64)
+        for i in pypto.loop(0, (w.shape[0] + 31) // 32, 1, name="LOOP_cout"):
+            c = pypto.conv(x, w[i * 32:i * 32 + 32, 0:16, 0:3], F32, [1], [1, 1], [1])
+            pypto.assemble(c, [0, i * 32, 0], out)
+
+    r = np.random.default_rng(3)
+    x = r.standard_normal((1, 16, 64)).astype(np.float32)
+    w = r.standard_normal((40, 16, 3)).astype(np.float32)
+    out = np.zeros((1, 40, 64), np.float32)
+    f(x, w, out)
+    want = _reference(torch.from_numpy(x), torch.from_numpy(w), None, [1], [1, 1], [1], 1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

@@ -275,9 +275,12 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     if not isinstance(groups, int) or isinstance(groups, bool) or not 1 <= groups <= 65535:
         raise _core.UserError(f"pypto.conv: groups must be an int in [1, 65535], got {groups!r}" + _suffix())
     (cin,) = _static("input channels", x.shape[1:2])
-    cout, cin_g, *kernel = _static("weight shape", w.shape)
+    # The output channels may be a run-time extent (the tail of a loop over them, a DYNAMIC
+    # dim) without groups: they are the rows of the matmul.
+    cout = w.shape[0] if groups == 1 and not isinstance(w.shape[0], int) else _static("weight shape", w.shape[:1])[0]
+    cin_g, *kernel = _static("weight's input channels and kernel", w.shape[1:])
     spatial, valid = _spatial_bounds(x, pads)
-    if cin != cin_g * groups or cout % groups:
+    if cin != cin_g * groups or (isinstance(cout, int) and cout % groups):
         raise _core.UserError(f"pypto.conv: input {x!r} and weight {w!r} with groups={groups}: the input's channels "
                               "must be the weight's dim 1 times groups, and the weight's dim 0 a multiple of groups"
                               + _suffix())
@@ -297,7 +300,8 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     bias = ext.get("bias_tensor")
     if bias is not None:
         bias = _t(bias, "conv")
-        if list(bias.shape) != [cout] or bias.dtype not in (DT_FP32, DT_FP16, DT_BF16):
+        if bias.ndim != 1 or (isinstance(cout, int) and list(bias.shape) != [cout]) or \
+                bias.dtype not in (DT_FP32, DT_FP16, DT_BF16):
             raise _core.UserError(f"pypto.conv: bias_tensor {bias!r} must be a float tensor of shape ({cout},)"
                                   + _suffix())
     scale = ext.get("scale", 0.0)
