@@ -168,7 +168,8 @@ _GROUPS: Dict[str, Dict[str, _Key]] = {
         "enable_pass_verify": _Key(False, _bool, "True or False"),
         "pass_verify_save_tensor": _Key(False, _bool, "True or False"),
         "pass_verify_save_tensor_dir": _Key("", _str, "a directory"),
-        "pass_verify_pass_filter": _Key([], _str_list, "a list of pass names", _N),
+        # None: every level; "all" too; []: the tensor graph only; names: those passes' levels.
+        "pass_verify_pass_filter": _Key(None, lambda v: v is None or _str_list(v), "a list of pass names"),
         "pass_verify_error_tol": _Key([1e-3, 1e-3], _tol, "[rtol, atol]"),
     },
 }

@@ -139,7 +139,8 @@ def verify_call(fn_name: str, compiled: Any, before: List[np.ndarray], outs: Lis
     rtol, atol = (list(vopt["pass_verify_error_tol"]) + [1e-3, 1e-3])[:2]
     report = verify.verify(compiled.program, before, outs, after, run_mode, probes=compiled.probes,
                            goldens=take_goldens() if pypto_mode else None, golden_tol=(float(rtol), float(atol)),
-                           strict=bool(dbg["verify_passes"]), save_dir=save_dir)
+                           strict=bool(dbg["verify_passes"]), save_dir=save_dir,
+                           passes=vopt["pass_verify_pass_filter"] if pypto_mode else None)
     stats["verify"] = str(report)
     if pypto_mode and vopt["pass_verify_save_tensor"]:
         stats["verify_dir"] = verify.write_report(report, save_dir, fn_name)

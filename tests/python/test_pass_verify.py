@@ -146,3 +146,32 @@ def test_verify_runs_reshapes_scatters_and_negative_zero_scalars(tmp_path):
         np.testing.assert_array_equal(q, x / np.float32(-0.0))
     np.testing.assert_array_equal(d, want_d)
     assert f.last_stats["verify"].startswith("verify_passes: tensor graph ==")
+
+
+@pytest.mark.parametrize("passes,levels", [
+    (None, ["tensor graph", "block graph after expand_tiles, partition", "block graph after fuse_instructions",
+            "block graph after allocate_buffers", "generated code"]),
+    (["all"], None),
+    ([], ["tensor graph"]),
+    (["fuse_instructions", "CodegenPreproc"], ["tensor graph", "block graph after fuse_instructions"]),
+    (["codegen"], ["tensor graph", "generated code"]),
+])
+def test_pass_filter_picks_the_levels(passes, levels, tmp_path):
+    """pass_verify_pass_filter: not given or "all", every level; [], the tensor graph alone; else
+    the levels after the passes named (PyPTO's names, such as CodegenPreproc, are ignored)."""
+    opts = {"enable_pass_verify": True, "pass_verify_save_tensor_dir": str(tmp_path)}
+    if passes is not None:
+        opts["pass_verify_pass_filter"] = passes
+
+    @pypto.jit(verify_options=opts)
+    def f(x: pypto.Tensor((8, 16), F32)):
+        return pypto.exp(x) + 1.0
+
+    x = np.linspace(-2, 2, 128, dtype=np.float32).reshape(8, 16)
+    pypto.set_verify_golden_data(goldens=[None, np.exp(x) + 1])
+    np.testing.assert_allclose(f(x), np.exp(x) + 1, rtol=1e-6)
+    got = f.last_stats["verify"].removeprefix("verify_passes: ").split(" == ")
+    if levels is None:
+        assert len(got) == 5
+    else:
+        assert got == levels

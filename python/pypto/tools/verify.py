@@ -219,13 +219,20 @@ def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.nda
            after: Sequence[np.ndarray], run_mode: str, rtol: float = 1e-4, atol: float = 1e-5,
            probes: Sequence[Dict[str, Any]] = (), goldens: Optional[Sequence[Optional[np.ndarray]]] = None,
            golden_tol: Tuple[float, float] = (1e-3, 1e-3), strict: bool = True,
-           save_dir: str = "") -> Report:
+           save_dir: str = "", passes: Optional[Sequence[str]] = None) -> Report:
     """Checks one call. `before`: copies of the parameters taken before the call; `returned`,
     `after`: what the call returned and the parameters after it. With `strict` (the debug option
     verify_passes) a level that changes the answer raises InternalError naming it; otherwise
     (PyPTO's enable_pass_verify) it is a FAILED line of the report, as are goldens that differ.
     `probes` are the pass_verify_print / _save calls, run in the tensor graph's evaluation
-    (their files go to `save_dir`). Returns the report (str() is its summary line)."""
+    (their files go to `save_dir`). `passes` is PyPTO's pass_verify_pass_filter: None or a list
+    with "all" checks every level; otherwise the tensor graph (goldens, probes) and the levels
+    after the passes named (of this pipeline: partition, fuse_instructions,
+    allocate_buffers, codegen; other names are ignored, as in PyPTO). Returns the report (str()
+    is its summary line)."""
+    def wanted(pass_name: str) -> bool:
+        return passes is None or "all" in passes or pass_name in passes
+
     graph = tensor_semantics.load_graph(program.to_json("tensor_graph"))
     report = Report()
     levels: List[Tuple[str, List[Tuple[str, str, np.ndarray]]]] = []
@@ -239,6 +246,8 @@ def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.nda
     # The block graph after each block-level pass, every tile in its own bytes (the snapshots
     # exist when the function was compiled with verify_passes on).
     for i, name in enumerate(program.snapshot_names):
+        if not wanted(name):
+            continue
         snap_params = [a.copy() for a in before]
         snap_returns, _ = program.snapshot_program(i).run(snap_params, 0, "fifo", False, "interp")
         after_what = "expand_tiles, partition" if name == "partition" else name
@@ -246,9 +255,10 @@ def verify(program: Any, before: Sequence[np.ndarray], returned: Sequence[np.nda
                        _results(graph, snap_returns, snap_params)))
     interp_params = [a.copy() for a in before]
     interp_returns, _ = program.run(interp_params, 0, "fifo", False, "interp")
-    levels.append(("block graph after allocate_buffers (reference interpreter)",
-                   _results(graph, interp_returns, interp_params)))
-    if run_mode == "cpu":
+    if wanted("allocate_buffers"):
+        levels.append(("block graph after allocate_buffers (reference interpreter)",
+                       _results(graph, interp_returns, interp_params)))
+    if run_mode == "cpu" and wanted("codegen"):
         levels.append(("generated code (cpu backend)", _results(graph, returned, after)))
     if goldens is not None:
         if ref_params:
