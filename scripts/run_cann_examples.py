@@ -65,6 +65,9 @@ def main() -> int:
     ap.add_argument("--models", action="store_true", help="also run the model tests (models/*/test_*.py)")
     ap.add_argument("--operations", action="store_true",
                     help="also run the operation tests (python/tests/st/operation/vector and matmul), counted per test")
+    ap.add_argument("--unskip", action="store_true",
+                    help="with --operations: also run the tests their files skip unconditionally "
+                         "(@pytest.mark.skip: 'only local test', ...), on the copies")
     ap.add_argument("--st", action="store_true",
                     help="also run the tensor-level system tests (python/tests/st: its own files, frontend/, "
                          "interface/, operator/, ir/), file by file, counted per test")
@@ -110,16 +113,18 @@ def main() -> int:
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" of {len(jobs)}")
     ok = counts.get("pass", 0) == len(jobs)
     if args.operations:
-        ok = run_operations(src, work, args.timeout * 4) and ok
+        ok = run_operations(src, work, args.timeout * 4, args.unskip) and ok
     if args.st:
         ok = run_system_tests(src, work, args.timeout, args.k) and ok
     shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1
 
 
-def run_operations(src: Path, work: Path, timeout: float) -> bool:
+def run_operations(src: Path, work: Path, timeout: float, unskip: bool = False) -> bool:
     """PyPTO's operation tests (the vector and the matmul folders), one pytest run per folder;
-    prints the failed tests and the counts."""
+    prints the failed tests and the counts. With `unskip`, the unconditional skip marks of the
+    copied files are dropped first."""
+    import re
     ok = True
     for kind in ("vector", "matmul"):
         folder = src / "python" / "tests" / "st" / "operation" / kind
@@ -129,6 +134,10 @@ def run_operations(src: Path, work: Path, timeout: float) -> bool:
             continue
         dest = work / "operation" / kind
         shutil.copytree(folder, dest)
+        if unskip:
+            for f in dest.glob("test_*.py"):
+                text = f.read_text(encoding="utf-8")
+                f.write_text(re.sub(r"(?m)^@pytest\.mark\.skip\(.*\)\s*$", "", text), encoding="utf-8")
         # The matmul tests import their case tables as `testcase` from their own folder.
         helpers = [dest, src / "python" / "tests", src, src / "framework" / "tests" / "cmake" / "scripts" / "helper"]
         env = dict(os.environ, TILE_FWK_DEVICE_ID="0",
