@@ -1,6 +1,6 @@
 """The few names of CANN PyPTO's internal module ``pypto.pypto_impl`` that its model code uses
 (``from pypto import pypto_impl``): ``Element``, ``ScalarDivS``,
-``GetCompilerMonitorTotalElapsed``, ``GetNPUArch`` / ``SetNPUArch`` and the convolution's
+``GetCompilerMonitorTotalElapsed``, ``GetNPUArch`` / ``SetNPUArch``, ``LogTopFolder`` and the convolution's
 ``TileL1Info`` / ``TileL0Info`` / ``ConvReLuType``. Programs should use the public names (``pypto.Element``,
 ``pypto.div``); these exist so such code runs unchanged."""
 
@@ -11,8 +11,8 @@ from typing import Any
 from .element import Element
 from .ops.conv import ConvReLuType, TileL0Info, TileL1Info
 
-__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch", "TileL1Info",
-           "TileL0Info", "ConvReLuType"]
+__all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch", "LogTopFolder",
+           "TileL1Info", "TileL0Info", "ConvReLuType"]
 
 
 def GetNPUArch() -> str:  # noqa: N802 - PyPTO's name
@@ -36,3 +36,11 @@ def GetCompilerMonitorTotalElapsed() -> float:  # noqa: N802 - PyPTO's name
     """Seconds this process spent compiling @pypto.jit functions (tracing, passes, kernels)."""
     from .jit import compile_seconds
     return compile_seconds()
+
+
+def LogTopFolder() -> str:  # noqa: N802 - PyPTO's name
+    """The debug folder the last call with ``runtime_debug_mode`` / ``compile_debug_mode`` wrote
+    (``dyn_topo.txt``, ``tilefwk_L1_prof_data.json``, ``merged_swimlane.json``; PyPTO's NPU
+    profiler files are not written here), or "" before any."""
+    from .tools import debug_output
+    return debug_output.last_folder

@@ -34,6 +34,7 @@ def test_debug_mode_writes_pyptos_output_folder(tmp_path, monkeypatch):
     (folder,) = os.listdir(tmp_path)
     assert folder.startswith("two_stages_")
     path = tmp_path / folder
+    assert pypto.pypto_impl.LogTopFolder() == str(path)  # PyPTO's tests find the folder so
     program = json.loads((path / "program.json").read_text())
     assert {"tensor_graph", "tile_graph", "block_graph", "exec_graph"} <= set(program)
     kernels = {k["id"]: k for k in program["exec_graph"]["kernels"]}

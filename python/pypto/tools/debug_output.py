@@ -27,6 +27,7 @@ from collections import defaultdict
 from typing import Any, Dict, List
 
 _calls: Dict[str, int] = defaultdict(int)  # seqNo: calls per function in this process
+last_folder = ""  # the folder the last call wrote (pypto_impl.LogTopFolder)
 
 
 def output_dir(function: str) -> str:
@@ -46,8 +47,9 @@ def _core_type(kernel: Dict[str, Any]) -> int:
 
 def write(program: Any, stats: Dict[str, Any], function: str, workers: int) -> str:
     """Writes the folder for one traced call (``stats`` with ``events`` and ``deps``); returns it."""
+    global last_folder
     from . import swimlane
-    path = output_dir(function)
+    path = last_folder = output_dir(function)
     seq = _calls[function]
     _calls[function] += 1
     levels = {lvl: json.loads(program.to_json(lvl))
