@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core, config, control, ops
+from ._aliasing import overlap
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
@@ -112,35 +113,6 @@ def _value_key(name: str, v: Any) -> Any:
                               "\nhint: pass ints, floats, bools, strings, lists/tuples/dicts of them, or a "
                               "dataclass") from None
     return (type(v).__qualname__, v)
-
-
-def _disjoint_in_rows(a: np.ndarray, b: np.ndarray) -> bool:
-    """Two arrays with rows of the same stride whose byte ranges within a row do not meet (two
-    column ranges of one cache row, in dtypes of other sizes: PyPTO's indexer keeps its fp8 keys
-    and fp32 scales side by side in one uint8 cache): they share no byte."""
-    if a.ndim == 0 or b.ndim == 0 or a.strides[0] != b.strides[0] or a.strides[0] <= 0:
-        return False
-    period = a.strides[0]
-
-    def row_bytes(x: np.ndarray) -> Tuple[int, int]:  # (first byte, bytes spanned) of one row
-        lo = sum(st * (n - 1) for st, n in zip(x.strides[1:], x.shape[1:]) if st < 0)
-        hi = sum(st * (n - 1) for st, n in zip(x.strides[1:], x.shape[1:]) if st > 0) + x.itemsize
-        return x.__array_interface__["data"][0] + lo, hi - lo
-
-    (sa, na), (sb, nb) = row_bytes(a), row_bytes(b)
-    gap = (sb - sa) % period
-    return na + nb <= period and gap >= na and period - gap >= nb
-
-
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two arrays share an element: exactly for interleaved slices of one buffer (the
-    two column ranges of a cache), conservatively when that is too hard to decide."""
-    if not np.may_share_memory(a, b) or _disjoint_in_rows(a, b):
-        return False
-    try:
-        return bool(np.shares_memory(a, b, max_work=100000))
-    except np.exceptions.TooHardError:
-        return True
 
 
 # Lists the @pypto.jit calls are appended to while a torch.npu.graph capture is open
@@ -355,7 +327,7 @@ class JitFunction:
         args = [traced.get(p.name, v) for p, v in zip(self.params, call)]
         tracing = Tracing(rec)
         with tracing:
-            for i, (p, dt) in enumerate(zip(tparams, dtypes)):
+            for p, dt in zip(tparams, dtypes):
                 if isinstance(dt, PackedDType):  # the program sees the values, in logical units
                     args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name)
             ops._apply_default_tiles()
@@ -483,6 +455,8 @@ class JitFunction:
                 return t.view(torch.int16).numpy().view(np.uint16), DT_BF16
             fp8 = _TORCH_DTYPES.get(str(t.dtype))
             if fp8 in STORAGE_DTYPES:  # the MX formats go in as their bytes
+                if isinstance(want, PackedDType) and want.storage == fp8:
+                    return t.view(torch.uint8).numpy(), want  # torch's float4_e2m1fn_x2 for DT_FP4_E2M1
                 if want is not None and want != fp8:
                     raise self._dtype_error(p, f"a torch tensor of dtype {t.dtype}", tuple(t.shape))
                 return t.view(torch.uint8).numpy(), fp8
@@ -526,7 +500,7 @@ class JitFunction:
             if not compiled.writes[i]:
                 continue
             for j, a in enumerate(arrays):
-                if j == i or not _overlap(o, a):
+                if j == i or not overlap(o, a):
                     continue
                 same = (o.__array_interface__["data"][0] == a.__array_interface__["data"][0]
                         and o.shape == a.shape and o.strides == a.strides and o.dtype == a.dtype)

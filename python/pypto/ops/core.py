@@ -494,64 +494,8 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
     from .._tracing import batched_tiles
     want = out_dtype if out_dtype is not None else (acc_dtype if a.dtype == _core.DataType.INT8 else a.dtype)
     with batched_tiles("matmul", c.ndim):  # PyPTO fuses these in the fixpipe: no vec tile of c's rank
-        return _fixpipe(c, ext, acc_dtype, want)
-
-
-def _fixpipe_scale(st: Tensor) -> Tensor:
-    """A scale_tensor as fp32: float values as they are; a 64-bit integer one holds the NPU's
-    packed form (torch_npu.npu_trans_quant_param: the fp32 bits in the low 32 bits), of which the
-    fixpipe uses sign, exponent and 10 mantissa bits."""
-    from .._dtypes import DT_INT64, DT_UINT32, DT_UINT64
-    if st.dtype not in (DT_INT64, DT_UINT64):
-        return st if st.dtype == DT_FP32 else cast(st, DT_FP32)
-    from .shape import reshape
-    words = view(st, dtype=DT_UINT32)  # [..., 2n]: the low word first (little-endian)
-    lead, n2 = list(words.shape[:-1]), words.shape[-1]
-    pairs = reshape(words, lead + [n2 // 2, 2])
-    low = reshape(view(pairs, lead + [n2 // 2, 1], [0] * (len(lead) + 2)), lead + [n2 // 2])
-    from .logic import bitwise_and
-    return view(bitwise_and(low, 0xFFFFE000), dtype=DT_FP32)
-
-
-def _per_column(t: Tensor, c: Tensor) -> Tensor:
-    """A fixpipe operand [..., N'] for the result c [..., N]: when N' is another run-time extent
-    than c's (the bias window of a tail tile, clipped from a static bias, beside the tile of a
-    dynamic output), it is read over c's extent, which the run time checks lies inside it (the
-    fixpipe reads N values)."""
-    n, nt = c.shape[-1] if c.shape else 1, t.shape[-1] if t.shape else 1
-    if isinstance(nt, int) and (nt == 1 or isinstance(n, int)) or _core.to_sym(n).same_as(_core.to_sym(nt)):
-        return t
-    bound = getattr(t, "_padded_shape", None)
-    bound = bound[-1] if bound else (nt.upper_bound() if isinstance(nt, _core.SymbolicScalar) else nt)
-    if not isinstance(bound, int):
-        return t  # no static bound to read it over: add's own check names the shapes
-    lead = list(t.shape[:-1])
-    return view(t, lead + [bound], [0] * t.ndim, valid_shape=lead + [n])
-
-
-def _fixpipe(c: Tensor, ext: Dict[str, Any], acc_dtype: DataType, want: DataType) -> Tensor:
-    """matmul's extend_params steps on the accumulator c: bias, scale, ReLU, then out_dtype."""
-    if "bias_tensor" in ext:
-        bias = _per_column(_t(ext["bias_tensor"], "matmul"), c)
-        c = add(c, bias if bias.dtype == acc_dtype else cast(bias, acc_dtype))
-    if "scale" in ext or "scale_tensor" in ext:
-        c = c if c.dtype == DT_FP32 else cast(c, DT_FP32)
-        if "scale" in ext:
-            c = mul(c, float(ext["scale"]))
-        else:
-            c = mul(c, _per_column(_fixpipe_scale(_t(ext["scale_tensor"], "matmul")), c))
-    relu_type = ext.get("relu_type", ReLuType.NO_RELU)
-    if not isinstance(relu_type, ReLuType):
-        raise _core.UserError(f"pypto.matmul: relu_type must be a pypto.ReLuType, got {relu_type!r}" + _suffix())
-    if relu_type == ReLuType.RELU:
-        c = relu(c)
-    if c.dtype == want:
-        return c
-    # The fixpipe's quantization to an integer rounds to nearest even and saturates (torch.round
-    # then clamp in PyPTO's goldens); pypto.cast's default for a float would truncate.
-    scaled = "scale" in ext or "scale_tensor" in ext
-    return cast(c, want, CastMode.CAST_RINT if scaled and is_int_dtype(want) and is_float_dtype(c.dtype) else
-                CastMode.CAST_NONE)
+        from .fixpipe import fixpipe
+        return fixpipe(c, ext, acc_dtype, want)
 
 
 def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,  # noqa: A002

@@ -374,7 +374,8 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
     set for every batch). Exact products, fp32 accumulation, then matmul's fixpipe steps of
     ``extend_params`` (``bias_tensor``, ``scale`` / ``scale_tensor``, ``relu_type``) and one
     rounding to ``out_dtype``."""
-    from .core import _fixpipe, _is_dynamic
+    from .core import _is_dynamic
+    from .fixpipe import fixpipe
     a, b = _t(mat_a, "scaled_mm"), _t(mat_b, "scaled_mm")
     sa, sb = _t(scale_a, "scaled_mm"), _t(scale_b, "scaled_mm")
     out_dt = check_dtype(out_dtype, "pypto.scaled_mm", _suffix())
@@ -407,4 +408,4 @@ def scaled_mm(mat_a: Tensor, mat_b: Tensor, out_dtype: DataType, scale_a: Tensor
         af = mul(af, _group_scales(sa, m, k, scale_a_trans, "scale_a"))  # [M, K] broadcast over batches
         bf = mul(bf, transpose(_group_scales(sb, n, k, not scale_b_trans, "scale_b"), 0, 1))  # [K, N]
         res = matmul(af, bf, DT_FP32)
-        return _fixpipe(res, ext, DT_FP32, out_dt)  # (PyPTO's fixpipe: no vec tile of the program's)
+        return fixpipe(res, ext, DT_FP32, out_dt)  # (PyPTO's fixpipe: no vec tile of the program's)
