@@ -27,10 +27,9 @@ from .common import (BITS, FLOATS, FP8S, IBOUNDS, INF, NAN, NEW_DT_WEIGHTS, P_NE
                      wchoice as _wchoice)
 from .program import Param, V
 
-# What pypto refuses over a dynamic dim (a reduction that needs the whole dim in one tile, or
-# divides by its size), with the words its UserError must say.
-DYN_REFUSED = {"mean": "dynamic size", "var": "dynamic size", "argmax": "dynamic size", "argmin": "dynamic size",
-               "cumsum": "dynamic size", "topk": "dynamic size"}
+# What pypto refuses over a dynamic dim (a reduction that needs the whole dim in one tile), with
+# the words its UserError must say. (mean and var divide by the size the tile has when it runs.)
+DYN_REFUSED = {"argmax": "dynamic size", "argmin": "dynamic size", "cumsum": "dynamic size", "topk": "dynamic size"}
 DYN_KINDS = ("chain", "multi_out", "tail_reduce", "topk", "loop_rows")
 ZEROD_KINDS = ("chain", "multi_out", "tail_reduce", "nd")
 FP8_SHAPES = [(5, 33), (8, 64), (13, 20), (4, 7), (1, 37), (16, 9), (3, 100)]

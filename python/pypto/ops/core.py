@@ -590,15 +590,13 @@ def _narrow(y: Tensor, dtype: "Union[DataType, None]") -> Tensor:
 
 
 def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
-    """Mean along `dim` (the dim must have a static size): the sum divided by the count, as
-    numpy computes it (16-bit inputs accumulate in fp32)."""
+    """Mean along `dim`: the sum divided by the count, as numpy computes it (16-bit inputs
+    accumulate in fp32). A dim of run-time size (a tail window, a DYNAMIC dim) divides by its
+    size when the tile runs."""
     x = _t(x, "mean")
     if not isinstance(dim, int) or isinstance(dim, bool) or not -x.ndim <= dim < x.ndim:
         raise _core.UserError(f"pypto.mean: dim {dim!r} is out of range for {x!r} of rank {x.ndim}" + _suffix())
     n = x.shape[dim]
-    if not isinstance(n, int):
-        raise _core.UserError(f"pypto.mean: dim {dim} of {x!r} has a dynamic size; use pypto.sum and divide"
-                              + _suffix())
     x, dt = _widen(x)
     total = sum(x, dim, keepdim)
     return _on_reduced(lambda: _narrow(div(total, n), dt), x.ndim, [] if keepdim else [dim % x.ndim])

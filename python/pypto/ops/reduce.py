@@ -70,8 +70,9 @@ def cumprod(input: Tensor, dim: int) -> Tensor:  # noqa: A002
 def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: float = 1,  # noqa: A002
         keepdim: bool = False) -> Tensor:
     """Variance sum((x - mean)**2) / max(0, N - correction) over ``dim`` (an int, a list of dims,
-    or None or an empty list for all, as PyPTO's ``var(x, [], 1)``). The reduced dims need static
-    sizes; 16-bit inputs compute in fp32."""
+    or None or an empty list for all, as PyPTO's ``var(x, [], 1)``); 16-bit inputs compute in
+    fp32. A reduced dim of run-time size takes an integer correction (N is known when the tile
+    runs)."""
     x = _t(input, "var")
     if not is_float_dtype(x.dtype):
         raise _core.UserError(f"pypto.var needs a floating-point tensor, got {x!r}" + _suffix())
@@ -83,9 +84,7 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: 
     for d in dims:
         if not isinstance(d, int) or not 0 <= d < x.ndim:
             raise _core.UserError(f"pypto.var: dim {d} is out of range for {x!r}" + _suffix())
-        if not isinstance(x.shape[d], int):
-            raise _core.UserError(f"pypto.var: dim {d} of {x!r} has a dynamic size" + _suffix())
-        n *= x.shape[d]
+        n = n * x.shape[d]
     xw, dt = _widen(x)
     m = xw
     for d in dims:
@@ -94,7 +93,13 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: 
     sq = mul(c, c)
     for d in reversed(dims):
         sq = sum(sq, d, keepdim=keepdim)
-    denom = max(0.0, n - float(correction))  # 0: inf, or NaN for a constant input (numpy)
+    if isinstance(n, int):
+        denom: Any = max(0.0, n - float(correction))  # 0: inf, or NaN for a constant input (numpy)
+    elif float(correction) == int(correction):
+        denom = _core.sym_max(_core.to_sym(n) - int(correction), _core.to_sym(0))
+    else:
+        raise _core.UserError(f"pypto.var: correction={correction!r} over dims {dims} of run-time size of {x!r}: "
+                              "the correction must be an integer there" + _suffix())
     return _on_reduced(lambda: _narrow(div(sq, denom), dt), x.ndim, [] if keepdim else dims)
 
 
