@@ -41,11 +41,11 @@ class UnsupportedDType:
 
 
 class PackedDType:
-    """PyPTO's logical-shape FP4 dtype: a parameter annotated with it takes the packed bytes
-    (a uint8 array [..., n / 2], two values per byte, the even index in the low nibble) and is
-    the [..., n] tensor of their values in the program (exact fp32; pypto.scaled_mm takes it as
-    an MX operand). Only jit parameters have it here; inside a program the packed format is
-    ``storage``."""
+    """PyPTO's logical-shape FP4 dtypes (DT_FP4_E2M1, DT_FP4_E1M2): a parameter annotated with one
+    takes the packed bytes (a uint8 array [..., n / 2], two values per byte, the even index in
+    the low nibble) and is the [..., n] tensor of their values in the program (exact fp32;
+    pypto.scaled_mm takes it as an MX operand). Only jit parameters have them here; ``storage``
+    is the dtype of the bytes in the program."""
 
     def __init__(self, name: str, storage: DataType) -> None:
         self.name, self.storage = name, storage
@@ -62,10 +62,10 @@ DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
 DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
 DT_FP4_E2M1 = PackedDType("DT_FP4_E2M1", DT_FP4_E2M1X2)
-DT_FP4_E1M2 = UnsupportedDType("DT_FP4_E1M2", _NPU)
+DT_FP4_E1M2 = PackedDType("DT_FP4_E1M2", DT_UINT8)  # values (c & 7) / 4: no packed dtype of its own here
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E1M2, DT_FP4_E1M2X2, DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):

@@ -329,7 +329,7 @@ class JitFunction:
         with tracing:
             for p, dt in zip(tparams, dtypes):
                 if isinstance(dt, PackedDType):  # the program sees the values, in logical units
-                    args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name)
+                    args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name, dt)
             ops._apply_default_tiles()
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)

@@ -266,3 +266,33 @@ def test_logical_fp4_is_an_input_only():
 
     with pytest.raises(pypto.UserError, match=r"(?s)DT_FP4_E2M1 \(logical shape.*DT_FP4_E2M1X2"):
         h(np.zeros((4, 8), np.float32))
+
+
+def test_logical_e1m2_parameter_decodes_every_code():
+    """DT_FP4_E1M2: codes c give (c & 7) / 4, negative from 8 on (PyPTO's table), and feed
+    scaled_mm as A."""
+    E8 = pypto.DT_FP8E8M0
+
+    @pypto.jit
+    def f(a: pypto.Tensor([16, 64], pypto.DT_FP4_E1M2), b: pypto.Tensor([64, 8], pypto.DT_FP32)):
+        return a * 1.0
+
+    codes = np.arange(16 * 64, dtype=np.uint8).reshape(16, 64) % 16
+    table = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75], np.float32)
+    want = np.where(codes >= 8, -table[codes & 7], table[codes & 7])
+    got = f(_pack(codes), np.zeros((64, 8), np.float32))
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # code 8 is -0
+
+    b_bytes = rng(11).integers(0, 256, (64, 4)).astype(np.uint8)
+    ea = np.full((16, 1, 2), 127, np.uint8)
+    eb = np.full((1, 8, 2), 128, np.uint8)
+
+    @pypto.jit
+    def g(a: pypto.Tensor([16, 64], pypto.DT_FP4_E1M2), b: pypto.Tensor((64, 4), X2),
+          sa: pypto.Tensor((16, 1, 2), E8), sb: pypto.Tensor((1, 8, 2), E8)):
+        return pypto.scaled_mm(a, b, pypto.DT_FP32, sa, sb)
+
+    out = g(_pack(codes), torch.from_numpy(b_bytes).view(torch.float4_e2m1fn_x2),
+            torch.from_numpy(ea).view(torch.float8_e8m0fnu), torch.from_numpy(eb).view(torch.float8_e8m0fnu))
+    np.testing.assert_allclose(out.double().numpy(), want.astype(np.float64) @ (_decode(b_bytes) * 2.0), rtol=1e-6)

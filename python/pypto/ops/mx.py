@@ -183,14 +183,21 @@ def _pack_e2m1x2(codes: Tensor, what: str) -> Tensor:
     return _as_format(reshape(bitwise_or(lo, hi * 16), lead + [n2 // 2]), DT_FP4_E2M1X2)
 
 
-def logical_values(packed: Tensor, name: str) -> Tensor:
-    """A ``DT_FP4_E2M1`` parameter as the program sees it: the values of its bytes [..., n] as an
-    fp32 tensor [..., 2n] (exact), marked so that views of it stay MX operands of scaled_mm and
-    refuse writes (the bytes are the caller's; nothing is encoded back)."""
+def _e1m2_value(c: Tensor) -> Tensor:
+    """E1M2 codes (int32 0..15) as fp32: (c & 7) / 4, negative for c >= 8 (-0 for 8)."""
+    v = mul(cast(bitwise_and(c, 7), DT_FP32), 0.25)
+    return where(ge(c, 8), mul(v, -1.0), v)
+
+
+def logical_values(packed: Tensor, name: str, dtype: Any) -> Tensor:
+    """A ``DT_FP4_E2M1`` / ``DT_FP4_E1M2`` parameter (``dtype``, a PackedDType) as the program
+    sees it: the values of its bytes [..., n] as an fp32 tensor [..., 2n] (exact), marked so that
+    views of it stay MX operands of scaled_mm and refuse writes (the bytes are the caller's;
+    nothing is encoded back)."""
     with _AutoTiles():
-        values = _decode(packed)
-    values._mx_values = DT_FP4_E2M1X2
-    values._read_only = f"parameter '{name}' (pypto.DT_FP4_E2M1: its values, decoded from the caller's bytes)"
+        values = _decode(packed) if packed.dtype == DT_FP4_E2M1X2 else _e1m2_value(_unpack_e2m1x2(packed))
+    values._mx_values = packed.dtype
+    values._read_only = f"parameter '{name}' (pypto.{dtype.name}: its values, decoded from the caller's bytes)"
     return values
 
 
