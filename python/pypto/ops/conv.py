@@ -323,7 +323,6 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
             whole = new_tensor([batch, cin, *spatial], x.dtype)
             assemble(x, [0] * x.ndim, whole)
             x = whole
-        w2 = reshape(w, [cout, cin_g * kk_n])
         cout_g = cout // groups
         parts = []
         if all(s == 1 for s in strides_):
@@ -343,6 +342,7 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
                 idx = where(inside, idx, s_n)
                 flat = concat([flat, full([batch, cin, 1], 0.0, x.dtype)], 2)
             col = reshape(index_select(flat, 2, idx), [batch, cin * kk_n, l_n])  # [B, Cin * KK, L]
+            w2 = reshape(w, [cout, cin_g * kk_n])
             for g in range(groups):
                 cg = col if groups == 1 else view(col, [batch, cin_g * kk_n, l_n], [0, g * cin_g * kk_n, 0])
                 wg = w2 if groups == 1 else view(w2, [cout_g, cin_g * kk_n], [g * cout_g, 0])

@@ -85,6 +85,13 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: 
         if not isinstance(d, int) or not 0 <= d < x.ndim:
             raise _core.UserError(f"pypto.var: dim {d} is out of range for {x!r}" + _suffix())
         n = n * x.shape[d]
+    if isinstance(n, int):
+        denom: Any = max(0.0, n - float(correction))  # 0: inf, or NaN for a constant input (numpy)
+    elif float(correction) == int(correction):
+        denom = _core.sym_max(_core.to_sym(n) - int(correction), _core.to_sym(0))
+    else:
+        raise _core.UserError(f"pypto.var: correction={correction!r} over dims {dims} of run-time size of {x!r}: "
+                              "the correction must be an integer there" + _suffix())
     xw, dt = _widen(x)
     m = xw
     for d in dims:
@@ -93,13 +100,6 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: 
     sq = mul(c, c)
     for d in reversed(dims):
         sq = sum(sq, d, keepdim=keepdim)
-    if isinstance(n, int):
-        denom: Any = max(0.0, n - float(correction))  # 0: inf, or NaN for a constant input (numpy)
-    elif float(correction) == int(correction):
-        denom = _core.sym_max(_core.to_sym(n) - int(correction), _core.to_sym(0))
-    else:
-        raise _core.UserError(f"pypto.var: correction={correction!r} over dims {dims} of run-time size of {x!r}: "
-                              "the correction must be an integer there" + _suffix())
     return _on_reduced(lambda: _narrow(div(sq, denom), dt), x.ndim, [] if keepdim else dims)
 
 
