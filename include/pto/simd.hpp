@@ -184,13 +184,27 @@ inline void copy_bytes(void* dst, const void* src, size_t n) {
 }
 
 // ---- exp ---------------------------------------------------------------------------------------
-// exp(x) = 2^n * e^r with n = round(x / ln2), r = x - n ln2 (Cody-Waite split), e^r by the
-// Cephes degree-7 polynomial; max error about 1 ulp. 2^n is applied in two steps so that results
-// in the subnormal range and up to FLT_MAX are right without special cases.
+// exp(x) = 2^k * 2^(j/8) * e^r with n = round(x * 8 / ln2) = 8k + j and r = x - n ln2/8
+// (|r| <= ln2/16; n ln2/8 in two parts, the first exact times n). 2^(j/8) is a table of hi + lo
+// pairs read with one lane permute each, and the result is hi + (hi * expm1(r) + lo): only that
+// last addition rounds at the result's magnitude, so about 98.6 % of results are correctly
+// rounded (max 0.59 ulp; torch's MKL exp is close to that, a plain polynomial gives 74 %) at the
+// cost of the former Cephes polynomial. 2^k is applied in two steps so that results in the
+// subnormal range and up to FLT_MAX are right without special cases.
 namespace exp_detail {
-constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f, kP3 = 4.1665795894e-2f,
-                kP4 = 1.6666665459e-1f, kP5 = 5.0000001201e-1f;
+// 2^(j/8) = kTabHi[j] + kTabLo[j] to about 2^-48.
+// clang-format off
+alignas(32) inline constexpr float kTabHi[8] = {0x1p+0f, 0x1.172b84p+0f, 0x1.306fe0p+0f, 0x1.4bfdaep+0f,
+                                                0x1.6a09e6p+0f, 0x1.8ace54p+0f, 0x1.ae89fap+0f, 0x1.d5818ep+0f};
+alignas(32) inline constexpr float kTabLo[8] = {0.0f, -0x1.c15742p-27f, 0x1.4636e2p-25f, -0x1.593abcp-25f,
+                                                0x1.9fcef4p-26f, 0x1.15506ep-27f, -0x1.a94b14p-26f, -0x1.822dbcp-27f};
+// clang-format on
+// 8 / ln2; ln2 / 8 = kLn2d8Hi + kLn2d8Lo, kLn2d8Hi of 13 bits: n * kLn2d8Hi is exact (|n| <= 1200).
+constexpr float kInvLn2x8 = 0x1.715476p+3f, kLn2d8Hi = 0x1.62ep-4f, kLn2d8Lo = 0x1.0bfbe8p-18f;
+// expm1(r) = r + r^2 (1/2 + r (1/6 + r (1/24 + r / 120))) (truncation below 2^-36 on |r| <= ln2/16).
+constexpr float kQ2 = 0.5f, kQ3 = 0x1.555556p-3f, kQ4 = 0x1.555556p-5f, kQ5 = 0x1.111112p-7f;
+// Cody-Waite split of ln2 (9-bit high part), for expm1 and the hyperbolic functions.
+constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
 constexpr float kHi = 89.0f, kLo = -104.0f;  // beyond these the result is inf / 0
 }  // namespace exp_detail
 
@@ -202,29 +216,31 @@ constexpr float kHi = 89.0f, kLo = -104.0f;  // beyond these the result is inf /
 template <int U>
 inline void exp_vec(__m256 (&v)[U]) {
   using namespace exp_detail;
-  __m256 x[U], n[U], r[U], p[U];
-  // max/min return their second operand when either is NaN: NaN flows through into p.
+  const __m256 thi = _mm256_load_ps(kTabHi), tlo = _mm256_load_ps(kTabLo);
+  __m256 x[U], n[U], r[U], q[U];
+  // max/min return their second operand when either is NaN: NaN flows through into r.
   for (int u = 0; u < U; ++u) x[u] = _mm256_min_ps(_mm256_set1_ps(kHi), _mm256_max_ps(_mm256_set1_ps(kLo), v[u]));
   for (int u = 0; u < U; ++u)
-    n[u] = _mm256_round_ps(_mm256_mul_ps(x[u], _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2Hi), x[u]);
-  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2Lo), r[u]);
-  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r[u], _mm256_set1_ps(kP1));
-  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP2));
-  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP3));
-  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP4));
-  for (int u = 0; u < U; ++u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(kP5));
-  for (int u = 0; u < U; ++u)
-    p[u] = _mm256_fmadd_ps(p[u], _mm256_mul_ps(r[u], r[u]), _mm256_add_ps(r[u], _mm256_set1_ps(1.0f)));
-  // 2^n = 2^n1 * 2^n2 with n1 = n >> 1 (n in [-150, 129], both halves normal).
+    n[u] =
+        _mm256_round_ps(_mm256_mul_ps(x[u], _mm256_set1_ps(kInvLn2x8)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2d8Hi), x[u]);  // exact
+  for (int u = 0; u < U; ++u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2d8Lo), r[u]);
+  for (int u = 0; u < U; ++u) q[u] = _mm256_fmadd_ps(_mm256_set1_ps(kQ5), r[u], _mm256_set1_ps(kQ4));
+  for (int u = 0; u < U; ++u) q[u] = _mm256_fmadd_ps(q[u], r[u], _mm256_set1_ps(kQ3));
+  for (int u = 0; u < U; ++u) q[u] = _mm256_fmadd_ps(q[u], r[u], _mm256_set1_ps(kQ2));
+  for (int u = 0; u < U; ++u) q[u] = _mm256_fmadd_ps(q[u], _mm256_mul_ps(r[u], r[u]), r[u]);
   for (int u = 0; u < U; ++u) {
-    const __m256i ni = _mm256_cvtps_epi32(n[u]);
-    const __m256i n1 = _mm256_srai_epi32(ni, 1);
-    const __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i ni = _mm256_cvtps_epi32(n[u]);  // the permutes read its low 3 bits: j
+    const __m256 hi = _mm256_permutevar8x32_ps(thi, ni);
+    const __m256 s = _mm256_add_ps(hi, _mm256_fmadd_ps(hi, q[u], _mm256_permutevar8x32_ps(tlo, ni)));
+    // 2^k = 2^k1 * 2^k2 with k1 = k >> 1 (k in [-150, 128], both halves normal).
+    const __m256i k = _mm256_srai_epi32(ni, 3);
+    const __m256i k1 = _mm256_srai_epi32(k, 1);
+    const __m256i k2 = _mm256_sub_epi32(k, k1);
     const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    v[u] = _mm256_mul_ps(_mm256_mul_ps(p[u], s1), s2);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    v[u] = _mm256_mul_ps(_mm256_mul_ps(s, s1), s2);
   }
 }
 

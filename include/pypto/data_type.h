@@ -6,11 +6,13 @@
 namespace pypto {
 
 // The same order as pto::DType up to UINT64 (the unsigned types after BOOL keep the older
-// values). The MX formats after it (8-bit, and 4-bit packed in pairs) are storage only: their bytes move (views, copies,
-// gathers), arithmetic needs a cast to a float type first; on the ISA they are uint8 bytes.
+// values). The MX formats after it (8-bit, and 4-bit packed in pairs) and HiFloat8 are storage only: their bytes move
+// (views, copies, gathers), arithmetic needs a cast to a float type first; on the ISA they are uint8 bytes.
 enum class DataType : uint8_t {
   FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, UINT16, UINT32, UINT64, FP8E4M3, FP8E5M2, FP8E8M0,
-  FP4E2M1X2  // two E2M1 values in a byte, the even index in the low nibble (torch.float4_e2m1fn_x2)
+  // FP4E2M1X2: two E2M1 values in a byte, the even index in the low nibble (torch.float4_e2m1fn_x2);
+  // HF8: HiFloat8, a sign, a prefix-coded dot field, exponent and mantissa (tapered precision).
+  FP4E2M1X2, HF8
 };
 
 // PyPTO's names.
@@ -30,5 +32,6 @@ inline constexpr DataType DT_FP8E4M3 = DataType::FP8E4M3;
 inline constexpr DataType DT_FP8E5M2 = DataType::FP8E5M2;
 inline constexpr DataType DT_FP8E8M0 = DataType::FP8E8M0;
 inline constexpr DataType DT_FP4_E2M1X2 = DataType::FP4E2M1X2;
+inline constexpr DataType DT_HF8 = DataType::HF8;
 
 }  // namespace pypto

@@ -26,7 +26,10 @@ DT_FP8E5M2 = DataType.FP8E5M2
 DT_FP8E8M0 = DataType.FP8E8M0
 # Two E2M1 values in a byte (torch.float4_e2m1fn_x2): a tensor's shape counts bytes.
 DT_FP4_E2M1X2 = DataType.FP4E2M1X2
-STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2)
+# HiFloat8 (the 950's tapered 8-bit float): storage like the MX formats; a torch or numpy uint8
+# tensor holds its bytes (torch has no hifloat8 dtype).
+DT_HF8 = DataType.HF8
+STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_HF8)
 
 
 class UnsupportedDType:
@@ -59,13 +62,12 @@ _NPU = "an NPU storage format with no CPU arithmetic here"
 DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER)
 DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
 DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
-DT_HF8 = UnsupportedDType("DT_HF8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
 DT_FP4_E2M1 = PackedDType("DT_FP4_E2M1", DT_FP4_E2M1X2)
 DT_FP4_E1M2 = PackedDType("DT_FP4_E1M2", DT_UINT8)  # values (c & 7) / 4: no packed dtype of its own here
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF8, DT_HF4, DT_FP4_E1M2X2, DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF4, DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):
@@ -91,7 +93,7 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
                           "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL (and the storage formats "
-                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2)")
+                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_HF8)")
     raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
 
 _TO_NUMPY = {
@@ -110,6 +112,7 @@ _TO_NUMPY = {
     DT_FP8E5M2: np.uint8,
     DT_FP8E8M0: np.uint8,
     DT_FP4_E2M1X2: np.uint8,
+    DT_HF8: np.uint8,
 }
 
 
@@ -189,7 +192,7 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_
     if dtype is not None:
         want = check_dtype(dtype, "pypto.from_torch")
         have = _TORCH_DTYPES.get(str(tensor.dtype))
-        if have != want:
+        if have != want and not (want in STORAGE_DTYPES and have == DT_UINT8):  # a storage format's bytes
             raise _core.UserError(f"pypto.from_torch: dtype {want} differs from the tensor's {tensor.dtype}"
                                   "\nhint: convert the tensor with .to(...) first")
     return tensor

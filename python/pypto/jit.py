@@ -640,7 +640,7 @@ class JitFunction:
             # bf16 results come back as their uint16 bit patterns (numpy has no bf16), the MX
             # formats as bytes.
             outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if dt == DT_BF16
-                    else torch.from_numpy(o).view(getattr(torch, _TORCH_NAME[dt])) if dt in STORAGE_DTYPES
+                    else torch.from_numpy(o).view(getattr(torch, _TORCH_NAME.get(dt, "uint8"))) if dt in STORAGE_DTYPES
                     else torch.from_numpy(o) for o, dt in zip(outs, compiled.result_dtypes)]
         if any(kind == "param" for kind, _ in compiled.returns):
             tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))

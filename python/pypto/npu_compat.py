@@ -320,9 +320,10 @@ def install() -> None:
     torch_npu.npu = npu  # type: ignore[attr-defined]
     torch_npu.npu_format_cast = _format_cast  # type: ignore[attr-defined]
     torch_npu.get_npu_format = lambda t: getattr(t, "_pypto_npu_format", 2)  # type: ignore[attr-defined]
-    from .npu_reference import KERNELS
+    from .npu_reference import KERNELS, hifloat8
     for name, fn in KERNELS.items():  # the NPU kernels model tests compute their goldens with
         setattr(torch_npu, name, fn)
+    torch_npu.hifloat8 = hifloat8  # type: ignore[attr-defined]
     torch_npu.__version__ = "cpu (pypto.npu_compat)"  # type: ignore[attr-defined]
     sys.modules.setdefault("torch_npu", torch_npu)
     sys.modules.setdefault("torch_npu.npu", npu)

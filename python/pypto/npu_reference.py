@@ -30,24 +30,54 @@ def _int_dtype(torch: Any, dtype: Any, kernel: str) -> Tuple[Any, int, int]:
     return getattr(torch, plain), lo, hi
 
 
+class _HiFloat8:
+    """torch_npu.hifloat8: the dtype torch_npu names HiFloat8 by. torch has none; tensors of it
+    are uint8 bytes here (pypto.hifloat8 converts them)."""
+
+    def __repr__(self) -> str:
+        return "torch_npu.hifloat8"
+
+
+hifloat8 = _HiFloat8()
+
+
+def npu_dtype_cast(input: Any, dtype: Any, *, input_dtype: Any = None) -> Any:  # noqa: A002 - torch_npu's name
+    """``input.to(dtype)``, with HiFloat8 on either side: to ``hifloat8`` gives the uint8 bytes
+    (nearest, ties away from zero, saturating at +-2^15), and bytes with
+    ``input_dtype=hifloat8`` give their values in ``dtype``."""
+    import torch
+
+    from .hifloat8 import from_hifloat8, to_hifloat8
+    if dtype is hifloat8:
+        return torch.from_numpy(to_hifloat8(input.detach().cpu().float()))
+    if input_dtype is hifloat8:
+        return torch.from_numpy(from_hifloat8(input.detach().cpu())).to(dtype)
+    return input.to(dtype)
+
+
 def npu_dynamic_quant(x: Any, *, smooth_scales: Any = None, group_index: Any = None,
                       dst_type: Any = None) -> Tuple[Any, Any]:
     """Per-token symmetric quantization: scale = max|x| / 127 over the last dim (after
     x * smooth_scales), y = round(x / scale) in int8; with dst_type=torch.float8_e4m3fn, scale =
-    max|x| / 448 and y = x / scale rounded to E4M3. Returns (y, scale float32 of x.shape[:-1])."""
+    max|x| / 448 and y = x / scale rounded to E4M3; with hifloat8, scale = max|x| / 2^15 and y the
+    HiFloat8 bytes of x / scale. Returns (y, scale float32 of x.shape[:-1])."""
     import torch
     if group_index is not None:
         raise _unsupported("npu_dynamic_quant", "group_index (MoE smooth scales)")
     fp8 = dst_type == getattr(torch, "float8_e4m3fn", None)
-    if dst_type is not None and dst_type != torch.int8 and not fp8:
+    hf8 = dst_type is hifloat8
+    if dst_type is not None and not hf8 and dst_type != torch.int8 and not fp8:
         raise _unsupported("npu_dynamic_quant", f"dst_type={dst_type}")
     xf = x.float()
     if smooth_scales is not None:
         xf = xf * smooth_scales.float()
     row_max = xf.abs().amax(dim=-1, keepdim=True)
-    scale = row_max / (448.0 if fp8 else 127.0)
+    scale = row_max / (448.0 if fp8 else 32768.0 if hf8 else 127.0)
     safe = torch.where(scale == 0, torch.ones_like(scale), scale)
-    y = (xf / safe).to(dst_type) if fp8 else torch.round(xf / safe).clamp(-128, 127).to(torch.int8)
+    if hf8:
+        y = npu_dtype_cast(xf / safe, hifloat8)
+    else:
+        y = (xf / safe).to(dst_type) if fp8 else torch.round(xf / safe).clamp(-128, 127).to(torch.int8)
     return y, scale.squeeze(-1)
 
 
@@ -92,11 +122,16 @@ def _mx_quant_matmul(x1: Any, x2: Any, scale: Any, pertoken_scale: Any, bias: An
 
 def npu_quant_matmul(x1: Any, x2: Any, scale: Any, *, offset: Any = None, pertoken_scale: Any = None,
                      bias: Any = None, output_dtype: Any = None, **kwargs: Any) -> Any:
-    """int8 x int8 matmul accumulated exactly, an int32 bias added to the accumulator (a float
-    bias after dequantization), times ``scale`` (per output column or one value) and
+    """int8 x int8 (or HiFloat8 bytes with ``x1_dtype`` / ``x2_dtype=hifloat8``) matmul
+    accumulated exactly, an int32 bias added to the accumulator (a float bias after
+    dequantization), times ``scale`` (per output column or one value) and
     ``pertoken_scale`` (per row), in float32, rounded once into ``output_dtype`` (int8 when
     None, with ``offset`` added before that rounding)."""
     import torch
+    if kwargs.get("x1_dtype") is hifloat8:  # HiFloat8 bytes: their values, exact in float64
+        x1 = npu_dtype_cast(x1, torch.float64, input_dtype=hifloat8)
+    if kwargs.get("x2_dtype") is hifloat8:
+        x2 = npu_dtype_cast(x2, torch.float64, input_dtype=hifloat8)
     if kwargs.get("group_sizes") is not None:
         return _mx_quant_matmul(x1, x2, scale, pertoken_scale, bias, output_dtype, list(kwargs["group_sizes"]))
     acc = torch.matmul(x1.to(torch.float64), x2.to(torch.float64))  # exact: |sum| < 2^53
@@ -157,5 +192,5 @@ def npu_trans_quant_param(scale: Any, offset: Any = None) -> Any:
     return bits & 0xFFFFE000
 
 
-KERNELS = {f.__name__: f for f in (npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize, npu_rms_norm,
-                                    npu_rotary_mul, npu_trans_quant_param)}
+KERNELS = {f.__name__: f for f in (npu_dtype_cast, npu_dynamic_quant, npu_quant_matmul, npu_swiglu, npu_quantize,
+                                    npu_rms_norm, npu_rotary_mul, npu_trans_quant_param)}

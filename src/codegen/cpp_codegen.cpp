@@ -40,6 +40,7 @@ const char* CppType(DataType t) {
     case DataType::FP8E5M2:
     case DataType::FP8E8M0:
     case DataType::FP4E2M1X2:
+    case DataType::HF8:
       return "uint8_t";  // storage only: bytes
   }
   return "float";

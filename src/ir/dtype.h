@@ -9,7 +9,7 @@
 
 namespace pypto {
 
-constexpr int kNumDataTypes = 16;
+constexpr int kNumDataTypes = 17;
 
 int DataTypeBytes(DataType t);
 /// "fp32", "fp16", ... as used by the IR printers.
@@ -21,9 +21,11 @@ bool IsInteger(DataType t);
 /// The 16-bit floating types, which compute in fp32 inside and round once.
 inline bool Is16BitFloat(DataType t) { return t == DataType::FP16 || t == DataType::BF16; }
 bool IsUnsigned(DataType t);
-/// The MX formats (8-bit, and 4-bit in pairs): bytes that move, no arithmetic (uint8 on the ISA).
+/// The MX formats (8-bit, and 4-bit in pairs) and HiFloat8: bytes that move, no arithmetic (uint8
+/// on the ISA).
 inline bool IsStorageOnly(DataType t) {
-  return t == DataType::FP8E4M3 || t == DataType::FP8E5M2 || t == DataType::FP8E8M0 || t == DataType::FP4E2M1X2;
+  return t == DataType::FP8E4M3 || t == DataType::FP8E5M2 || t == DataType::FP8E8M0 || t == DataType::FP4E2M1X2 ||
+         t == DataType::HF8;
 }
 /// Smallest and largest value of an integer (or bool) dtype; uint64's largest is given as
 /// INT64_MAX (scalar operands travel as int64).

@@ -22,12 +22,17 @@ inline vf exp(vf x) {
   using namespace detail;
   using namespace exp_detail;
   x = clamp(x, kLo, kHi);
-  const vf n = round_even(x * kLog2e);
-  vf r = x - n * kLn2Hi;  // exact: kLn2Hi has 9 bits
-  r = r - n * kLn2Lo;
-  vf p = horner(r, kP0, kP1, kP2, kP3, kP4, kP5);
-  p = p * (r * r) + (r + 1.0f);
-  return ldexp2(p, to_int(n));
+  const vf n = round_even(x * kInvLn2x8);
+  vf r = x - n * kLn2d8Hi;  // exact: kLn2d8Hi has 13 bits
+  r = r - n * kLn2d8Lo;
+  const vf q = horner(r, kQ5, kQ4, kQ3, kQ2) * (r * r) + r;
+  const vi ni = to_int(n);
+  vf hi, lo;
+  for (int i = 0; i < kW; ++i) {
+    hi[i] = kTabHi[ni[i] & 7];
+    lo[i] = kTabLo[ni[i] & 7];
+  }
+  return ldexp2(hi + (hi * q + lo), ni >> 3);
 #endif
 }
 
@@ -40,8 +45,8 @@ inline vf exp2(vf x) {
   x = clamp(x, -151.0f, 129.0f);  // beyond: 0 / inf (NaN passes)
   const vf n = round_even(x);
   const vf r = x - n;
-  const vf q = horner(r, 0.00015353361959569156f, 0.0013398873852565885f, 0.00961843691766262f,
-                      0.055503323674201965f, 0.24022647738456726f, 0.6931471824645996f);
+  const vf q = horner(r, 0.00015353361959569156f, 0.0013398873852565885f, 0.00961843691766262f, 0.055503323674201965f,
+                      0.24022647738456726f, 0.6931471824645996f);
   return ldexp2(mla(r, q, cf(1.0f)), to_int(n));
 }
 
@@ -49,8 +54,8 @@ inline vf exp2(vf x) {
 namespace detail {
 // expm1(r) = r + r^2 Q(r) on |r| <= 1/2, minimax Q of degree 6 (relative error 2^-33).
 inline vf expm1_poly(vf r) {
-  const vf q = horner(r, 2.4790830138954334e-05f, 0.0001997358340304345f, 0.001388930482789874f,
-                      0.008333141915500164f, 0.0416666604578495f, 0.1666666716337204f, 0.5f);
+  const vf q = horner(r, 2.4790830138954334e-05f, 0.0001997358340304345f, 0.001388930482789874f, 0.008333141915500164f,
+                      0.0416666604578495f, 0.1666666716337204f, 0.5f);
   return mla(r * r, q, r);
 }
 }  // namespace detail
@@ -134,8 +139,7 @@ inline vf log10(vf x) {
   const LogParts p = log_parts(x);
   vf hi, lo;
   log_hilo(p, hi, lo);
-  const vf r =
-      (((p.k * kLog10_2Lo + (lo + hi) * kInvLn10Lo) + lo * kInvLn10Hi) + hi * kInvLn10Hi) + p.k * kLog10_2Hi;
+  const vf r = (((p.k * kLog10_2Lo + (lo + hi) * kInvLn10Lo) + lo * kInvLn10Hi) + hi * kInvLn10Hi) + p.k * kLog10_2Hi;
   return log_special(x, r);
 }
 
@@ -162,8 +166,8 @@ constexpr double kLn2HiD = 0x1.62e42fee00000p-1, kLn2LoD = 0x1.a39ef35793c76p-33
 inline vd pow2_shifted(vd k) { return as_d((as_l(k) << 52) + (int64_t(1023) << 52)); }
 // e^r - 1 on |r| <= ln2/2: r + r^2 Q(r), Q minimax of degree 5 (relative error 2^-32).
 inline vd expm1_poly_d(vd r) {
-  const vd q = horner(r, 0.00019845877196127141, 0.0013940617027037145, 0.0083333893459904051,
-                      0.041666361035082964, 0.16666666370644582, 0.5000000044137485);
+  const vd q = horner(r, 0.00019845877196127141, 0.0013940617027037145, 0.0083333893459904051, 0.041666361035082964,
+                      0.16666666370644582, 0.5000000044137485);
   return mla(r * r, q, r);
 }
 // e^t - 1 for 0 <= t <= 700 (or NaN): 2^n (e^r - 1) + (2^n - 1), n = rint(t / ln2).
@@ -186,8 +190,8 @@ inline vd exp_d(vd t) {
 inline vd exp2_d(vd t) {
   const vd k = t + kShift52;
   const vd r = t - (k - kShift52);
-  const vd q = horner(r, 0.000015196157367063003, 0.00015466756322858999, 0.0013333935052025845,
-                      0.0096180381320397407, 0.055504103659957525, 0.24022651066561319, 0.69314718070453075);
+  const vd q = horner(r, 0.000015196157367063003, 0.00015466756322858999, 0.0013333935052025845, 0.0096180381320397407,
+                      0.055504103659957525, 0.24022651066561319, 0.69314718070453075);
   return mla(r, q, cd(1.0)) * pow2_shifted(k);
 }
 // x = 2^k m with m in [sqrt(1/2), sqrt(2)), for finite normal x > 0; returns s = (m - 1) / (m + 1)

@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._core import DataType
-from .._dtypes import DT_BF16, DT_FP16, DT_FP32, STORAGE_DTYPES, check_dtype, is_float_dtype, is_int_dtype
+from .._dtypes import (DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, STORAGE_DTYPES, check_dtype,
+                       is_float_dtype, is_int_dtype)
 from .._dtypes import exact_int64 as _exact
 from .._tracing import _format_loc, current_recorder, user_loc
 from ..tensor import Tensor
@@ -458,11 +459,16 @@ def _valid_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor
     return trim(a, kb, -2 if a_trans else -1), b
 
 
+_FLOAT8 = (DT_FP8E4M3, DT_FP8E5M2, DT_HF8)
+
+
 def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_trans: bool = False,
            b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
     """a @ b on the cube unit. a is [..., M, K] ([..., K, M] with a_trans), b is [K, N] or
     [..., K, N] ([..., N, K] with b_trans). fp32, fp16 and bf16 accumulate in fp32; int8
-    accumulates exactly in int32. out_dtype defaults to the input dtype (int32 for int8).
+    accumulates exactly in int32; DT_FP8E4M3, DT_FP8E5M2 and DT_HF8 (both operands alike)
+    multiply exactly and sum in fp32. out_dtype defaults to the input dtype (int32 for int8,
+    fp32 for the 8-bit floats).
 
     ``extend_params`` (PyPTO's fixpipe steps, applied to the accumulator in this order before the
     conversion to out_dtype): ``bias_tensor`` ([1, N], added), ``scale`` (a float) or
@@ -473,6 +479,15 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
     b = _t(b, "matmul")
     if out_dtype is not None:
         out_dtype = check_dtype(out_dtype, "pypto.matmul: out_dtype", _suffix())
+    if a.dtype in _FLOAT8 or b.dtype in _FLOAT8:
+        # 8-bit float operands (the 950's FP8 and HiFloat8 matmuls): their values are exact in
+        # bf16, so the bf16 cube path gives exact products summed in fp32, as the NPU's.
+        from .mx import convert
+        if a.dtype != b.dtype:
+            raise _core.UserError(f"pypto.matmul: {a!r} and {b!r}: 8-bit float operands must have one dtype"
+                                  + _suffix())
+        a, b = convert(a, DT_BF16), convert(b, DT_BF16)
+        out_dtype = DT_FP32 if out_dtype is None else out_dtype
     if c_matrix_nz:
         raise _core.UserError("pypto.matmul: c_matrix_nz=True (an NZ-format result) is not supported: results are "
                               "row-major" + _suffix())

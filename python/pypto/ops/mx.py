@@ -25,12 +25,12 @@ import enum
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_INT32,
+from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_HF8, DT_INT32,
                        DT_UINT8, DT_UINT16, STORAGE_DTYPES, DataType, check_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, view  # noqa: A004
-from .logic import bitwise_and, bitwise_or, eq, ge, gt, isnan, logical_and, logical_not, logical_or, lt, where
+from .logic import bitwise_and, bitwise_or, eq, ge, gt, isnan, le, logical_and, logical_not, logical_or, lt, ne, where
 from .shape import concat, permute, reshape, transpose, unsqueeze
 
 __all__ = ["DequantScaleRoundingMode", "ROUND_DOWN", "ROUND_UP", "quant_mx", "scaled_mm"]
@@ -121,6 +121,8 @@ def _decode(x: Tensor) -> Tensor:
     if x.dtype == DT_FP4_E2M1X2:
         return _e2m1_value(_unpack_e2m1x2(x))
     b = _bytes_to_i32(x)
+    if x.dtype == DT_HF8:
+        return _hf8_value(b)
     if x.dtype == DT_FP8E5M2:  # the top byte of an fp16
         return cast(view(cast(b * 256, DT_UINT16), dtype=DT_FP16), DT_FP32)
     if x.dtype == DT_FP8E8M0:  # 2^(b - 127); 0xFF is NaN; 0 is the fp32 subnormal 2^-127
@@ -134,6 +136,62 @@ def _decode(x: Tensor) -> Tensor:
     sub = mul(cast(m, DT_FP32), 2.0 ** -9)
     value = where(eq(e, 0), where(negative, mul(sub, -1.0), sub), normal)
     return where(eq(bitwise_and(b, 0x7F), 0x7F), float("nan"), value)
+
+
+# --- HiFloat8 <-> fp32 ------------------------------------------------------------------------
+# A sign bit, then a prefix-coded "dot" field that says how many bits the exponent has (the
+# exponent's own sign first), then the mantissa in what is left: dot 11: |e| in 8..15, 1 mantissa
+# bit; 10: 4..7, 2 bits; 01: 2..3, 3 bits; 001: |e| = 1, 3 bits; 0001: e = 0, 3 bits; 0000: the
+# powers 2^-22 .. 2^-16 (m = 1..7, no mantissa), 0 (m = 0) and NaN (m = 0 with the sign set, the
+# only NaN: there is no -0). S.11.0.1.111 is infinity; the largest finite value is 2^15. Every
+# value is exact in bf16 and fp16.
+
+def _hf8_value(b: Tensor) -> Tensor:
+    """HiFloat8 codes (int32 0..255) as fp32 (exact): the fp32 bits are built from the fields."""
+    low = bitwise_and(b, 0x7F)
+    mag = where(ge(low, 0x60), bitwise_and(_shr(low, 1), 7) + 8,
+                where(ge(low, 0x40), bitwise_and(_shr(low, 2), 3) + 4,
+                      where(ge(low, 0x20), bitwise_and(_shr(low, 3), 1) + 2, bitwise_and(_shr(low, 4), 1))))
+    e_negative = where(ge(low, 0x20), bitwise_and(_shr(low, 4), 1), bitwise_and(_shr(low, 3), 1))
+    e = where(lt(low, 8), bitwise_and(low, 7) - 23, mag - e_negative * mag * 2)
+    mant = where(ge(low, 0x60), bitwise_and(low, 1) * (1 << 22),
+                 where(ge(low, 0x40), bitwise_and(low, 3) * (1 << 21),
+                       where(ge(low, 8), bitwise_and(low, 7) * (1 << 20), 0)))
+    v = where(eq(low, 0), 0.0, where(eq(low, 0x6F), float("inf"), _f32((e + 127) * (1 << 23) + mant)))
+    v = where(ge(b, 0x80), mul(v, -1.0), v)
+    return where(eq(b, 0x80), float("nan"), v)
+
+
+def _encode_hf8(x: Tensor) -> Tensor:
+    """fp32 -> HiFloat8 codes (int32 0..255): the nearest value, ties away from zero (the 950's
+    ROUND_A, as PyPTO's golden and the PTO CPU simulator), saturating at +-2^15 (an infinity
+    too); NaN gives 0x80, and results that round to 0 are +0. The magnitude's bits are rounded at
+    the mantissa width of its binade (adding half a step, then clearing the step's bits: a carry
+    into the next binade gives its power of two, which every width holds)."""
+    negative = lt(_i32(x), 0)
+    a = abs(x)
+    a = where(ge(a, 32768.0), 32768.0, a)
+    ab = _i32(a)
+    e0 = _shr(ab, 23) - 127
+    me0 = abs(e0)
+
+    def rounded(shift: int) -> Tensor:
+        return bitwise_and(ab + (1 << (shift - 1)), -(1 << shift))
+
+    r = where(le(e0, -16), rounded(23), where(le(me0, 3), rounded(20), where(le(me0, 7), rounded(21), rounded(22))))
+    e = _shr(r, 23) - 127
+    me = abs(e)
+    e_neg = bitwise_and(_shr(e, 27), 16)  # the exponent's sign bit in the 01 / 10 / 11 fields (e >= -22)
+    m3, m2, m1 = bitwise_and(_shr(r, 20), 7), bitwise_and(_shr(r, 21), 3), bitwise_and(_shr(r, 22), 1)
+    code = where(eq(e, 0), m3 + 0x08,
+                 where(eq(me, 1), m3 + 0x10 + bitwise_and(_shr(e, 28), 8),
+                       where(le(me, 3), m3 + 0x20 + e_neg + (me - 2) * 8,
+                             where(le(me, 7), m2 + 0x40 + e_neg + (me - 4) * 4,
+                                   where(le(me, 15), m1 + 0x60 + e_neg + (me - 8) * 2, e + 23)))))
+    # Below 2^-22 (the smallest value) the nearest is 2^-22 from 2^-23 up (2^-23 a tie), else 0.
+    code = where(lt(a, 2.0 ** -23), 0, where(lt(a, 2.0 ** -22), 1, code))
+    code = where(logical_and(negative, ne(code, 0)), code + 0x80, code)
+    return where(isnan(x), 0x80, code)
 
 
 # --- FP4 E2M1, two per byte <-> fp32 ---------------------------------------------------------
@@ -221,11 +279,15 @@ def convert(x: Tensor, dtype: DataType) -> Tensor:
             return v if dtype == DT_FP32 else cast(v, dtype)
         if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or dtype == DT_FP8E8M0:
             raise _core.UserError(f"pypto.cast: {x!r} to {dtype}: the float dtypes convert to DT_FP8E4M3, "
-                                  "DT_FP8E5M2 and DT_FP4_E2M1X2 (E8M0 scales come from pypto.quant_mx)" + _suffix())
+                                  "DT_FP8E5M2, DT_HF8 and DT_FP4_E2M1X2 (E8M0 scales come from pypto.quant_mx)"
+                                  + _suffix())
         x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
         if dtype == DT_FP4_E2M1X2:
             return _pack_e2m1x2(_encode_e2m1(x32), "pypto.cast")
-        code = _encode_e4m3(x32, inf_is_nan=True) if dtype == DT_FP8E4M3 else _encode_e5m2(x32)
+        if dtype == DT_HF8:
+            code = _encode_hf8(x32)
+        else:
+            code = _encode_e4m3(x32, inf_is_nan=True) if dtype == DT_FP8E4M3 else _encode_e5m2(x32)
         return _as_format(code, dtype)
 
 
