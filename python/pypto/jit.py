@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core, config, control, ops
-from ._aliasing import overlap
+from ._aliasing import SharedOutputs, overlap
 from ._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from .tensor import DYNAMIC, STATIC, Tensor
@@ -485,10 +485,10 @@ class JitFunction:
                               f"got {type(a).__name__}" + _format_loc(user_loc()))
 
     def _guard_outputs(self, compiled: CompiledFunction, arrays: List[np.ndarray],
-                       names: List[str]) -> List[np.ndarray]:
-        """A parameter the program writes must be writable, and must not partly overlap another
-        argument: an input that overlaps an output (but is not the very same array) is copied
-        first, as numpy's ufuncs do; two overlapping outputs are refused."""
+                       names: List[str]) -> Tuple[List[np.ndarray], SharedOutputs]:
+        """A parameter the program writes must be writable; an input that overlaps an output (but
+        is not the very same array) is copied first, as numpy's ufuncs do; outputs that overlap
+        each other run on copies merged back after the call (SharedOutputs)."""
         for i, a in enumerate(arrays):
             if compiled.writes[i] and not a.flags.writeable:
                 raise _core.UserError(f"@{self.fn.__name__}: parameter '{names[i]}' is written by the function (an "
@@ -496,6 +496,7 @@ class JitFunction:
                                       + "\nhint: pass a writable array, e.g. numpy.array(x) (a copy); a numpy scalar "
                                       "such as numpy.float32(0) is a value, so pass numpy.array(0, numpy.float32)")
         out = list(arrays)
+        shared = SharedOutputs()
         for i, o in enumerate(arrays):
             if not compiled.writes[i]:
                 continue
@@ -507,10 +508,11 @@ class JitFunction:
                 if same:
                     continue  # x and out the very same array: an in-place update, which works
                 if compiled.writes[j]:
-                    raise _core.UserError(f"@{self.fn.__name__}: the outputs '{names[i]}' and '{names[j]}' overlap in "
-                                          "memory" + _format_loc(user_loc()) + "\nhint: pass separate arrays")
-                out[j] = np.array(a)  # read before any write: a copy, as numpy does
-        return out
+                    if i < j:
+                        shared.add(out, arrays, i, j)
+                elif out[j] is a:
+                    out[j] = np.array(a)  # read before any write: a copy, as numpy does
+        return out, shared
 
     def _dtype_error(self, p: _Param, what: str, shape: Any) -> Exception:
         assert p.ann is not None and p.ann.dtype is not None
@@ -584,8 +586,9 @@ class JitFunction:
             if self._simple:
                 self._simple_key = key[:-2]  # the same for every call: no STATIC dims, no values
         self.last = compiled
+        shared = None
         if compiled.writes and any(compiled.writes):
-            arrays = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
+            arrays, shared = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
         staged: List[Tuple[int, np.ndarray]] = []  # (param, the caller's array) run on a dense copy
         for i, reshaped in enumerate(compiled.reshaped):
             if reshaped and not arrays[i].flags.c_contiguous:
@@ -613,6 +616,12 @@ class JitFunction:
         for i, original in staged:
             if compiled.writes[i]:
                 original[...] = arrays[i]
+        if shared is not None:
+            try:
+                shared.merge([p.name for p in tparams])
+            except ValueError as e:
+                raise _core.UserError(f"@{self.fn.__name__}: {e}" + _format_loc(user_loc())
+                                      + "\nhint: write each element through one of them") from None
         if swimlane_to:
             import json
 

@@ -179,8 +179,8 @@ def test_overlapping_input_and_output_read_the_input_first(mode):
 
 def test_outputs_side_by_side_in_cache_rows_of_other_dtypes_are_separate():
     """Two outputs in column ranges of one uint8 cache's rows, one fp32 (PyPTO's indexer keeps
-    fp8 keys and fp32 scales so): they share no byte, so both are written; outputs that share
-    bytes are refused."""
+    fp8 keys and fp32 scales so): they share no byte, so both are written; outputs whose writes
+    change the same bytes are refused."""
     @pypto.jit
     def f(x: pypto.Tensor((4, 16), F32), k: pypto.Tensor((4, 16), pypto.DT_UINT8), s: pypto.Tensor((4, 2), F32)):
         k[:] = pypto.cast(x, pypto.DT_UINT8)
@@ -193,8 +193,31 @@ def test_outputs_side_by_side_in_cache_rows_of_other_dtypes_are_separate():
     np.testing.assert_array_equal(k, x.astype(np.uint8))
     np.testing.assert_array_equal(s, np.repeat(x.max(-1, keepdims=True), 2, 1))
     assert not buf[:, :8].any() and not buf[:, 32:].any()
-    with pytest.raises(pypto.UserError, match="the outputs 'k' and 's' overlap in memory"):
+    with pytest.raises(pypto.UserError, match="the outputs 'k' and 's' share memory and the function changed the same "
+                                              "elements through both"):
+        buf = np.zeros((4, 40), np.uint8)
         f(x, buf[:, 8:24], buf[:, 20:28].view(np.float32))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_outputs_that_are_two_views_of_one_cache_both_land(mode):
+    """PyPTO's HiFloat8 / MXFP8 indexers pass one uint8 cache twice, as bytes and as fp32 (full
+    rows of the same memory), and write keys and scales at different offsets of it: each output
+    runs on its own copy and the elements it changed are merged back, so both writes land and
+    the rest of the cache keeps its bytes."""
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 16), F32), k: pypto.Tensor((4, 40), pypto.DT_UINT8), s: pypto.Tensor((4, 10), F32)):
+        k[0:4, 0:16] = pypto.cast(x, pypto.DT_UINT8)
+        s[0:4, 6:8] = pypto.amax(x, -1, keepdim=True) * pypto.full([4, 2], 1.0, F32)
+
+    rng = np.random.default_rng(0)
+    buf = rng.integers(0, 256, (4, 40), dtype=np.uint8)
+    want = buf.copy()
+    x = rng.integers(1, 200, (4, 16)).astype(np.float32)
+    want[:, 0:16] = x.astype(np.uint8)
+    want.view(np.float32)[:, 6:8] = x.max(-1, keepdims=True)
+    run_in(mode, f, x, buf, buf.view(np.float32))
+    np.testing.assert_array_equal(buf, want)
 
 
 @pytest.mark.parametrize("shape", [(1 << 40, 1 << 30), (1 << 61, 8), ((1 << 59) | 1, 8), (1 << 62, 1 << 62)])
