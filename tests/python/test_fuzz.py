@@ -79,7 +79,7 @@ def test_without_torch(monkeypatch):
     monkeypatch.setenv("PYPTO_FUZZ_NO_TORCH", "1")
     monkeypatch.setattr(common, "_torch_state", [])
     assert not F.have_torch()
-    no16 = ["fp32", "int32", "int8", "uint8", "uint16", "uint32", "uint64", "fp8e4m3", "fp8e5m2"]
+    no16 = ["fp32", "int32", "int8", "uint8", "uint16", "uint32", "uint64", "fp8e4m3", "fp8e5m2", "hf8"]
     assert F.usable_dtypes(F.ALL_DTYPES) == no16
     assert {F.generate(SEED, i).dtype for i in range(60)} <= set(no16)
     recs, _ = F.run_batch(SEED, 0, 4, DTYPES, MODES, jobs=0, progress=False)

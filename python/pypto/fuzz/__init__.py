@@ -15,7 +15,7 @@ with tails, and pypto.loop loops (nested, default / same / reused idx_names, sib
 assemble). Program dtypes: fp32 fp16 bf16 int32 int8, the unsigned uint8 uint16 uint32 uint64
 (wrapping arithmetic, x // 0 = 0, saturating casts, exact comparisons; integer programs also get
 & | ^ ~ << >> with tensors and scalars, shift amounts past the width included) and the FP8 storage
-formats fp8e4m3 fp8e5m2 (cast into them from a float and back, moved, as inputs and outputs; an op
+formats fp8e4m3 fp8e5m2 hf8 (cast into them from a float and back, moved, as inputs and outputs; an op
 pypto refuses on them must raise a UserError naming the storage format). Results may also be int64,
 uint64 or bool. Some programs have a 0-d input broadcast into the chain and 0-d outputs (a value
 reduced with keepdim=False) ("+0d"), or parameters with a pypto.DYNAMIC dim 0, run once per size

@@ -19,21 +19,22 @@ import numpy as np
 # first fuzzer's: a program of one of them that uses no newer feature is the one it generated.
 OLD_DTYPES = ("fp32", "fp16", "bf16", "int32", "int8")
 UINTS = ("uint8", "uint16", "uint32", "uint64")
-FP8S = ("fp8e4m3", "fp8e5m2")  # storage formats: programs cast into them and back
+FP8S = ("fp8e4m3", "fp8e5m2", "hf8")  # storage formats: programs cast into them and back
 ALL_DTYPES = OLD_DTYPES + UINTS + FP8S
 FLOATS = ("fp32", "fp16", "bf16")
 SIGNED = ("int32", "int8", "int64")
 INTS = SIGNED + UINTS
 DT_WEIGHTS = {"fp32": 55, "fp16": 13, "bf16": 12, "int32": 12, "int8": 8}
-NEW_DT_WEIGHTS = {"uint8": 6, "uint16": 4, "uint32": 5, "uint64": 4, "fp8e4m3": 5, "fp8e5m2": 4}
+NEW_DT_WEIGHTS = {"uint8": 6, "uint16": 4, "uint32": 5, "uint64": 4, "fp8e4m3": 5, "fp8e5m2": 4, "hf8": 4}
 P_NEW_DTYPE = 0.3  # the chance that a program uses one of the enabled newer dtypes
 PDT = {"fp32": "DT_FP32", "fp16": "DT_FP16", "bf16": "DT_BF16", "int32": "DT_INT32", "int8": "DT_INT8",
        "int64": "DT_INT64", "bool": "DT_BOOL", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
-       "uint64": "DT_UINT64", "fp8e4m3": "DT_FP8E4M3", "fp8e5m2": "DT_FP8E5M2"}
+       "uint64": "DT_UINT64", "fp8e4m3": "DT_FP8E4M3", "fp8e5m2": "DT_FP8E5M2",
+       "hf8": "DT_HF8"}
 PREC = {"fp32": (24, -126), "fp16": (11, -14), "bf16": (8, -126),  # significand bits, min exponent
         "fp8e4m3": (4, -6), "fp8e5m2": (3, -14)}
 FMAX = {"fp32": float(np.finfo(np.float32).max), "fp16": 65504.0, "bf16": 3.3895313892515355e38,
-        "fp8e4m3": 448.0, "fp8e5m2": 57344.0}
+        "fp8e4m3": 448.0, "fp8e5m2": 57344.0, "hf8": 32768.0}  # HiFloat8 is tapered: no PREC entry
 IBOUNDS = {"int32": (-2 ** 31, 2 ** 31 - 1), "int8": (-128, 127), "int64": (-2 ** 63, 2 ** 63 - 1),
            "uint8": (0, 2 ** 8 - 1), "uint16": (0, 2 ** 16 - 1), "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
 NP_INT = {"int32": np.int32, "int8": np.int8, "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16,
@@ -45,7 +46,7 @@ NAN = float("nan")
 
 SENTINEL = {"fp32": -7777.0, "fp16": -777.0, "bf16": -7776.0, "int32": -7777, "int8": -77, "int64": -7777,
             "bool": True, "uint8": 177, "uint16": 7777, "uint32": 7777, "uint64": 7777, "fp8e4m3": -7.5,
-            "fp8e5m2": -7.0}
+            "fp8e5m2": -7.0, "hf8": -7.5}
 
 # Framework bugs found by the fuzzer and not fixed yet (tests/python/test_fuzz_regressions.py holds
 # a reproducer of each): programs that would hit them are generated only with
@@ -141,7 +142,12 @@ def fp8_round(dt: str, a: Any) -> np.ndarray:
 
 
 def fp8_round64(dt: str, x: np.ndarray) -> np.ndarray:
-    """fp8_round of float64 values (exactly, without a rounding to float32 first)."""
+    """fp8_round of float64 values (exactly, without a rounding to float32 first). HiFloat8:
+    nearest, ties away from zero, saturating at +-2^15, no -0 (pypto.hifloat8, which
+    tests/python/test_hifloat8.py checks against a brute-force search)."""
+    if dt == "hf8":
+        from ..hifloat8 import VALUES, to_hifloat8
+        return VALUES[to_hifloat8(np.asarray(x, np.float64))].astype(np.float64)
     p, emin = PREC[dt]
     with np.errstate(all="ignore"):
         x = np.asarray(x, np.float64)
@@ -162,6 +168,9 @@ _FP8_TABLES: dict = {}
 
 def _fp8_table(dt: str) -> np.ndarray:
     """The float32 value of each byte 0..255 of dt (NaN codes: E4M3 S.1111.111, E5M2 S.11111.mm)."""
+    if dt == "hf8":
+        from ..hifloat8 import VALUES
+        return VALUES
     if dt not in _FP8_TABLES:
         mbits = PREC[dt][0] - 1
         ebits = 7 - mbits
@@ -182,7 +191,11 @@ def fp8_decode(dt: str, codes: np.ndarray) -> np.ndarray:
 
 
 def fp8_encode(dt: str, v32: np.ndarray) -> np.ndarray:
-    """Values of dt (as float32; others are rounded first) -> their bytes; NaN is 0x7F."""
+    """Values of dt (as float32; others are rounded first) -> their bytes; NaN is 0x7F (HiFloat8:
+    0x80)."""
+    if dt == "hf8":
+        from ..hifloat8 import to_hifloat8
+        return to_hifloat8(np.asarray(v32, np.float32))
     v = fp8_round(dt, v32).astype(np.float64)
     table = _fp8_table(dt)[:128].astype(np.float64)
     last = 0x7E if dt == "fp8e4m3" else 0x7C  # the largest code that is not NaN (E5M2: inf)
@@ -255,7 +268,7 @@ def from_storage(dt: str, a: np.ndarray) -> np.ndarray:
 def storage_dtype(dt: str) -> Any:
     return {"fp32": np.float32, "fp16": np.float16, "bf16": np.uint16, "int32": np.int32, "int8": np.int8,
             "int64": np.int64, "bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-            "uint64": np.uint64, "fp8e4m3": np.uint8, "fp8e5m2": np.uint8}[dt]
+            "uint64": np.uint64, "fp8e4m3": np.uint8, "fp8e5m2": np.uint8, "hf8": np.uint8}[dt]
 
 
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]

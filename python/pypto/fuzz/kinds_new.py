@@ -7,7 +7,7 @@ that uses none of these features is the first fuzzer's program for its (seed, in
 
 * Unsigned dtypes (uint8 .. uint64) are program dtypes like int32: every integer step applies,
   with scalars the dtype holds (a negative one is an expected UserError).
-* FP8 (fp8e4m3 / fp8e5m2) is storage: a program of that dtype (kind "fp8") casts a float value into
+* FP8 (fp8e4m3 / fp8e5m2 / hf8) is storage: a program of that dtype (kind "fp8") casts a float value into
   it and back, moves the bytes (transpose), takes FP8 inputs and gives FP8 outputs; a float chain
   of a run with FP8 enabled may round-trip through it (fp8_roundtrip). An op pypto refuses on it is
   made now and then, for the clear UserError it must raise.
@@ -273,4 +273,6 @@ EDGE_NEW: Dict[str, List[Any]] = {
     "uint64": [0, 2 ** 64 - 1, 1, 2 ** 63, 2 ** 63 - 1, 2 ** 53 + 1, 2 ** 32],
     "fp8e4m3": [NAN, 0.0, -0.0, 448.0, -448.0, 2.0 ** -9, -2.0 ** -9, 2.0 ** -6, 1.0, -1.0, 240.0, 0.875 * 2 ** -6],
     "fp8e5m2": [NAN, INF, -INF, 0.0, -0.0, 57344.0, -57344.0, 2.0 ** -16, 2.0 ** -14, 1.0, -1.0, 0.75 * 2 ** -14],
+    "hf8": [NAN, INF, -INF, 0.0, -0.0, 32768.0, -32768.0, 2.0 ** -22, 2.0 ** -23, 1.0, -1.0, 1.5 * 2 ** -15, 24576.0,
+            28672.0, 1.9375 * 8],
 }

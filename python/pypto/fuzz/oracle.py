@@ -83,7 +83,7 @@ class Shadow(NewOps, BitOps):
     DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT8 = "fp32", "fp16", "bf16", "int32", "int8"
     DT_INT64, DT_BOOL = "int64", "bool"
     DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 = "uint8", "uint16", "uint32", "uint64"
-    DT_FP8E4M3, DT_FP8E5M2 = "fp8e4m3", "fp8e5m2"
+    DT_FP8E4M3, DT_FP8E5M2, DT_HF8 = "fp8e4m3", "fp8e5m2", "hf8"
     DYNAMIC = "DYNAMIC"  # a parameter's run-time dim: the oracle sees the call's arrays
     UserError = ExpectedUserError
 
