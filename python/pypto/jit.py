@@ -616,7 +616,7 @@ class JitFunction:
         for i, original in staged:
             if compiled.writes[i]:
                 original[...] = arrays[i]
-        if shared is not None:
+        if shared is not None and shared.private:
             try:
                 shared.merge([p.name for p in tparams])
             except ValueError as e:
