@@ -138,6 +138,22 @@ def test_topk_sort_argsort(mode):
     np.testing.assert_array_equal(j, asc.indices.numpy()[..., :7])
 
 
+def test_topk_selects_once_and_gathers_the_values():
+    """The values are the elements at the selected indices (a gather of k per row): one selection
+    pass over each row, not a second one for the values."""
+    @pypto.jit
+    def f(x: pypto.Tensor((32, 500), F32)):
+        pypto.set_vec_tile_shapes(8, 500)
+        return pypto.topk(x, 8)
+
+    x = rng(3).standard_normal((32, 500)).astype(np.float32)
+    v, i = f(x)
+    src = f.last.program.native_source()
+    assert src.count("TROWTOPKIDX(") == 1 and "TROWTOPK(" not in src
+    np.testing.assert_array_equal(v, np.take_along_axis(x, i.astype(np.int64), -1))
+    np.testing.assert_array_equal(v, -np.sort(-x, -1)[:, :8])
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_topk_over_a_dim_longer_than_a_tile_runs_in_chunks(mode):
     """DeepSeek's lightning indexer takes the top 2048 of 128K scores: too long for one tile, so

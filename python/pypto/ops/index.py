@@ -47,7 +47,10 @@ def topk(input: Tensor, k: int, dim: Optional[int] = None, largest: bool = True,
     chunk = _selection_chunk(x, k)
     if isinstance(n, int) and chunk and n > chunk and 0 < k <= chunk:
         return _topk_in_chunks(x, k, d, largest, chunk)
-    return _topk("topk", x, k, dim, largest, False), _topk("topk", x, k, dim, largest, True)
+    # One selection: the values are the elements the indices name (a gather of k per row), not a
+    # second pass over the row.
+    indices = _topk("topk", x, k, dim, largest, True)
+    return gather(x, d, indices), indices
 
 
 def _selection_chunk(x: Tensor, k: int) -> int:
