@@ -76,7 +76,7 @@ class SharedOutputs:
             if _identity(a) == kj:
                 arrays[m] = copy
 
-    def merge(self, names: List[str]) -> None:
+    def merge(self, fn: str, names: List[str]) -> None:
         """After the call: the changed elements of each copy go into the caller's memory, unless
         the caller's memory no longer holds what the copy started from there (another output
         changed it too)."""
@@ -91,6 +91,9 @@ class SharedOutputs:
                 if not mask.any():
                     continue
                 if _changed(dst[mask], b[mask]).any():
-                    raise ValueError(f"the outputs '{first}' and '{names[p]}' share memory and the function changed "
-                                     "the same elements through both")
+                    from . import _core
+                    from ._tracing import _format_loc, user_loc
+                    raise _core.UserError(f"@{fn}: the outputs '{first}' and '{names[p]}' share memory and the "
+                                          "function changed the same elements through both" + _format_loc(user_loc())
+                                          + "\nhint: write each element through one of them")
                 dst[mask] = c[mask]

@@ -617,11 +617,7 @@ class JitFunction:
             if compiled.writes[i]:
                 original[...] = arrays[i]
         if shared is not None and shared.private:
-            try:
-                shared.merge([p.name for p in tparams])
-            except ValueError as e:
-                raise _core.UserError(f"@{self.fn.__name__}: {e}" + _format_loc(user_loc())
-                                      + "\nhint: write each element through one of them") from None
+            shared.merge(self.fn.__name__, [p.name for p in tparams])
         if swimlane_to:
             import json
 
