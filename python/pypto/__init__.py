@@ -35,6 +35,7 @@ from . import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _de
 from . import error  # noqa: E402 - PyPTO's exception classes (a UserError is an FeError and a PyptoRtError)
 from . import sim  # noqa: E402 - the NPU machine model (run_mode "sim")
 from .element import Element  # noqa: E402 - PyPTO's typed scalar
+from ._enums import AtomicRMWMode, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, TopKAlgo  # noqa: E402
 from . import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses
 from . import operation  # noqa: E402 - PyPTO's pypto.operation (the ops, op_wrapper)
 from .npu_platform import platform  # noqa: E402 - pypto.platform.npuarch
@@ -61,5 +62,6 @@ __all__ = [
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",
     "function", "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
-    "set_pass_default_config", "pass_verify_print", "pass_verify_save", "set_verify_golden_data", *_OPS, *_TILE,
+    "set_pass_default_config", "pass_verify_print", "pass_verify_save", "set_verify_golden_data", "AtomicRMWMode",
+    "LogBaseType", "OpType", "OutType", "ReduceMode", "ScatterMode", "TopKAlgo", *_OPS, *_TILE,
 ]

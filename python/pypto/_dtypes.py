@@ -36,11 +36,14 @@ class UnsupportedDType:
     """One of PyPTO's dtypes that has no CPU implementation here yet (fp64, the 4- and 8-bit
     floats): a program may name it; using it is a UserError."""
 
-    def __init__(self, name: str, why: str) -> None:
-        self.name, self.why = name, why
+    def __init__(self, name: str, why: str, nbytes: int = 1) -> None:
+        self.name, self.why, self.nbytes = name, why, nbytes  # nbytes: PyPTO's bytes_of
 
     def __repr__(self) -> str:
         return f"pypto.{self.name}"
+
+    def __str__(self) -> str:
+        return f"DataType.{self.name}"
 
 
 class PackedDType:
@@ -59,14 +62,14 @@ class PackedDType:
 
 _LATER = "not supported on the CPU backend yet"
 _NPU = "an NPU storage format with no CPU arithmetic here"
-DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER)
+DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER, 8)
 DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
 DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
 DT_FP4_E2M1 = PackedDType("DT_FP4_E2M1", DT_FP4_E2M1X2)
 DT_FP4_E1M2 = PackedDType("DT_FP4_E1M2", DT_UINT8)  # values (c & 7) / 4: no packed dtype of its own here
 DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
-DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'")
+DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'", 0)
 UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF4, DT_FP4_E1M2X2, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.

@@ -557,8 +557,13 @@ def ceildiv(a: Any, b: Any) -> Any:
 
 
 def bytes_of(dtype: Any) -> int:
-    """``pypto.bytes_of(dtype)``: the bytes of one element of ``dtype``."""
-    from ._dtypes import check_dtype
+    """``pypto.bytes_of(dtype)``: the bytes of one element of ``dtype`` (PyPTO's figure for the
+    dtypes with no CPU arithmetic here too: 1 for the 4-bit ones, whose elements are bytes)."""
+    from ._dtypes import PackedDType, UnsupportedDType, check_dtype
+    if isinstance(dtype, UnsupportedDType):
+        return dtype.nbytes
+    if isinstance(dtype, PackedDType):
+        return 1
     return int(_core.dtype_bytes(check_dtype(dtype, "pypto.bytes_of")))
 
 

@@ -7,6 +7,8 @@ Element that the tensor's dtype cannot hold is refused like an int.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 from . import _core
@@ -34,3 +36,17 @@ class Element(float):
 
     def __repr__(self) -> str:
         return f"pypto.Element({_core.dtype_name(self.dtype)}, {self.value!r})"
+
+
+class _CallableModule(types.ModuleType):
+    """PyPTO's lowercase constructor ``pypto.element(dtype, value)`` is this module's name too:
+    the module is callable, as pypto.symbolic_scalar."""
+
+    def __call__(self, dtype: Any, value: Any) -> Element:
+        return Element(dtype, value)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, Element)
+
+
+sys.modules[__name__].__class__ = _CallableModule

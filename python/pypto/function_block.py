@@ -36,9 +36,11 @@ class function:  # noqa: N801 - PyPTO's name
     """``with pypto.function(name, *tensors):`` records the block as a program whose parameters
     are ``tensors`` (declared with ``pypto.tensor(shape, dtype, name)``)."""
 
-    def __init__(self, name: str, *tensors: Tensor) -> None:
+    def __init__(self, name: str, *tensors: Any) -> None:
         if not isinstance(name, str):
             raise _core.UserError(f"pypto.function: the name must be a str, got {name!r}" + _format_loc(user_loc()))
+        # PyPTO also takes lists of tensors (``pypto.function("f", [x, y], [out])``): flattened.
+        tensors = tuple(t for arg in tensors for t in (arg if isinstance(arg, (list, tuple)) else (arg,)))
         for i, t in enumerate(tensors):
             if not isinstance(t, Tensor) or t.is_traced or t._spec is None or t._dtype is None or any(
                     not isinstance(d, int) for d in t._spec):

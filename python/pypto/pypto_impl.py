@@ -1,18 +1,20 @@
 """The few names of CANN PyPTO's internal module ``pypto.pypto_impl`` that its model code uses
 (``from pypto import pypto_impl``): ``Element``, ``ScalarDivS``,
 ``GetCompilerMonitorTotalElapsed``, ``GetNPUArch`` / ``SetNPUArch``, ``LogTopFolder`` and the convolution's
-``TileL1Info`` / ``TileL0Info`` / ``ConvReLuType``. Programs should use the public names (``pypto.Element``,
+``TileL1Info`` / ``TileL0Info`` / ``ConvReLuType``,
+and the error codes ``ExternalError``. Programs should use the public names (``pypto.Element``,
 ``pypto.div``); these exist so such code runs unchanged."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ._enums import ExternalError
 from .element import Element
 from .ops.conv import ConvReLuType, TileL0Info, TileL1Info
 
 __all__ = ["Element", "ScalarDivS", "GetCompilerMonitorTotalElapsed", "GetNPUArch", "SetNPUArch", "LogTopFolder",
-           "TileL1Info", "TileL0Info", "ConvReLuType"]
+           "TileL1Info", "TileL0Info", "ConvReLuType", "ExternalError"]
 
 
 def GetNPUArch() -> str:  # noqa: N802 - PyPTO's name

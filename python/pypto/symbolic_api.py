@@ -66,7 +66,13 @@ def _add_location_to_symbolic_errors() -> None:
         not self.is_const() and len(self.free_vars()) == 1 and sym_text(self) == self.free_vars()[0])
     SymbolicScalar.is_expression = lambda self: (  # type: ignore[attr-defined]
         not self.is_const() and not self.is_symbol())
-    SymbolicScalar.concrete = lambda self: int(self)  # type: ignore[attr-defined]
+    def concrete(self: SymbolicScalar) -> int:
+        if not self.is_const():
+            raise ValueError(f"Not concrete value: the symbolic value '{sym_text(self)}' is only known when "
+                             "the kernel runs (check is_concrete() first)")
+        return int(self)
+
+    SymbolicScalar.concrete = concrete  # type: ignore[attr-defined]
 
     SymbolicScalar.__str__ = to_text  # type: ignore[method-assign]
     SymbolicScalar.__format__ = to_text  # type: ignore[method-assign]

@@ -17,5 +17,8 @@ class _CallableModule(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> SymbolicScalar:
         return SymbolicScalar(*args, **kwargs)
 
+    def __instancecheck__(self, obj: Any) -> bool:  # isinstance(x, pypto.symbolic_scalar), as in PyPTO
+        return isinstance(obj, SymbolicScalar)
+
 
 sys.modules[__name__].__class__ = _CallableModule

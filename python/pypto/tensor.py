@@ -179,7 +179,7 @@ class Tensor:
     def shape(self) -> Any:
         """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
-            return self._spec
+            return None if self._spec is None else list(self._spec)  # a list, as PyPTO returns
         self._check_bound()
         return [_dim(d) for d in self._rec.value_shape(self._vid)]  # a list, as PyPTO returns
 

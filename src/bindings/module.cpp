@@ -131,8 +131,8 @@ auto SymArith(F f) {
 
 nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m);
 
-// A SymbolicScalar comparison: with an int or another symbolic scalar, the 0/1 expression (or a
-// bool when both are known); with anything else NotImplemented (a pypto Tensor compares itself,
+// A SymbolicScalar comparison: with an int or another symbolic scalar, the 0/1 expression (a
+// constant when both are known); with anything else NotImplemented (a pypto Tensor compares itself,
 // other objects are unequal), as SymArith.
 auto SymCompare(CmpOp m) {
   return [m](const Expr& a, nb::handle b) -> nb::object {
@@ -182,11 +182,9 @@ Attrs ToAttrs(const nb::dict& d) {
 
 // A comparison of symbolic integers as a 0/1 expression (a predicate for pypto's runtime
 // branches), or a Python bool when both sides are known.
-nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m) {
-  Expr r = Compare(a, b, m);
-  if (auto c = r.as_const()) return nb::bool_(*c != 0);
-  return nb::cast(r);
-}
+// PyPTO's comparisons give a SymbolicScalar even when both values are known (`(a < 6).concrete()`);
+// `if` and `assert` read it through __bool__.
+nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m) { return nb::cast(Compare(a, b, m)); }
 
 struct Program {
   std::shared_ptr<const CompiledProgram> compiled;
@@ -252,8 +250,14 @@ NB_MODULE(_core, m) {
           {}, "keep it symbolic: use it in pypto.loop bounds, slices and shapes, not in Python control flow");
     };
   };
+  // PyPTO's constructors: SymbolicScalar() (0), (10), ("x") (a symbol), ("x", 10) (a named value
+  // known now: the constant), (other) (a copy).
   nb::class_<Expr>(m, "SymbolicScalar")
+      .def("__init__", [](Expr* self) { new (self) Expr(int64_t{0}); })
       .def(nb::init<int64_t>())
+      .def("__init__", [](Expr* self, const Expr& o) { new (self) Expr(o); })
+      .def("__init__", [](Expr* self, const std::string& name) { new (self) Expr(Expr::Var(name)); })
+      .def("__init__", [](Expr* self, const std::string&, int64_t value) { new (self) Expr(value); })
       .def_static("var", &Expr::Var, "name"_a)
       .def("__add__", SymArith([](const Expr& a, const Expr& b) { return a + b; }), nb::is_operator())
       .def("__radd__", SymArith([](const Expr& a, const Expr& b) { return b + a; }), nb::is_operator())
@@ -264,6 +268,19 @@ NB_MODULE(_core, m) {
       .def("__floordiv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(a, b); }), nb::is_operator())
       .def("__rfloordiv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(b, a); }), nb::is_operator())
       .def("__mod__", SymArith([](const Expr& a, const Expr& b) { return Mod(a, b); }), nb::is_operator())
+      .def("__rmod__", SymArith([](const Expr& a, const Expr& b) { return Mod(b, a); }), nb::is_operator())
+      // `/` is floor division on integers, as in PyPTO.
+      .def("__truediv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(a, b); }), nb::is_operator())
+      .def("__rtruediv__", SymArith([](const Expr& a, const Expr& b) { return FloorDiv(b, a); }), nb::is_operator())
+      // `&`, `|` and `~` are logical (0/1), as PyPTO's && || ! on scalars.
+      .def("__and__", SymArith([](const Expr& a, const Expr& b) { return Truth(a) * Truth(b); }), nb::is_operator())
+      .def("__rand__", SymArith([](const Expr& a, const Expr& b) { return Truth(b) * Truth(a); }), nb::is_operator())
+      .def("__or__", SymArith([](const Expr& a, const Expr& b) { return Truth(Truth(a) + Truth(b)); }),
+           nb::is_operator())
+      .def("__ror__", SymArith([](const Expr& a, const Expr& b) { return Truth(Truth(b) + Truth(a)); }),
+           nb::is_operator())
+      .def("__invert__", [](const Expr& a) { return Expr(1) - Truth(a); })
+      .def("__pos__", [](const Expr& a) { return a; })
       .def("__neg__", [](const Expr& a) { return -a; })
       .def("__int__", sym_err("int()"))
       .def("__index__", sym_err("using as a Python int"))

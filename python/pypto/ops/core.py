@@ -3,11 +3,11 @@ and dtypes and records the op with the caller's source line."""
 
 from __future__ import annotations
 
-import enum
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
+from .._enums import PyptoEnum
 from .._core import DataType
 from .._dtypes import (DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, STORAGE_DTYPES, check_dtype,
                        is_float_dtype, is_int_dtype)
@@ -311,7 +311,7 @@ def sum(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:  # noqa: A00
     return _reduce("sum", x, dim, keepdim)
 
 
-class CastMode(enum.Enum):
+class CastMode(PyptoEnum):
     """PyPTO's rounding of pypto.cast. CAST_NONE picks the default: CAST_TRUNC from a float to an
     integer (torch's .to(int)), CAST_RINT otherwise. Into a narrower float the others round in
     their direction (CAST_ROUND: to nearest, ties away from zero); from a float to the same
@@ -328,7 +328,7 @@ class CastMode(enum.Enum):
     CAST_ODD = 6
 
 
-class SaturationMode(enum.Enum):
+class SaturationMode(PyptoEnum):
     """PyPTO's overflow handling of pypto.cast into an integer. Here a conversion into an integer
     always saturates (NaN gives 0), which is what ON asks; OFF is accepted and saturates too."""
 
@@ -379,7 +379,7 @@ def cast(x: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
     return _same_tile(Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc(), _PTO_ROUND[mode])), x)
 
 
-class PrecisionType(enum.Enum):
+class PrecisionType(PyptoEnum):
     """PyPTO's precision mode of div, exp, sqrt, rsqrt, reciprocal and log: INTRINSIC (the chip's
     fast instruction) or HIGH_PRECISION. Accepted everywhere; here every one of them follows
     docs/numerics.md (correctly rounded division, transcendental functions within 2 ulp)."""
@@ -401,14 +401,14 @@ def set_semantic_label(label: str) -> None:
     current_recorder("set_semantic_label").set_label(label)
 
 
-class ReLuType(enum.Enum):
+class ReLuType(PyptoEnum):
     """``extend_params={"relu_type": ...}`` of pypto.matmul."""
 
     NO_RELU = 0
     RELU = 1
 
 
-class TransMode(enum.Enum):
+class TransMode(PyptoEnum):
     """``extend_params={"trans_mode": ...}`` of pypto.matmul (TF32 rounding of fp32 operands on
     the 950; only CAST_NONE, exact fp32, exists here)."""
 
@@ -548,7 +548,9 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
         for d, (n, v) in enumerate(zip(shape, extents)):
             if isinstance(n, int) and not isinstance(n, bool):
                 if isinstance(v, int) and not isinstance(v, bool):
-                    extents[d] = min(v, n)
+                    if v > n:  # a known extent past the view reads memory it does not hold (PyPTO refuses it too)
+                        raise _core.UserError(f"pypto.view: valid_shape {list(valid_shape)} exceeds the view's shape "
+                                              f"{shape} in dim {d} ({x!r})" + _suffix())
                 elif isinstance(v, _core.SymbolicScalar) and v.upper_bound() is not None and v.upper_bound() > n:
                     extents[d] = v.min(n)
     if valid_shape is None:
@@ -564,8 +566,25 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     return out
 
 
-def assemble(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
-    """Write `src` into `dst` at `offsets` (one per dim)."""
+def assemble(src: Any, offsets: Any, dst: Any = None, parallel: bool = False) -> None:
+    """Write `src` into `dst` at `offsets` (one per dim). PyPTO's batched form,
+    ``assemble([(a, offsets_a), (b, offsets_b)], dst)``, writes each in turn. ``parallel`` (PyPTO's
+    promise that the regions do not overlap) is accepted: here the runtime orders the writes of
+    one region by their data dependencies either way."""
+    if not isinstance(parallel, bool):
+        raise _core.UserError(f"pypto.assemble: parallel must be a bool, got {parallel!r}" + _suffix())
+    if isinstance(src, (list, tuple)):
+        if dst is not None:
+            raise _core.UserError("pypto.assemble: the batched form is assemble([(src, offsets), ...], dst)"
+                                  + _suffix())
+        for item in src:
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                raise _core.UserError("pypto.assemble: each entry of the batched form is a (tensor, offsets) pair, "
+                                      f"got {item!r}" + _suffix())
+            assemble(item[0], item[1], offsets)
+        return
+    if dst is None:
+        raise _core.UserError("pypto.assemble(src, offsets, dst): dst is missing" + _suffix())
     rec = current_recorder("assemble")
     src = _t(src, "assemble")
     dst = _t(dst, "assemble")
