@@ -28,6 +28,18 @@ DYN = DYNAMIC
 STATIC = _DimMarker("STATIC")  # size taken from the first call; a new size recompiles
 
 
+class _DeclaredShape(tuple):
+    """A declared shape: a tuple that also equals the list of its dims (PyPTO returns lists)."""
+
+    def __eq__(self, other: object) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 def _dim(d: SymbolicScalar) -> Dim:
     return int(d) if d.is_const() else d
 
@@ -179,7 +191,7 @@ class Tensor:
     def shape(self) -> Any:
         """The shape; for an annotation, its declared dims (None when taken from the argument)."""
         if self._rec is None:
-            return None if self._spec is None else list(self._spec)  # a list, as PyPTO returns
+            return None if self._spec is None else _DeclaredShape(self._spec)
         self._check_bound()
         return [_dim(d) for d in self._rec.value_shape(self._vid)]  # a list, as PyPTO returns
 

@@ -315,6 +315,9 @@ std::string TileGraphJson(const TileGraph& g) {
     w.Key("reduce_axis").Int(t.reduce_axis).Key("keepdim").Bool(t.keepdim).Key("loc").Loc(t.loc);
     if (t.is_matmul()) w.Key("k_extent").Expr(t.k_extent).Key("cube").Ints(t.cube);
   });
+  w.Key("dead_ops").BeginArray();  // tensor op ids not expanded: their results are never read
+  for (int id : g.dead_ops) w.Int(id);
+  w.EndArray();
   w.EndObject();
   return w.str();
 }

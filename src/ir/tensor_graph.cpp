@@ -3,7 +3,47 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ir/op_registry.h"
+
 namespace pypto {
+
+std::set<int> Function::LiveOps() const {
+  std::vector<char> read(values.size(), 0);
+  // A read of a view or a reshape reads the memory of its base: the op computing it is live.
+  auto mark = [&](int v) {
+    for (; v >= 0 && !read.at(v);
+         v = values[v].kind == ValueKind::View || values[v].kind == ValueKind::Reshape ? values[v].base : -1)
+      read[v] = 1;
+  };
+  std::vector<const OpCall*> ops;
+  auto collect = [&](auto&& self, const Region<OpCall>& r) -> void {
+    for (auto& e : r.entries) {
+      if (e.item) {
+        ops.push_back(e.item.get());
+        continue;
+      }
+      if (e.loop->info.read) mark(e.loop->info.read->value);
+      self(self, *e.loop->body);
+    }
+  };
+  collect(collect, body);
+  std::set<int> live;
+  // Backwards in program order; again until nothing changes, for reads across loop iterations.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      const OpCall& c = **it;
+      if (live.count(c.id)) continue;
+      bool needed = c.output < 0 || WritesInPlace(GetOpDef(c.op).kind) || values.at(c.output).kind != ValueKind::Temp ||
+                    read[c.output];
+      if (!needed) continue;
+      live.insert(c.id);
+      changed = true;
+      for (int in : c.inputs) mark(in);
+    }
+  }
+  return live;
+}
 
 const char* ValueKindName(ValueKind k) {
   switch (k) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -110,6 +111,11 @@ struct Function {
     int r = Root(id);
     return r == id ? id : MemoryRoot(r);
   }
+  /// The ids of the ops whose work can reach memory the caller sees: an op that writes in place
+  /// (assemble, scatter), one whose result is not an intermediate (a returned tensor, a view),
+  /// and every op computing what such an op, or a scalar read, reads. The others are dead: their
+  /// results are never read (`pypto.topk(x, k)[1]` needs no values), so they are not expanded.
+  std::set<int> LiveOps() const;
   int AddValue(Value v) {
     v.id = static_cast<int>(values.size());
     values.push_back(std::move(v));

@@ -1,5 +1,6 @@
 #include "ir/tile_graph.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace pypto {
@@ -72,6 +73,15 @@ std::string PrintTileGraph(const TileGraph& g) {
   std::ostringstream os;
   os << "tile_graph @" << g.fn.name << " {\n";
   PrintRegionText(g.body, 1, os, [&](const TileOp& t, int indent, std::ostream& o) { PrintTileOp(g, t, indent, o); });
+  if (!g.dead_ops.empty()) {
+    os << "  # not computed, their results are never read:\n";
+    g.fn.body.ForEach([&](const OpCall& c) {
+      if (std::find(g.dead_ops.begin(), g.dead_ops.end(), c.id) == g.dead_ops.end()) return;
+      os << "  #   %" << g.fn.value(c.output).name << " = pypto." << c.op;
+      if (c.loc.known()) os << "; " << c.loc.str();
+      os << "\n";
+    });
+  }
   os << "}\n";
   return os.str();
 }

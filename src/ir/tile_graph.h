@@ -61,6 +61,7 @@ struct TileOp {
 struct TileGraph {
   Function fn;  // values are shared with the tensor graph; passes may mark them
   Region<TileOp> body;
+  std::vector<int> dead_ops;  // ids of the tensor ops not expanded: their results are never read
 };
 
 std::string PrintTileGraph(const TileGraph& g);

@@ -14,18 +14,23 @@ class TileExpander {
   TileExpander(const Function& fn, PassContext& ctx) : ctx_(ctx) { g_.fn = fn; }
 
   TileGraph Run() {
+    live_ = g_.fn.LiveOps();
     ExpandRegion(g_.fn.body, g_.body);
     return std::move(g_);
   }
 
  private:
+  // Dead ops are left out, and so is a loop (or a scalar read's scope) left with nothing in it.
   void ExpandRegion(const Region<OpCall>& in, Region<TileOp>& out) {
     for (auto& e : in.entries) {
       if (e.loop) {
         LoopRegion<TileOp>& l = out.AddLoop(e.loop->info);
         ExpandRegion(*e.loop->body, *l.body);
-      } else {
+        if (l.body->entries.empty()) out.entries.pop_back();
+      } else if (live_.count(e.item->id)) {
         out.Add(Expand(*e.item));
+      } else {
+        g_.dead_ops.push_back(e.item->id);
       }
     }
   }
@@ -318,6 +323,7 @@ class TileExpander {
   }
 
   PassContext& ctx_;
+  std::set<int> live_;  // the tensor ops to expand (Function::LiveOps)
   TileGraph g_;
   std::map<int, std::vector<int64_t>> matmul_tile_;  // matmul result -> its output block
   int next_id_ = 0;

@@ -89,6 +89,31 @@ TEST(Pipeline, DynamicBatchAndSplitReduction) {
   }
 }
 
+// An op whose result nothing reads is not expanded (Function::LiveOps); the one result still
+// comes out right, and the tile graph keeps the ids of the ops it left out.
+TEST(Pipeline, OpsWhoseResultsAreNeverReadAreNotComputed) {
+  Recorder r("dead");
+  int x = r.AddParam("x", {Expr(4), Expr(32)}, DataType::FP32, false);
+  int out = r.CreateTensor({Expr(4), Expr(32)}, DataType::FP32, "out");
+  r.SetVecTileShapes({4, 32});
+  int unused = r.Unary("exp", x);
+  r.Binary("add", unused, x);  // reads a dead result, and is dead itself
+  int y = r.Unary("abs", x);
+  r.Assemble(y, {0, 0}, out);
+  r.Return({out});
+  Function fn = r.Finish();
+  EXPECT_EQ(fn.LiveOps().size(), 2u);  // abs, assemble
+  CompiledProgram p = Compile(fn, {});
+  EXPECT_EQ(p.tile_graph.dead_ops.size(), 2u);
+  int tile_ops = 0;
+  p.tile_graph.body.ForEach([&](const TileOp&) { ++tile_ops; });
+  EXPECT_EQ(tile_ops, 2);
+  std::vector<float> in(4 * 32);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) - 60.f;
+  std::vector<float> got = RunProgram(p, in, {4, 32}, 2);
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(got[i], std::fabs(in[i])) << i;
+}
+
 TEST(Pipeline, WrongInputShapeNamesTheParameter) {
   CompiledProgram p = Compile(RecordSoftmax(6, 64, {1, 4, 64}, false), {});
   std::vector<float> x(2 * 6 * 32);

@@ -80,7 +80,7 @@ def test_element_is_callable_and_declared_shapes_are_lists():
     e = pypto.element(pypto.DT_INT32, 3)
     assert isinstance(e, pypto.Element) and isinstance(e, pypto.element) and e.dtype == pypto.DT_INT32
     t = pypto.tensor([32, 1], pypto.DT_FP16, "a")
-    assert t.shape == [32, 1] and isinstance(t.shape, list)
+    assert t.shape == [32, 1] and t.shape == (32, 1) and not t.shape != [32, 1]
 
 
 def test_function_takes_lists_and_assemble_its_batched_form():
