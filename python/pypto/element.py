@@ -12,7 +12,7 @@ import types
 from typing import Any
 
 from . import _core
-from ._dtypes import check_dtype, is_int_dtype
+from ._dtypes import DT_DOUBLE, check_dtype, is_int_dtype
 
 
 class Element(float):
@@ -21,10 +21,11 @@ class Element(float):
     dtype: Any
 
     def __new__(cls, dtype: Any, value: Any) -> "Element":
-        dt = check_dtype(dtype, "pypto.Element")
+        # DT_DOUBLE (PyPTO's pow passes its exponent so) is a Python float's own precision.
+        dt = dtype if dtype is DT_DOUBLE else check_dtype(dtype, "pypto.Element")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _core.UserError(f"pypto.Element: the value must be an int or a float, got {value!r}")
-        if is_int_dtype(dt) and float(value) != int(value):
+        if dt is not DT_DOUBLE and is_int_dtype(dt) and float(value) != int(value):
             raise _core.UserError(f"pypto.Element: {value!r} is not a value of {_core.dtype_name(dt)}")
         obj = super().__new__(cls, float(value))
         obj.dtype = dt
@@ -32,10 +33,11 @@ class Element(float):
 
     @property
     def value(self) -> Any:
-        return int(self) if is_int_dtype(self.dtype) else float(self)
+        return int(self) if self.dtype is not DT_DOUBLE and is_int_dtype(self.dtype) else float(self)
 
     def __repr__(self) -> str:
-        return f"pypto.Element({_core.dtype_name(self.dtype)}, {self.value!r})"
+        name = "DOUBLE" if self.dtype is DT_DOUBLE else _core.dtype_name(self.dtype)
+        return f"pypto.Element({name}, {self.value!r})"
 
 
 class _CallableModule(types.ModuleType):

@@ -122,3 +122,19 @@ def test_a_valid_shape_past_the_view_is_refused():
 
     with pytest.raises(pypto.UserError, match=r"valid_shape \[5, 8\] exceeds the view's shape \[4, 8\] in dim 0"):
         f(torch.zeros(4, 8), torch.zeros(4, 8))
+
+
+def test_a_double_element_is_a_python_float_operand():
+    e = pypto.Element(pypto.DT_DOUBLE, 2.0)  # PyPTO's pow passes its scalar exponent so
+    assert e.dtype is pypto.DT_DOUBLE and e.value == 2.0 and isinstance(e.value, float)
+
+    @pypto.jit
+    def f(x: pypto.Tensor((4, 8), pypto.DT_FP32), out: pypto.Tensor((4, 8), pypto.DT_FP32)):
+        out[:] = pypto.pow(x, pypto.Element(pypto.DT_DOUBLE, 2.0)) + pypto.Element(pypto.DT_DOUBLE, 0.5)
+
+    x = torch.rand(4, 8)
+    out = torch.zeros(4, 8)
+    f(x, out)
+    np.testing.assert_allclose(out.numpy(), x.numpy() ** 2 + 0.5, rtol=1e-6)
+    with pytest.raises(pypto.UserError, match="DT_DOUBLE"):
+        pypto.tensor((4,), pypto.DT_DOUBLE)  # a double tensor is still not supported
