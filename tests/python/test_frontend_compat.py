@@ -460,7 +460,7 @@ def test_matmul_extend_params(mode):
     np.testing.assert_array_equal(run_in(mode, q, ai, bi, s), want)
 
     for bad, match in [({"bias": 1}, "unknown extend_params key 'bias'"),
-                       ({"trans_mode": pypto.TransMode.CAST_RINT}, "TF32"),
+                       ({"trans_mode": 1}, "trans_mode must be a pypto.TransMode"),
                        ({"relu_type": 1}, "relu_type must be a pypto.ReLuType")]:
         @pypto.jit
         def g(a: pypto.Tensor([16, 16], F32)):

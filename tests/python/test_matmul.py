@@ -538,3 +538,51 @@ def test_matmul_bf16_subnormals_tiny_products_and_specials(mode):
     a = torch.randn(M, K, generator=g).to(torch.bfloat16)
     got16 = _mm_fn(M, K, N, pypto.DT_BF16, cube, mode)(a, b)
     torch.testing.assert_close(got16, torch.from_numpy(ref(a, b)).float().to(torch.bfloat16), rtol=0, atol=0)
+
+
+def _tf32(a, ties_to_even):
+    """fp32 -> TF32 by its bits (numpy): 13 low bits rounded off; inf and NaN kept."""
+    b = a.view(np.int32).astype(np.int64)
+    half = ((b >> 13) & 1) + 0xFFF if ties_to_even else 0x1000
+    r = ((b + half) & -0x2000).astype(np.int32).view(np.float32)
+    return np.where((b & 0x7F800000) == 0x7F800000, a, r)
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_matmul_trans_mode_rounds_fp32_operands_to_tf32(mode):
+    # PyPTO's extend_params={"trans_mode": ...} (the 950): both operands rounded to TF32, then
+    # exact products summed in fp32. Against the identity the result is the rounded operand.
+    F32 = pypto.DT_FP32
+    gen = np.random.default_rng(11)
+    m, k, n = 37, 72, 45
+    a = gen.standard_normal((m, k)).astype(np.float32) * np.float32(1e3)
+    ties = np.array([1.0 + 2 ** -11, 1.0 + 3 * 2 ** -11, -(1.0 + 2 ** -11), 1.0 + 2 ** -11 + 2 ** -23], np.float32)
+    a[0, :10] = np.concatenate([ties, np.array([3.3e38, 1e-40, 5e-39, -2.5e-39, 0.0, 6.0], np.float32)])
+    b = gen.standard_normal((k, n)).astype(np.float32)
+    eye = np.eye(k, dtype=np.float32)
+    for trans, even in ((pypto.TransMode.CAST_RINT, True), (pypto.TransMode.CAST_ROUND, False)):
+        @pypto.jit(runtime_options={"run_mode": mode})
+        def f(x: pypto.Tensor((m, k), F32), y: pypto.Tensor((k, k), F32), z: pypto.Tensor((k, n), F32),
+              o1: pypto.Tensor((m, k), F32), o2: pypto.Tensor((m, n), F32)):
+            pypto.set_cube_tile_shapes([16, 32], [32, 64], [32, 32])
+            o1[:] = pypto.matmul(x, y, F32, extend_params={"trans_mode": trans})
+            o2[:] = pypto.matmul(x, z, F32, extend_params={"trans_mode": trans})
+
+        o1, o2 = np.zeros((m, k), np.float32), np.zeros((m, n), np.float32)
+        f(a, eye, b, o1, o2)
+        ra, rb = _tf32(a, even), _tf32(b, even)
+        np.testing.assert_array_equal(o1, ra)
+        assert (o1[0, :4] != a[0, :4]).any() and (ra != a).mean() > 0.99
+        with np.errstate(over="ignore"):  # row 0 holds 3.3e38: its sums overflow fp32, as the result's
+            want = (ra.astype(np.float64) @ rb.astype(np.float64)).astype(np.float32)  # exact products
+        np.testing.assert_allclose(o2, want, rtol=2e-5, atol=1e-2)
+    assert _tf32(ties, True).tolist() == [1.0, 1.0 + 2 ** -9, -1.0, 1.0 + 2 ** -10]
+    assert _tf32(ties, False).tolist() == [1.0 + 2 ** -10, 1.0 + 2 ** -9, -(1.0 + 2 ** -10), 1.0 + 2 ** -10]
+    assert np.isinf(_tf32(np.array([3.4028235e38], np.float32), True)[0])  # past TF32's largest
+
+    @pypto.jit
+    def bad(x: pypto.Tensor((16, 16), pypto.DT_BF16)):
+        return pypto.matmul(x, x, F32, extend_params={"trans_mode": pypto.TransMode.CAST_RINT})
+
+    with pytest.raises(pypto.UserError, match="trans_mode TransMode.CAST_RINT needs fp32 operands"):
+        bad(pytest.importorskip("torch").zeros(16, 16, dtype=pytest.importorskip("torch").bfloat16))

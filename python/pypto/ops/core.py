@@ -409,8 +409,9 @@ class ReLuType(PyptoEnum):
 
 
 class TransMode(PyptoEnum):
-    """``extend_params={"trans_mode": ...}`` of pypto.matmul (TF32 rounding of fp32 operands on
-    the 950; only CAST_NONE, exact fp32, exists here)."""
+    """``extend_params={"trans_mode": ...}`` of pypto.matmul: fp32 operands as they are
+    (CAST_NONE), or rounded to TF32 first (the 950's), ties to even (CAST_RINT) or away from
+    zero (CAST_ROUND)."""
 
     CAST_NONE = 0
     CAST_RINT = 1
@@ -496,9 +497,16 @@ def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_t
     if unknown:
         raise _core.UserError(f"pypto.matmul: unknown extend_params key {unknown[0]!r}" + _suffix()
                               + f"\nhint: known keys are {', '.join(_EXTEND_KEYS)}")
-    if ext.get("trans_mode", TransMode.CAST_NONE) != TransMode.CAST_NONE:
-        raise _core.UserError("pypto.matmul: trans_mode (TF32 rounding of fp32 operands, a 950 feature) is not "
-                              "emulated; fp32 operands multiply exactly" + _suffix())
+    trans = ext.get("trans_mode", TransMode.CAST_NONE)
+    if not isinstance(trans, TransMode):
+        raise _core.UserError(f"pypto.matmul: trans_mode must be a pypto.TransMode, got {trans!r}" + _suffix())
+    if trans != TransMode.CAST_NONE:
+        # TF32 operands (the 950): rounded here; their products are exact in fp32, as the cube's.
+        if a.dtype != DT_FP32 or b.dtype != DT_FP32 or out_dtype not in (None, DT_FP32):
+            raise _core.UserError(f"pypto.matmul: trans_mode {trans} needs fp32 operands and an fp32 result, got "
+                                  f"{a!r}, {b!r}, out_dtype {out_dtype}" + _suffix())
+        from .mx import round_tf32
+        a, b = (round_tf32(v, trans == TransMode.CAST_RINT) for v in (a, b))
     if "scale" in ext and "scale_tensor" in ext:
         raise _core.UserError("pypto.matmul: give extend_params 'scale' or 'scale_tensor', not both" + _suffix())
     a, b = _valid_k(a, b, bool(a_trans), bool(b_trans))

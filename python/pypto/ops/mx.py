@@ -291,6 +291,18 @@ def convert(x: Tensor, dtype: DataType) -> Tensor:
         return _as_format(code, dtype)
 
 
+def round_tf32(x: Tensor, ties_to_even: bool) -> Tensor:
+    """fp32 values rounded to TF32 (10 stored mantissa bits, fp32's exponent range), as the 950's
+    matmul trans_mode converts its operands: to nearest, ties to even (CAST_RINT) or away from
+    zero (CAST_ROUND); a value past TF32's largest rounds to inf; inf and NaN stay as they are."""
+    with _AutoTiles():
+        b = _i32(x)
+        half = (_shr(b, 13) & 1) + 0xFFF if ties_to_even else 0x1000  # the 13 dropped bits round
+        r = (b + half) & -0x2000
+        special = eq(b & 0x7F800000, 0x7F800000)  # inf and NaN: a carry would change them
+        return _f32(where(special, b, r))
+
+
 # --- quant_mx --------------------------------------------------------------------------------
 
 def _shared_exponent(amax_abs: Tensor, mode: DequantScaleRoundingMode, fp4: bool = False) -> Tensor:
