@@ -225,6 +225,23 @@ def test_gather_and_index_select(dim, mode):
     np.testing.assert_array_equal(sel, np.take(x, s, dim))
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_index_select_with_a_2d_index_adds_its_dims(mode):
+    @pypto.jit
+    def f(x: pypto.Tensor((5, 12, 20), F32), s: pypto.Tensor((3, 7), pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        return (pypto.index_select(x, 0, pypto.clip(s, 0, 4)), pypto.index_select(x, 1, s),
+                pypto.index_select(x * 2.0, -1, s + 8))
+
+    x = rng(16).standard_normal((5, 12, 20)).astype(np.float32)
+    s = rng(17).integers(0, 12, (3, 7)).astype(np.int64)
+    a, b, c = run_in(mode, f, x, s)
+    np.testing.assert_array_equal(a, np.take(x, np.clip(s, 0, 4), 0))  # [3, 7, 12, 20]
+    np.testing.assert_array_equal(b, np.take(x, s, 1))  # [5, 3, 7, 20]
+    np.testing.assert_array_equal(c, np.take(x * 2, s + 8, 2))  # [5, 12, 3, 7]
+    assert a.shape == (3, 7, 12, 20) and b.shape == (5, 3, 7, 20) and c.shape == (5, 12, 3, 7)
+
+
 def _crop(x, shape, dim):
     """x cut to `shape` along every dim but `dim` (torch.gather reads only that part)."""
     sl = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(shape))

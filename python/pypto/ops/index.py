@@ -150,9 +150,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     d = _dim(x, dim, "index_select")
     if not isinstance(d, int) or not 0 <= d < x.ndim:
         raise _core.UserError(f"pypto.index_select: dim {dim} is out of range for {x!r}" + _suffix())
-    if idx.ndim == 2:
-        raise _core.UserError("pypto.index_select: a 2-D index is not supported yet (it needs a reshape that "
-                              f"merges dims); index with each row of {idx!r}" + _suffix())
+    if idx.ndim == 2:  # the selection by the flattened index, its dim split back into the index's two
+        rows, cols = idx.shape
+        flat = index_select(x, d, reshape(idx, [rows * cols]))
+        return reshape(flat, list(x.shape[:d]) + [rows, cols] + list(x.shape[d + 1:]))
     m = idx.shape[0]
     shape = list(x.shape)
     shape[d] = m
