@@ -11,8 +11,9 @@ namespace pypto {
 enum class DataType : uint8_t {
   FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, UINT16, UINT32, UINT64, FP8E4M3, FP8E5M2, FP8E8M0,
   // FP4E2M1X2: two E2M1 values in a byte, the even index in the low nibble (torch.float4_e2m1fn_x2);
-  // HF8: HiFloat8, a sign, a prefix-coded dot field, exponent and mantissa (tapered precision).
-  FP4E2M1X2, HF8
+  // HF8: HiFloat8, a sign, a prefix-coded dot field, exponent and mantissa (tapered precision);
+  // FP4E1M2X2: two E1M2 values in a byte (0, 0.25, ..., 1.75 and their negatives), low nibble first.
+  FP4E2M1X2, HF8, FP4E1M2X2
 };
 
 // PyPTO's names.
@@ -33,5 +34,6 @@ inline constexpr DataType DT_FP8E5M2 = DataType::FP8E5M2;
 inline constexpr DataType DT_FP8E8M0 = DataType::FP8E8M0;
 inline constexpr DataType DT_FP4_E2M1X2 = DataType::FP4E2M1X2;
 inline constexpr DataType DT_HF8 = DataType::HF8;
+inline constexpr DataType DT_FP4_E1M2X2 = DataType::FP4E1M2X2;
 
 }  // namespace pypto

@@ -35,6 +35,7 @@ class DataType:
     FP8E8M0: "DataType"
     FP4E2M1X2: "DataType"
     HF8: "DataType"
+    FP4E1M2X2: "DataType"
 
 def dtype_name(dt: DataType) -> str: ...
 def dtype_bytes(dt: DataType) -> int: ...

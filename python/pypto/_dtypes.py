@@ -29,7 +29,9 @@ DT_FP4_E2M1X2 = DataType.FP4E2M1X2
 # HiFloat8 (the 950's tapered 8-bit float): storage like the MX formats; a torch or numpy uint8
 # tensor holds its bytes (torch has no hifloat8 dtype).
 DT_HF8 = DataType.HF8
-STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_HF8)
+# Two E1M2 values in a byte (0, 0.25, ..., 1.75 and their negatives), the even index in the low nibble.
+DT_FP4_E1M2X2 = DataType.FP4E1M2X2
+STORAGE_DTYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_HF8, DT_FP4_E1M2X2)
 
 
 class UnsupportedDType:
@@ -64,13 +66,14 @@ _LATER = "not supported on the CPU backend yet"
 _NPU = "an NPU storage format with no CPU arithmetic here"
 DT_DOUBLE = UnsupportedDType("DT_DOUBLE", _LATER, 8)
 DT_INT4 = UnsupportedDType("DT_INT4", _NPU)
-DT_FP8 = UnsupportedDType("DT_FP8", _NPU)
+# PyPTO's unspecific DT_FP8 converts as E4M3 in its own reference interpreter (fp_convert.cpp):
+# here it is that dtype.
+DT_FP8 = DT_FP8E4M3
 DT_HF4 = UnsupportedDType("DT_HF4", _NPU)
 DT_FP4_E2M1 = PackedDType("DT_FP4_E2M1", DT_FP4_E2M1X2)
-DT_FP4_E1M2 = PackedDType("DT_FP4_E1M2", DT_UINT8)  # values (c & 7) / 4: no packed dtype of its own here
-DT_FP4_E1M2X2 = UnsupportedDType("DT_FP4_E1M2X2", _NPU)
+DT_FP4_E1M2 = PackedDType("DT_FP4_E1M2", DT_FP4_E1M2X2)
 DT_BOTTOM = UnsupportedDType("DT_BOTTOM", "PyPTO's internal 'no dtype'", 0)
-UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_FP8, DT_HF4, DT_FP4_E1M2X2, DT_BOTTOM]
+UNSUPPORTED_DTYPES = [DT_DOUBLE, DT_INT4, DT_HF4, DT_BOTTOM]
 
 # PyPTO also spells them as members of the enum: pypto.DataType.DT_FP32.
 for _name, _dt in list(globals().items()):
@@ -96,7 +99,7 @@ def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
         raise UserError(f"{what}: pypto.{x.name} is {x.why}" + suffix
                         + "\nhint: the CPU backend has DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, "
                           "DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64 and DT_BOOL (and the storage formats "
-                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_HF8)")
+                          "DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP4_E2M1X2, DT_FP4_E1M2X2, DT_HF8)")
     raise UserError(f"{what}: expected a pypto dtype such as pypto.DT_FP32, got {x!r}" + suffix)
 
 _TO_NUMPY = {
@@ -116,6 +119,7 @@ _TO_NUMPY = {
     DT_FP8E8M0: np.uint8,
     DT_FP4_E2M1X2: np.uint8,
     DT_HF8: np.uint8,
+    DT_FP4_E1M2X2: np.uint8,
 }
 
 

@@ -76,6 +76,7 @@ nb::dlpack::dtype ToDlpack(DataType t) {
     case DataType::FP8E8M0:
     case DataType::FP4E2M1X2:
     case DataType::HF8:
+    case DataType::FP4E1M2X2:
       return nb::dtype<uint8_t>();  // the MX formats' bytes (torch views them as float8)
   }
   return nb::dtype<float>();
@@ -238,6 +239,7 @@ NB_MODULE(_core, m) {
       .value("FP8E8M0", DataType::FP8E8M0)
       .value("FP4E2M1X2", DataType::FP4E2M1X2)
       .value("HF8", DataType::HF8)
+      .value("FP4E1M2X2", DataType::FP4E1M2X2)
       .value("BOOL", DataType::BOOL);
   m.def("dtype_name", &DataTypeName);
   m.def("dtype_bytes", &DataTypeBytes);

@@ -41,6 +41,7 @@ const char* CppType(DataType t) {
     case DataType::FP8E8M0:
     case DataType::FP4E2M1X2:
     case DataType::HF8:
+    case DataType::FP4E1M2X2:
       return "uint8_t";  // storage only: bytes
   }
   return "float";

@@ -15,7 +15,7 @@ constexpr DataTypeInfo kInfo[kNumDataTypes] = {
     {"int32", 4, false}, {"int64", 8, false}, {"uint8", 1, false}, {"bool", 1, false},
     {"uint16", 2, false}, {"uint32", 4, false}, {"uint64", 8, false},
     {"fp8e4m3", 1, false}, {"fp8e5m2", 1, false}, {"fp8e8m0", 1, false}, {"fp4e2m1x2", 1, false},
-    {"hf8", 1, false},
+    {"hf8", 1, false}, {"fp4e1m2x2", 1, false},
 };
 }  // namespace
 

@@ -9,7 +9,7 @@
 
 namespace pypto {
 
-constexpr int kNumDataTypes = 17;
+constexpr int kNumDataTypes = 18;
 
 int DataTypeBytes(DataType t);
 /// "fp32", "fp16", ... as used by the IR printers.
@@ -25,7 +25,7 @@ bool IsUnsigned(DataType t);
 /// on the ISA).
 inline bool IsStorageOnly(DataType t) {
   return t == DataType::FP8E4M3 || t == DataType::FP8E5M2 || t == DataType::FP8E8M0 || t == DataType::FP4E2M1X2 ||
-         t == DataType::HF8;
+         t == DataType::HF8 || t == DataType::FP4E1M2X2;
 }
 /// Smallest and largest value of an integer (or bool) dtype; uint64's largest is given as
 /// INT64_MAX (scalar operands travel as int64).

@@ -16,7 +16,8 @@ doubles its last dim and converting to it halves an even last dim (PyPTO's cast 
 same). E2M1 encoding rounds to nearest even and saturates at 6; an infinity gives +-6 and NaN
 the code 7 (PyPTO's encoder). ``quant_mx`` to it follows PyPTO's golden: groups of 32 share
 NV's ``ceil(log2(amax / 6))`` (ROUND_UP) or OCP's ``floor(log2(amax)) - 2`` (ROUND_DOWN)
-exponent.
+exponent. ``DT_FP4_E1M2X2`` packs two E1M2 values the same way (PyPTO's cast golden rounds
+them: |x| * 4 to nearest even, saturating at 1.75, the sign from x < 0).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import enum
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32, DT_HF8, DT_INT32,
-                       DT_UINT8, DT_UINT16, STORAGE_DTYPES, DataType, check_dtype)
+from .._dtypes import (DT_BF16, DT_FP4_E1M2X2, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32,
+                       DT_HF8, DT_INT32, DT_UINT8, DT_UINT16, STORAGE_DTYPES, DataType, check_dtype)
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .core import _suffix, _t, abs, add, amax, cast, matmul, mul, view  # noqa: A004
@@ -120,6 +121,8 @@ def _decode(x: Tensor) -> Tensor:
     """An MX tensor's values as fp32 (exact); DT_FP4_E2M1X2 [..., n] gives [..., 2n]."""
     if x.dtype == DT_FP4_E2M1X2:
         return _e2m1_value(_unpack_e2m1x2(x))
+    if x.dtype == DT_FP4_E1M2X2:
+        return _e1m2_value(_unpack_e2m1x2(x))
     b = _bytes_to_i32(x)
     if x.dtype == DT_HF8:
         return _hf8_value(b)
@@ -228,17 +231,17 @@ def _unpack_e2m1x2(x: Tensor) -> Tensor:
     return reshape(pairs, list(x.shape[:-1]) + [2 * x.shape[-1]])
 
 
-def _pack_e2m1x2(codes: Tensor, what: str) -> Tensor:
-    """int32 codes [..., 2n] as DT_FP4_E2M1X2 bytes [..., n]."""
+def _pack_e2m1x2(codes: Tensor, what: str, dtype: DataType = DT_FP4_E2M1X2) -> Tensor:
+    """int32 4-bit codes [..., 2n] as bytes [..., n] of ``dtype`` (a two-per-byte FP4 format)."""
     lead, n2 = list(codes.shape[:-1]), codes.shape[-1]
     if not isinstance(n2, int) or n2 % 2:
-        raise _core.UserError(f"{what}: DT_FP4_E2M1X2 packs two values per byte: the last dim of {codes!r} must be "
-                              "static and even" + _suffix())
+        raise _core.UserError(f"{what}: {_core.dtype_name(dtype)} packs two values per byte: the last dim of "
+                              f"{codes!r} must be static and even" + _suffix())
     pairs = reshape(codes, lead + [n2 // 2, 2])
     at = [0] * (len(lead) + 2)
     lo = view(pairs, lead + [n2 // 2, 1], at)
     hi = view(pairs, lead + [n2 // 2, 1], at[:-1] + [1])
-    return _as_format(reshape(bitwise_or(lo, hi * 16), lead + [n2 // 2]), DT_FP4_E2M1X2)
+    return _as_format(reshape(bitwise_or(lo, hi * 16), lead + [n2 // 2]), dtype)
 
 
 def _e1m2_value(c: Tensor) -> Tensor:
@@ -247,16 +250,30 @@ def _e1m2_value(c: Tensor) -> Tensor:
     return where(ge(c, 8), mul(v, -1.0), v)
 
 
+def _encode_e1m2(x: Tensor) -> Tensor:
+    """fp32 -> E1M2 codes (int32 0..15) as PyPTO's cast golden: |x| * 4 rounded to nearest even,
+    saturating at 1.75 (code 7, an infinity too); the sign from x < 0 (so -0 gives 0, a small
+    negative value the code 8); NaN the code 7 without a sign."""
+    from .math import round as round_even
+    a = abs(x)
+    code = cast(round_even(mul(where(gt(a, 1.75), 1.75, a), 4.0)), DT_INT32)  # exact: at most 7
+    code = where(logical_or(isnan(x), gt(a, 1.75)), 7, code)
+    return where(lt(x, 0.0), bitwise_or(code, 8), code)
+
+
 def logical_values(packed: Tensor, name: str, dtype: Any) -> Tensor:
     """A ``DT_FP4_E2M1`` / ``DT_FP4_E1M2`` parameter (``dtype``, a PackedDType) as the program
     sees it: the values of its bytes [..., n] as an fp32 tensor [..., 2n] (exact), marked so that
     views of it stay MX operands of scaled_mm and refuse writes (the bytes are the caller's;
     nothing is encoded back)."""
     with _AutoTiles():
-        values = _decode(packed) if packed.dtype == DT_FP4_E2M1X2 else _e1m2_value(_unpack_e2m1x2(packed))
+        values = _decode(packed)
     values._mx_values = packed.dtype
     values._read_only = f"parameter '{name}' (pypto.{dtype.name}: its values, decoded from the caller's bytes)"
     return values
+
+
+_FP4_X2 = (DT_FP4_E2M1X2, DT_FP4_E1M2X2)  # two values per byte: a conversion changes the last dim
 
 
 def _as_format(code: Tensor, dtype: DataType) -> Tensor:
@@ -265,7 +282,7 @@ def _as_format(code: Tensor, dtype: DataType) -> Tensor:
 
 def convert(x: Tensor, dtype: DataType) -> Tensor:
     """pypto.cast where either side is an MX format."""
-    if not x.shape and dtype != DT_FP4_E2M1X2 and x.dtype != DT_FP4_E2M1X2:
+    if not x.shape and dtype not in _FP4_X2 and x.dtype not in _FP4_X2:
         # A 0-d tensor: the bit steps read its bits in another dtype, which needs a dim.
         return reshape(convert(reshape(x, [1]), dtype), [])
     with _AutoTiles():
@@ -279,11 +296,13 @@ def convert(x: Tensor, dtype: DataType) -> Tensor:
             return v if dtype == DT_FP32 else cast(v, dtype)
         if x.dtype not in (DT_FP32, DT_FP16, DT_BF16) or dtype == DT_FP8E8M0:
             raise _core.UserError(f"pypto.cast: {x!r} to {dtype}: the float dtypes convert to DT_FP8E4M3, "
-                                  "DT_FP8E5M2, DT_HF8 and DT_FP4_E2M1X2 (E8M0 scales come from pypto.quant_mx)"
-                                  + _suffix())
+                                  "DT_FP8E5M2, DT_HF8, DT_FP4_E2M1X2 and DT_FP4_E1M2X2 (E8M0 scales come from "
+                                  "pypto.quant_mx)" + _suffix())
         x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
         if dtype == DT_FP4_E2M1X2:
             return _pack_e2m1x2(_encode_e2m1(x32), "pypto.cast")
+        if dtype == DT_FP4_E1M2X2:
+            return _pack_e2m1x2(_encode_e1m2(x32), "pypto.cast", DT_FP4_E1M2X2)
         if dtype == DT_HF8:
             code = _encode_hf8(x32)
         else:
