@@ -586,3 +586,22 @@ def test_matmul_trans_mode_rounds_fp32_operands_to_tf32(mode):
 
     with pytest.raises(pypto.UserError, match="trans_mode TransMode.CAST_RINT needs fp32 operands"):
         bad(pytest.importorskip("torch").zeros(16, 16, dtype=pytest.importorskip("torch").bfloat16))
+
+
+@pytest.mark.parametrize("n", [48, 64, 80, 112, 208, 272])
+def test_bf16_matmul_panel_groups(n):
+    # The bf16 cube (AVX512_BF16) takes full 16-column panels in threes (up to 8 rows), then
+    # twos, then one at a time: widths whose panel counts leave each remainder; rows past 8.
+    torch = pytest.importorskip("torch")
+    m, k = 19, 150
+    g = torch.Generator().manual_seed(n)
+    a = torch.randn(m, k, generator=g).bfloat16()
+    b = torch.randn(k, n, generator=g).bfloat16()
+
+    @pypto.jit
+    def f(x: pypto.Tensor((m, k), pypto.DT_BF16), y: pypto.Tensor((k, n), pypto.DT_BF16)):
+        pypto.set_cube_tile_shapes([32, 32], [64, 256], [n, n])
+        return pypto.matmul(x, y, pypto.DT_FP32)
+
+    want = a.double() @ b.double()  # exact products; only the fp32 sums round
+    np.testing.assert_allclose(f(a, b).double().numpy(), want.numpy(), rtol=1e-5, atol=1e-4)
