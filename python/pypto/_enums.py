@@ -11,6 +11,21 @@ class PyptoEnum(enum.Enum):
         return int(self.value)
 
 
+class TileOpFormat(PyptoEnum):
+    """PyPTO's storage formats of a tensor parameter. Arrays here are row-major (ND); an NZ
+    annotation is accepted and recorded (it is the NPU's fractal layout of the same values)."""
+
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+
+class CachePolicy(PyptoEnum):
+    """PyPTO's L2 cache policies of a tensor (``Tensor.set_cache_policy``). NONE_CACHEABLE keeps a
+    tensor out of the NPU's L2; here the host's caches decide, and the policy is only recorded."""
+
+    NONE_CACHEABLE = 0
+
+
 class ReduceMode(PyptoEnum):
     """How concurrent writes of one region combine (PyPTO's reduce mode of assemble-like ops)."""
 
@@ -86,4 +101,5 @@ class ExternalError(PyptoEnum):
     UNKNOWN = 0x0FFFF  # the same member as COMMON_EXTERNAL_ERROR
 
 
-__all__ = ["ReduceMode", "OpType", "OutType", "TopKAlgo", "AtomicRMWMode", "ScatterMode", "LogBaseType"]
+__all__ = ["TileOpFormat", "CachePolicy", "ReduceMode", "OpType", "OutType", "TopKAlgo", "AtomicRMWMode",
+           "ScatterMode", "LogBaseType"]

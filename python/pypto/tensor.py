@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import enum
+from ._enums import CachePolicy, TileOpFormat  # noqa: F401 - PyPTO names, re-exported here
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
@@ -42,21 +42,6 @@ class _DeclaredShape(tuple):
 
 def _dim(d: SymbolicScalar) -> Dim:
     return int(d) if d.is_const() else d
-
-
-class TileOpFormat(enum.Enum):
-    """PyPTO's storage formats of a tensor parameter. Arrays here are row-major (ND); an NZ
-    annotation is accepted and recorded (it is the NPU's fractal layout of the same values)."""
-
-    TILEOP_ND = 0
-    TILEOP_NZ = 1
-
-
-class CachePolicy(enum.Enum):
-    """PyPTO's L2 cache policies of a tensor (``Tensor.set_cache_policy``). NONE_CACHEABLE keeps a
-    tensor out of the NPU's L2; here the host's caches decide, and the policy is only recorded."""
-
-    NONE_CACHEABLE = 0
 
 
 class Tensor:

@@ -257,7 +257,7 @@ def _encode_e1m2(x: Tensor) -> Tensor:
     from .math import round as round_even
     a = abs(x)
     code = cast(round_even(mul(where(gt(a, 1.75), 1.75, a), 4.0)), DT_INT32)  # exact: at most 7
-    code = where(logical_or(isnan(x), gt(a, 1.75)), 7, code)
+    code = where(isnan(x), 7, code)  # (an infinity was clamped to 1.75 above)
     return where(lt(x, 0.0), bitwise_or(code, 8), code)
 
 
