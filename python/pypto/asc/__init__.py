@@ -34,15 +34,16 @@ from ._memory import (DataType, GlobalAddress, GlobalTensor, Hardware, LocalTens
 from ._ops import (CMPMODE, BinaryRepeatParams, DataCopyExtParams, DataCopyPadExtParams, DataCopyParams, RoundMode,
                    SelMode, UnaryRepeatParams, abs, add, add_relu, adds, bitwise_and, bitwise_not, bitwise_or, cast,
                    compare, compare_scalar, data_copy, data_copy_pad, div, duplicate, exp, get_block_idx,
-                   get_block_num, get_sub_block_idx, leaky_relu, ln, max, maxs, min, mins, mul, muls, reciprocal,
+                   get_block_num, get_sub_block_idx, get_task_ratio, leaky_relu, ln, max, maxs, min, mins, mul, muls, reciprocal,
                    reduce_max, reduce_min, reduce_sum, relu, rsqrt, select, sqrt, sub, whole_reduce_max,
                    whole_reduce_min, whole_reduce_sum)
 from ._sync import CheckReport, HardEvent, PipeID, Race, TBuf, TPipe, TQue, pipe_barrier, set_flag, wait_flag
 
 
 def ascend_is_aic() -> bool:
-    """Whether this block runs on a cube core: a kernel's blocks are cube cores here when the
-    kernel is a cube kernel (``@asc.jit(matmul_cube_only=True)``), vector cores otherwise."""
+    """Whether this block runs on a cube core: every block of a cube-only kernel
+    (``@asc.jit(matmul_cube_only=True)``), the first core of each group of a MIX kernel (one
+    that registers a matmul), none of a vector-only kernel."""
     from ._memory import current_block
     return bool(current_block("ascend_is_aic").cube)
 
@@ -56,7 +57,7 @@ __all__ = [
     "ascend_is_aic", "ascend_is_aiv",
     "DataType", "GlobalAddress", "GlobalTensor", "LocalTensor", "TPosition", "Hardware", "HardEvent", "PipeID",
     "TPipe", "TQue", "TBuf", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx", "get_block_num",
-    "get_sub_block_idx",
+    "get_sub_block_idx", "get_task_ratio",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "bfloat16", "half", "float_", "double", "int_", "bool_",
     "BinaryRepeatParams", "UnaryRepeatParams", "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams",

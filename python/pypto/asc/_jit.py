@@ -17,6 +17,8 @@ from .._tracing import _format_loc, user_loc
 from ._memory import Block, GlobalAddress, _state, bfloat16
 from ._native import Tape
 from ._sync import CheckReport, Checker
+from .adv import MatmulServer
+from .runtime.config import KernelType
 
 
 class ConstExpr:
@@ -65,10 +67,17 @@ class Kernel:
     sub-function and runs in the caller's block."""
 
     def __init__(self, fn: Callable[..., Any], checked: bool = False, machine: str = "a2a3",
-                 workers: Optional[int] = None, cube: bool = False) -> None:
+                 workers: Optional[int] = None, cube: bool = False, kernel_type: Any = None) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.cube = cube
+        if kernel_type is not None and not isinstance(kernel_type, KernelType):
+            try:
+                kernel_type = KernelType(kernel_type)
+            except ValueError:
+                raise _core.UserError(f"@asc.jit(kernel_type={kernel_type!r}): one of asc.runtime.config.KernelType"
+                                      + _format_loc(user_loc())) from None
+        self._kernel_type: Optional[KernelType] = kernel_type
         self.checked = checked
         self.machine = machine
         self.workers = workers
@@ -78,6 +87,31 @@ class Kernel:
         # does something the native path cannot run, so it stays interpreted).
         self.native: Dict[Any, Optional[_core.AscProgram]] = {}
         self.last_native = False
+
+    @property
+    def kernel_type(self) -> KernelType:
+        """As PyAsc decides it: the option if given; else a kernel that calls
+        ``asc.adv.register_matmul`` (itself or in an @asc.jit function it calls) is MIX_AIC_1_2,
+        or AIC_ONLY with ``matmul_cube_only=True``; any other kernel AIV_ONLY."""
+        if self._kernel_type is None:
+            if _calls_register_matmul(self.fn.__code__, self.fn.__globals__, set()):
+                self._kernel_type = KernelType.AIC_ONLY if self.cube else KernelType.MIX_AIC_1_2
+            else:
+                self._kernel_type = KernelType.AIC_ONLY if self.cube else KernelType.AIV_ONLY
+        return self._kernel_type
+
+    def cores(self, block_num: int) -> List[Tuple[int, bool, int, int, bool]]:
+        """The cores a launch of `block_num` blocks runs: (get_block_idx, cube, get_sub_block_idx,
+        get_task_ratio, mix) each. A MIX_AIC_1_2 block is a group of one cube and two vector cores
+        (vector indices block * 2 + sub); MIX_AIC_1_1 one and one."""
+        kt = self.kernel_type
+        if kt in (KernelType.AIC_ONLY, KernelType.MIX_AIC_1_0, KernelType.MIX_AIC_HARD_SYNC):
+            return [(i, True, 0, 1, False) for i in range(block_num)]
+        if kt in (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0, KernelType.MIX_AIV_HARD_SYNC):
+            return [(i, False, 0, 1, False) for i in range(block_num)]
+        ratio = 2 if kt is KernelType.MIX_AIC_1_2 else 1
+        return ([(i, True, 0, 1, True) for i in range(block_num)]
+                + [(i, False, i % ratio, ratio, True) for i in range(block_num * ratio)])
 
     def __getitem__(self, launch: Any) -> "Launch":
         core_num = launch[0] if isinstance(launch, tuple) else launch
@@ -126,7 +160,8 @@ class Launch:
                 gm_index[id(g.root)] = len(roots)
                 roots.append(g.root)
         key = self._key(call) if not checked else None
-        workers = k.workers or min(self.core_num, os.cpu_count() or 1)
+        cores = k.cores(self.core_num)
+        workers = k.workers or min(len(cores), os.cpu_count() or 1)
         streams = k.native.get(key) if key is not None else None
         if streams is not None:
             streams.run(roots, self._ub_bytes(), workers)
@@ -134,27 +169,30 @@ class Launch:
             return None
         k.last_native = False
         recording = key is not None and key not in k.native
-        tapes: List[Optional[Tape]] = [None] * self.core_num
+        tapes: List[Optional[Tape]] = [None] * len(cores)
 
-        def one(idx: int) -> None:
+        def one(n: int) -> None:
+            idx, cube, sub, ratio, mix = cores[n]
             checker = Checker(idx, report) if report is not None else None
-            block = _state.block = Block(idx, self.core_num, k.machine, checker, k.cube)
+            block = _state.block = Block(idx, self.core_num, k.machine, checker, cube, sub, ratio, mix)
             block.gm_roots, block.gm_index = roots, gm_index
             if recording:
-                block.tape = tapes[idx] = Tape()
+                block.tape = tapes[n] = Tape()
             try:
                 k.fn(**call)
-                if checker is not None:
-                    checker.finish()
+            except MatmulServer:
+                pass  # a MIX group's cube core from register_matmul on: it serves the matmuls
             finally:
                 _state.block = None
+            if checker is not None:
+                checker.finish()
 
-        if workers <= 1 or self.core_num == 1 or checked:
-            for i in range(self.core_num):  # checked: one report, in block order
-                one(i)
+        if workers <= 1 or len(cores) == 1 or checked:
+            for n in range(len(cores)):  # checked: one report, in block order
+                one(n)
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in big ops
-                for f in [pool.submit(one, i) for i in range(self.core_num)]:
+                for f in [pool.submit(one, n) for n in range(len(cores))]:
                     f.result()
         k.last_report = report
         if recording and key is not None:
@@ -168,7 +206,7 @@ class Launch:
     def _key(self, call: Dict[str, Any]) -> Any:
         """What a recorded stream depends on: the block count, the arrays' shapes and dtypes, the
         other arguments' values (None when one has no stable value: no native path)."""
-        parts: List[Any] = [self.core_num]
+        parts: List[Any] = [self.core_num, self.kernel.kernel_type]
         for name, v in call.items():
             if isinstance(v, GlobalAddress):
                 # writeable too: a stream that writes an array must not replay onto a read-only one
@@ -184,14 +222,36 @@ class Launch:
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, checked: bool = False, machine: str = "a2a3",
-        workers: Optional[int] = None, matmul_cube_only: bool = False, **options: Any) -> Any:
+        workers: Optional[int] = None, matmul_cube_only: bool = False, kernel_type: Any = None,
+        **options: Any) -> Any:
     """``@asc.jit`` or ``@asc.jit(checked=True)``: an element-level kernel. `machine` names the
-    chip whose local memory sizes the kernel gets ("a2a3": 192 KiB UB, 512 KiB L1, ...);
-    ``matmul_cube_only=True`` makes its blocks cube cores (``asc.ascend_is_aic()``). PyAsc's
-    other options (``always_compile``, ...) are accepted."""
+    chip whose local memory sizes the kernel gets ("a2a3": 192 KiB UB, 512 KiB L1, ...). The
+    cores it runs on are PyAsc's: a kernel that registers a matmul is MIX (each launched block one
+    cube and two vector cores), or cube-only with ``matmul_cube_only=True``; any other runs on
+    vector cores; ``kernel_type=KernelType...`` sets it. PyAsc's other options
+    (``always_compile``, ...) are accepted."""
     def wrap(f: Callable[..., Any]) -> Kernel:
-        return Kernel(f, checked, machine, workers, matmul_cube_only)
+        return Kernel(f, checked, machine, workers, matmul_cube_only, kernel_type)
     return wrap(fn) if fn is not None else wrap
+
+
+def _calls_register_matmul(code: Any, env: Dict[str, Any], seen: set) -> bool:
+    """Whether `code` (or a nested function, or an @asc.jit function it names) names
+    register_matmul: PyAsc's compiler makes such a kernel MIX from its inlined IR, whichever
+    branch the call is in; the names a code object uses are the same static view."""
+    if id(code) in seen:
+        return False
+    seen.add(id(code))
+    if "register_matmul" in code.co_names:
+        return True
+    for c in code.co_consts:
+        if hasattr(c, "co_names") and _calls_register_matmul(c, env, seen):
+            return True
+    for name in code.co_names:
+        callee = env.get(name)
+        if isinstance(callee, Kernel) and _calls_register_matmul(callee.fn.__code__, callee.fn.__globals__, seen):
+            return True
+    return False
 
 
 def check(launch: Launch, *args: Any, **kwargs: Any) -> CheckReport:

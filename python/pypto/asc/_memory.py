@@ -109,9 +109,14 @@ class Block:
     """One block (core) of a launch: its index, its local memories and, in checked mode, the
     checker of its pipes."""
 
-    def __init__(self, idx: int, num: int, machine: str, checker: Any, cube: bool = False) -> None:
+    def __init__(self, idx: int, num: int, machine: str, checker: Any, cube: bool = False, sub: int = 0,
+                 ratio: int = 1, mix: bool = False) -> None:
+        # idx / num: get_block_idx / get_block_num (a MIX launch's vector blocks count 0 .. ratio *
+        # num - 1); sub: get_sub_block_idx; ratio: get_task_ratio; mix: its cube block serves the
+        # group's matmuls from register_matmul on, and runs no code after it.
         self.idx, self.num = idx, num
         self.cube = cube
+        self.sub, self.ratio, self.mix = sub, ratio, mix
         info = _core.machine_info(machine)
         self.machine = machine
         self.capacity = {hw: int(info[key]) for hw, key in _CAPACITY_KEY.items()}

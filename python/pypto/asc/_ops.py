@@ -82,17 +82,26 @@ def _loc() -> str:
 
 
 def get_block_idx() -> int:
-    """The index of this block (core) in the launch."""
+    """The index of this core in the launch: [0, block_num) on a cube core and in a vector-only
+    kernel; in a MIX kernel (1 cube : 2 vector cores per block) a vector core's index is
+    block * 2 + get_sub_block_idx(), in [0, 2 * block_num)."""
     return current_block("get_block_idx").idx
 
 
 def get_block_num() -> int:
-    """The number of blocks of the launch."""
+    """The number of blocks launched (``kernel[block_num]``; in a MIX kernel, of AIC/AIV groups)."""
     return current_block("get_block_num").num
 
 
 def get_sub_block_idx() -> int:
-    return 0
+    """Which vector core of its group this is (0 or 1 in a MIX kernel); 0 on a cube core and in
+    a vector-only kernel."""
+    return current_block("get_sub_block_idx").sub
+
+
+def get_task_ratio() -> int:
+    """Cores of this core's kind per block: 2 on a vector core of a MIX kernel, else 1."""
+    return current_block("get_task_ratio").ratio
 
 
 # --- data movement -------------------------------------------------------------------------------------

@@ -152,7 +152,16 @@ def _matrix(t: GlobalTensor, name: str, rows: int, cols: int, stride: int, trans
 
 
 def register_matmul(pipe: Any, workspace: Any, matmul: Matmul, tiling: Optional[TCubeTiling] = None) -> None:
-    """Binds the matmul to the block and its tiling."""
-    current_block("register_matmul")
+    """Binds the matmul to the block and its tiling. In a MIX kernel the group's cube core turns
+    into the matmul server here: it serves its vector cores' requests and runs none of the code
+    after this call, as Ascend C's REGIST_MATMUL_OBJ does."""
+    block = current_block("register_matmul")
     if tiling is not None:
         matmul.tiling = tiling
+    if block.mix and block.cube:
+        raise MatmulServer()
+
+
+class MatmulServer(BaseException):
+    """Ends a MIX kernel's cube block at register_matmul (caught by the launch; a BaseException
+    so that a kernel's own ``except Exception`` does not swallow it)."""
