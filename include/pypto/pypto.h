@@ -116,14 +116,25 @@ class Element {
 
 namespace detail {
 struct TensorImpl;
+struct Handles;
 }
 
 /// A tensor handle. Made outside FUNCTION it declares a parameter (its dims may be DYNAMIC);
 /// inside, PyPTO's intermediate tensor in global memory (write it with Assemble before reading).
 /// Ops return new handles; copies share the tensor.
+///
+/// Assignment is CANN PyPTO's: inside FUNCTION, `out = expr` writes the value into `out` when
+/// `out` is one of FUNCTION's outputs or a tensor declared in the body (shape and dtype must
+/// match: a UserError at the value's line otherwise); any other handle (an intermediate value,
+/// a view, an input, an empty Tensor) is rebound to the value, as CANN rebinds its storage.
 class Tensor {
  public:
   Tensor();
+  Tensor(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(const Tensor& other);
+  Tensor& operator=(Tensor&& other);
+  ~Tensor();
   Tensor(DataType dtype, std::initializer_list<SymbolicScalar> shape, const std::string& name = "",
          TileOpFormat format = TileOpFormat::TILEOP_ND, Loc loc = Loc::current());
   Tensor(DataType dtype, const std::vector<int64_t>& shape, const std::string& name = "",
@@ -143,9 +154,11 @@ class Tensor {
   bool IsEmpty() const { return impl_ == nullptr; }
 
   const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
-  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl);
 
  private:
+  friend struct detail::Handles;  // IF / ELSE rebind handles (api/handles.cpp)
+  void Assign(const std::shared_ptr<detail::TensorImpl>& value);
   std::shared_ptr<detail::TensorImpl> impl_;
 };
 
@@ -399,21 +412,31 @@ class RecordLoop {
   Loc loc_;
 };
 
-/// IF(cond): the body is a runtime branch taken when cond != 0; ELSE records the other one.
+struct BranchMerge;
+
+/// IF(cond): the body is a runtime branch taken when cond != 0; ELSE records the other one,
+/// starting from the handles as they were before the IF. A handle that either body rebinds
+/// (`r = Sub(r, a)`) is, after the IF / ELSE, a tensor that each path writes its value into
+/// (a UserError when used if the paths disagree in shape or dtype).
 class RecordBranch {
  public:
-  RecordBranch(const SymbolicScalar& cond, bool negate, Loc loc);
+  /// IF(cond) with else_of == nullptr; ELSE with the IF closed last.
+  RecordBranch(const SymbolicScalar& cond, std::shared_ptr<BranchMerge> else_of, Loc loc);
   ~RecordBranch();
   RecordBranch(const RecordBranch&) = delete;
   RecordBranch& operator=(const RecordBranch&) = delete;
-  /// true once: the body runs once.
-  bool Once() { return !std::exchange(ran_, true); }
-  /// The condition of the innermost IF closed last (for ELSE).
-  static SymbolicScalar LastCondition(Loc loc);
+  /// true once, when the body runs: always for a runtime condition; for one known now (a C++
+  /// bool, a constant), as C++'s `if` would.
+  bool Once() { return !std::exchange(ran_, true) && run_; }
+  /// The IF closed last on this thread (for ELSE): UserError when there is none.
+  static std::shared_ptr<BranchMerge> LastIf(Loc loc);
 
  private:
-  bool ran_ = false, negate_;
-  SymbolicScalar cond_;
+  bool ran_ = false, run_ = true, is_else_ = false;
+  int reopened_ = 0;  // scopes of an ELSE IF chain opened again around a final ELSE
+  std::shared_ptr<BranchMerge> merge_;
+  Loc loc_;
+  int uncaught_ = 0;
 };
 
 }  // namespace detail
@@ -442,13 +465,15 @@ inline const bool kPackageIncludeDirSet = SetPackageIncludeDir(PYPTO_PACKAGE_INC
   for (const ::pypto::SymbolicScalar& index : ::pypto::detail::RecordLoop(name, funcType, #index, __VA_ARGS__))
 
 /// IF(cond) { ... } ELSE { ... }: a runtime branch on a SymbolicScalar condition; both bodies
-/// are recorded, the one taken is decided when the program runs. `ELSE IF(c)` nests.
+/// are recorded, the one taken is decided when the program runs. `ELSE IF(c)` nests. Handles
+/// rebound in the bodies merge after it (RecordBranch).
 #define IF(cond)                                                                                      \
-  for (::pypto::detail::RecordBranch PYPTO_CAT(pypto_if_, __LINE__)(cond, false, ::std::source_location::current()); \
+  for (::pypto::detail::RecordBranch PYPTO_CAT(pypto_if_, __LINE__)(cond, nullptr,                    \
+                                                                    ::std::source_location::current()); \
        PYPTO_CAT(pypto_if_, __LINE__).Once();)
 #define ELSE                                                                                             \
   for (::pypto::detail::RecordBranch PYPTO_CAT(pypto_else_, __LINE__)(                                   \
-           ::pypto::detail::RecordBranch::LastCondition(::std::source_location::current()), true,         \
+           0, ::pypto::detail::RecordBranch::LastIf(::std::source_location::current()),                   \
            ::std::source_location::current());                                                            \
        PYPTO_CAT(pypto_else_, __LINE__).Once();)
 

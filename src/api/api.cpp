@@ -120,6 +120,7 @@ int Id(const Tensor& t, const char* op, const Loc& loc) {
   if (t.IsEmpty())
     throw UserError(std::string("pypto::") + op + ": the tensor is empty (default-constructed)", ToLoc(loc));
   const auto& impl = *t.impl();
+  if (!impl.poison.empty()) throw UserError(std::string("pypto::") + op + ": " + impl.poison, ToLoc(loc));
   if (impl.serial != r.serial || impl.id < 0)
     throw UserError(std::string("pypto::") + op + ": the tensor " + (impl.name.empty() ? "" : "'" + impl.name + "' ") +
                         "is not part of the function '" + r.name + "' being recorded",
@@ -248,8 +249,6 @@ std::vector<Expr> Exprs(const std::vector<SymbolicScalar>& v) {
 }
 
 }  // namespace
-
-Tensor::Tensor() = default;
 
 Tensor::Tensor(DataType dtype, std::initializer_list<SymbolicScalar> shape, const std::string& name,
                TileOpFormat format, Loc loc)

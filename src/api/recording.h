@@ -25,6 +25,30 @@ struct TensorImpl {
   // While a FUNCTION records: the recording (its serial) and the value id in its recorder.
   uint64_t serial = 0;
   int id = -1;
+  // Set on a handle bound after an IF / ELSE whose paths left it with values that cannot be
+  // merged: using it raises this message.
+  std::string poison;
+};
+
+/// A live handle and the tensor it held when it was looked at.
+struct HandleState {
+  Tensor* t = nullptr;
+  uint64_t gen = 0;  // tells a handle from a later one at the same address
+  std::shared_ptr<TensorImpl> impl;
+};
+
+/// The registry of live Tensor handles (api/handles.cpp).
+struct Handles {
+  static void Register(const Tensor* t);
+  static void Unregister(const Tensor* t);
+  /// Every live handle (empty ones too: a body may bind them).
+  static std::vector<HandleState> Snapshot();
+  /// The handles of `before` that are still alive and now hold another tensor (as they were).
+  static std::vector<HandleState> Changed(const std::vector<HandleState>& before);
+  /// What the handle holds now (null when it is gone).
+  static std::shared_ptr<TensorImpl> Current(const HandleState& h);
+  /// Binds the handle to `impl` if it is still alive.
+  static void Rebind(const HandleState& h, std::shared_ptr<TensorImpl> impl);
 };
 
 }  // namespace detail

@@ -1,6 +1,6 @@
-// The C++ API's recording scopes: FUNCTION (RecordFunc), LOOP and UNROLL (RecordLoop) and
-// IF / ELSE (RecordBranch). Each opens and closes a scope of the Recorder the current
-// FUNCTION records into (api/recording.h); the rest of the API is in api.cpp and ops.cpp.
+// The C++ API's recording scopes: FUNCTION (RecordFunc), LOOP and UNROLL (RecordLoop). Each
+// opens and closes a scope of the Recorder the current FUNCTION records into
+// (api/recording.h); IF / ELSE are in branches.cpp, the rest of the API in api.cpp and ops.cpp.
 #include <algorithm>
 #include <set>
 
@@ -103,7 +103,6 @@ RecordFunc::~RecordFunc() {
 
 namespace {
 thread_local std::vector<int> t_unroll;  // the factor of each open unrolled LOOP
-thread_local std::vector<SymbolicScalar> t_last_if;
 }  // namespace
 
 RecordLoop::RecordLoop(const std::string& name, FunctionType type, const std::string& index_name,
@@ -178,28 +177,6 @@ RecordLoop::~RecordLoop() {
 }
 
 bool RecordLoop::MatchUnrollTimes(int times) { return !t_unroll.empty() && t_unroll.back() == times; }
-
-RecordBranch::RecordBranch(const SymbolicScalar& cond, bool negate, Loc loc) : negate_(negate), cond_(cond) {
-  api::Recording& r = api::Current(negate ? "ELSE" : "IF", loc);
-  r.rec.BeginBranch(cond.expr(), negate, api::ToLoc(loc));
-}
-
-RecordBranch::~RecordBranch() {
-  if (api::Recording* r = api::CurrentOrNull()) {
-    try {
-      r->rec.EndLoop();
-    } catch (...) {
-    }
-  }
-  if (!negate_) t_last_if.assign(1, cond_);  // the IF an ELSE after it belongs to
-}
-
-SymbolicScalar RecordBranch::LastCondition(Loc loc) {
-  if (t_last_if.empty()) throw UserError("ELSE without an IF before it", api::ToLoc(loc));
-  SymbolicScalar c = t_last_if.back();
-  t_last_if.clear();  // an ELSE belongs to one IF
-  return c;
-}
 
 }  // namespace detail
 
