@@ -37,6 +37,7 @@ from ._ops import (CMPMODE, BinaryRepeatParams, DataCopyExtParams, DataCopyPadEx
                    get_block_num, get_sub_block_idx, get_task_ratio, leaky_relu, ln, max, maxs, min, mins, mul, muls, reciprocal,
                    reduce_max, reduce_min, reduce_sum, relu, rsqrt, select, sqrt, sub, whole_reduce_max,
                    whole_reduce_min, whole_reduce_sum)
+from ._properties import DEFAULT_C0_SIZE, ONE_BLK_SIZE, TOTAL_L0C_SIZE, TOTAL_L1_SIZE, property
 from ._sync import CheckReport, HardEvent, PipeID, Race, TBuf, TPipe, TQue, pipe_barrier, set_flag, wait_flag
 
 
@@ -57,7 +58,8 @@ __all__ = [
     "ascend_is_aic", "ascend_is_aiv",
     "DataType", "GlobalAddress", "GlobalTensor", "LocalTensor", "TPosition", "Hardware", "HardEvent", "PipeID",
     "TPipe", "TQue", "TBuf", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx", "get_block_num",
-    "get_sub_block_idx", "get_task_ratio",
+    "get_sub_block_idx", "get_task_ratio", "property", "DEFAULT_C0_SIZE", "ONE_BLK_SIZE", "TOTAL_L1_SIZE",
+    "TOTAL_L0C_SIZE",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64",
     "bfloat16", "half", "float_", "double", "int_", "bool_",
     "BinaryRepeatParams", "UnaryRepeatParams", "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams",

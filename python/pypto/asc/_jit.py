@@ -4,9 +4,13 @@ and returns the report instead of raising."""
 
 from __future__ import annotations
 
+import __future__
+import ast
+import copy
 import functools
 import inspect
 import os
+import types
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -69,7 +73,7 @@ class Kernel:
     def __init__(self, fn: Callable[..., Any], checked: bool = False, machine: str = "a2a3",
                  workers: Optional[int] = None, cube: bool = False, kernel_type: Any = None) -> None:
         functools.update_wrapper(self, fn)
-        self.fn = fn
+        self.fn = _with_iterate_as_loop(fn)
         self.cube = cube
         if kernel_type is not None and not isinstance(kernel_type, KernelType):
             try:
@@ -233,6 +237,118 @@ def jit(fn: Optional[Callable[..., Any]] = None, *, checked: bool = False, machi
     def wrap(f: Callable[..., Any]) -> Kernel:
         return Kernel(f, checked, machine, workers, matmul_cube_only, kernel_type)
     return wrap(fn) if fn is not None else wrap
+
+
+def _uses_iterate(code: Any) -> bool:
+    """Whether `code` (or a function nested in it) names an attribute ``iterate``."""
+    return "iterate" in code.co_names or any(hasattr(c, "co_names") and _uses_iterate(c) for c in code.co_consts)
+
+
+class _IterateWith(ast.NodeTransformer):
+    """``with <expr>.iterate(...) as NAME: BODY`` -> ::
+
+        _asc_iterate_L<line> = <expr>.iterate(...)
+        if getattr(_asc_iterate_L<line>, "_pypto_asc_loop", False):
+            for NAME in _asc_iterate_L<line>: BODY        # PyAsc's while loop over the base blocks
+        else:
+            with _asc_iterate_L<line> as NAME: BODY     # any other object: the `with` as written
+
+    every node keeping the line and column of the `with`, so errors and tracebacks point at the
+    user's lines."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def visit_With(self, node: ast.With) -> Any:
+        self.generic_visit(node)
+        if len(node.items) != 1:
+            return node
+        item = node.items[0]
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "iterate"):
+            return node
+        self.count += 1
+        tmp = f"_asc_iterate_L{node.lineno}_{self.count}"
+        target = item.optional_vars if item.optional_vars is not None else ast.Name(id="_", ctx=ast.Store())
+        assign = ast.Assign(targets=[ast.Name(id=tmp, ctx=ast.Store())], value=call)
+        test = ast.Call(func=ast.Name(id="getattr", ctx=ast.Load()),
+                        args=[ast.Name(id=tmp, ctx=ast.Load()), ast.Constant("_pypto_asc_loop"), ast.Constant(False)],
+                        keywords=[])
+        loop = ast.For(target=copy.deepcopy(target), iter=ast.Name(id=tmp, ctx=ast.Load()), body=node.body, orelse=[])
+        plain = ast.With(items=[ast.withitem(context_expr=ast.Name(id=tmp, ctx=ast.Load()),
+                                             optional_vars=item.optional_vars)],
+                         body=copy.deepcopy(node.body))
+        branch = ast.If(test=test, body=[loop], orelse=[plain])
+        for stmt in (assign, branch):
+            for n in ast.walk(stmt):
+                if isinstance(n, (ast.stmt, ast.expr)) and not hasattr(n, "lineno"):
+                    ast.copy_location(n, node)
+        return [assign, branch]
+
+
+def _with_iterate_as_loop(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with each ``with <expr>.iterate(...) as NAME:`` run as a loop (see _IterateWith), or
+    `fn` itself when it has none or its source cannot be read (then entering the iterator raises).
+    The new function has fn's globals, closure cells, defaults and lines."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not _uses_iterate(code) or fn.__name__ == "<lambda>":
+        return fn
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return fn
+    source = "".join(lines)
+    indented = bool(lines) and lines[0][:1] in (" ", "\t")
+    try:
+        # An indented def (in a class or a function) parses under `if 1:`, keeping its columns.
+        tree = ast.parse("if 1:\n" + source if indented else source)
+    except SyntaxError:
+        return fn
+    ast.increment_lineno(tree, first - (2 if indented else 1))
+    body = tree.body[0].body if indented else tree.body  # type: ignore[attr-defined]
+    defs = [d for d in body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == fn.__name__]
+    if len(defs) != 1:
+        return fn
+    fdef = defs[0]  # its decorators stay: they are compiled, never run (the def is not executed)
+    rewriter = _IterateWith()
+    rewriter.visit(fdef)
+    if not rewriter.count:
+        return fn
+    # Compiled inside a function that binds fn's free variables, so they stay free variables
+    # (then given fn's own cells); the code object of the def is taken out of it.
+    outer = ast.parse("def _asc_outer():\n    return None\n").body[0]
+    assert isinstance(outer, ast.FunctionDef)
+    outer.body = [*(ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(None))
+                    for v in code.co_freevars), fdef, *outer.body]
+    for stmt in (outer, *outer.body):
+        if stmt is not fdef:
+            for n in ast.walk(stmt) if stmt is not outer else (outer,):
+                ast.copy_location(n, fdef)
+    module = ast.Module(body=[outer], type_ignores=[])
+    ast.fix_missing_locations(module)
+    flags = code.co_flags & __future__.annotations.compiler_flag  # `from __future__ import annotations`
+    try:
+        compiled = compile(module, code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return fn
+    outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    new_code = next((c for c in outer_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fn.__name__),
+                    None)
+    if new_code is None or new_code.co_firstlineno != code.co_firstlineno or new_code.co_argcount != code.co_argcount \
+            or new_code.co_varnames[:code.co_argcount] != code.co_varnames[:code.co_argcount]:
+        return fn  # the file changed since fn was defined: keep fn
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    if any(v not in cells for v in new_code.co_freevars):
+        return fn
+    new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__,
+                             tuple(cells[v] for v in new_code.co_freevars) or None)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__annotations__ = fn.__annotations__
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    new.__doc__ = fn.__doc__
+    new.__dict__.update(fn.__dict__)
+    return new
 
 
 def _calls_register_matmul(code: Any, env: Dict[str, Any], seen: set) -> bool:

@@ -130,10 +130,17 @@ def _check_aligned(op: str, t: LocalTensor) -> None:
                               "(the hardware addresses local memory in 32-byte blocks)" + _loc())
 
 
-def data_copy(dst: Any, src: Any, count_or_params: Any) -> None:
+def data_copy(dst: Any, src: Any, count_or_params: Any = None, *, count: Any = None, repeat_params: Any = None,
+              params: Any = None, intri_params: Any = None) -> None:
     """``data_copy(dst, src, count)`` between global and local memory (or local to local);
     `count` elements, a whole number of 32-byte blocks. Or ``data_copy(dst, src,
-    DataCopyParams(...))`` in bursts of blocks."""
+    DataCopyParams(...))`` in bursts of blocks. PyAsc's keywords: ``count=``,
+    ``repeat_params=`` (``params=``, ``intri_params=``)."""
+    given = [v for v in (count_or_params, count, repeat_params, params, intri_params) if v is not None]
+    if len(given) != 1:
+        raise _core.UserError("asc.data_copy(dst, src, count) or (dst, src, repeat_params=DataCopyParams(...)): give "
+                              f"one of them, got {len(given)}" + _loc())
+    count_or_params = given[0]
     if isinstance(dst, GlobalTensor) and isinstance(src, GlobalTensor):
         raise _core.UserError("asc.data_copy: global to global is not an instruction; stage through local memory"
                               + _loc())

@@ -251,6 +251,18 @@ def record(op: str, pipe: str, reads: List[Tuple[Any, int, int]], writes: List[T
             checker.join(q, checker.vc[p])
 
 
+def wait_pipe(op: str, src: str, dsts: Optional[List[str]] = None) -> None:
+    """In checked mode: the pipes `dsts` (every pipe when None) wait for every instruction issued
+    on `src` so far, as an API that synchronizes itself does (a ``set_flag`` / ``wait_flag``
+    pair, or the scalar unit waiting and issuing nothing before)."""
+    checker = current_block(op).checker
+    if checker is None:
+        return
+    clock = list(checker.vc[_P[src]])
+    for q in (dsts if dsts is not None else PIPES):
+        checker.join(_P[q], clock)
+
+
 def scalar_access(op: str, key: Any, lo: int, nbytes: int, write: bool) -> None:
     record(op, "S", [] if write else [(key, lo, nbytes)], [(key, lo, nbytes)] if write else [])
 
@@ -296,12 +308,31 @@ class TPipe:
         self.block = current_block("TPipe")
         self.next: Dict[Hardware, int] = {}
 
-    def init_buffer(self, que: Any, num: int, length: Optional[int] = None) -> None:
-        """``init_buffer(que, num, bytes)`` for a TQue, ``init_buffer(tbuf, bytes)`` for a TBuf."""
+    def init_buffer(self, que: Any = None, num: Optional[int] = None, len: Optional[int] = None,  # noqa: A002
+                    length: Optional[int] = None, *, buf: Any = None) -> None:
+        """``init_buffer(que, num, len)`` for a TQue (`num` buffers of `len` bytes, rounded up to
+        32), ``init_buffer(tbuf, len)`` for a TBuf, with PyAsc's keywords (``que=``, ``num=``,
+        ``len=``, ``buf=``; ``length=`` is accepted for `len`)."""
+        if len is not None and length is not None and int(len) != int(length):
+            raise _core.UserError(f"TPipe.init_buffer: len={len} and length={length} disagree (give one)"
+                                  + _format_loc(user_loc()))
+        size_arg = len if len is not None else length
+        if buf is not None:
+            if que is not None:
+                raise _core.UserError("TPipe.init_buffer: give que= or buf=, not both" + _format_loc(user_loc()))
+            que = buf
         if isinstance(que, TBuf):
-            num, length = 1, num
-        if not isinstance(que, (TQue, TBuf)) or length is None:
-            raise _core.UserError("TPipe.init_buffer(que, num, bytes) or (tbuf, bytes)" + _format_loc(user_loc()))
+            if num is not None and size_arg is not None:
+                raise _core.UserError("TPipe.init_buffer(tbuf, len): a TBuf takes one size in bytes"
+                                      + _format_loc(user_loc()))
+            num, size_arg = 1, (num if num is not None else size_arg)
+        if not isinstance(que, (TQue, TBuf)) or num is None or size_arg is None:
+            raise _core.UserError("TPipe.init_buffer(que, num, len) for a TQue or (tbuf, len) for a TBuf (len in bytes)"
+                                  + _format_loc(user_loc()))
+        length = int(size_arg)
+        if int(num) <= 0 or length <= 0:
+            raise _core.UserError(f"TPipe.init_buffer: {num} buffer(s) of {length} bytes; both must be positive"
+                                  + _format_loc(user_loc()))
         hw = HW_OF[que.pos]
         size = (int(length) + 31) // 32 * 32
         start = self.next.get(hw, 0)
