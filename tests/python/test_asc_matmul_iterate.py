@@ -4,6 +4,7 @@ order), ``get_tensor_c`` takes the block into UB or global memory, the host tili
 ``set_traverse`` / ``set_fix_split``; checked against numpy with integer-valued data (exact in
 fp32), and the checked mode and the errors."""
 
+import contextlib
 import inspect
 
 import numpy as np
@@ -482,6 +483,37 @@ def test_the_rewritten_body_keeps_its_lines():
     c = np.zeros((m, n), np.float32)
     make_error_kernel("all")[1](a, b, c, tiling, WORKSPACE)
     np.testing.assert_array_equal(c, ref)
+
+
+def test_a_with_of_two_items_runs_the_iterate_loop_around_the_other():
+    m, k, n = 64, 16, 96
+    a, b, _, _ = _data(m, k, n, 6)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    tiling = _tiling(m, n, k, 1, (32, 32, -1), FIRSTN, bias=False)
+    seen = []
+
+    @asc.jit
+    def two_items_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+                         tiling: asc.adv.TCubeTiling, workspace: asc.GlobalAddress):
+        a_g, b_g, c_g = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        a_g.set_global_buffer(a)
+        b_g.set_global_buffer(b)
+        c_g.set_global_buffer(c)
+        pipe = asc.TPipe()
+        mm = _matmul(asc.TPosition.GM, bias=False)
+        asc.adv.register_matmul(pipe, workspace, mm, tiling)
+        if asc.get_block_idx() == 0:
+            mm.set_tensor_a(a_g)
+            mm.set_tensor_b(b_g)
+            with mm.iterate() as count, contextlib.nullcontext("entered") as other:
+                seen.append((count, other))
+                mm.get_tensor_c(c_g)
+            mm.end()
+
+    c = np.zeros((m, n), np.float32)
+    two_items_kernel[1](a, b, c, tiling, WORKSPACE)
+    np.testing.assert_array_equal(c, ref)
+    assert seen == [(i, "entered") for i in range(6)]
 
 
 def test_iterate_in_a_function_whose_source_cannot_be_read_is_a_clear_error():

@@ -260,9 +260,10 @@ class _IterateWith(ast.NodeTransformer):
         self.count = 0
 
     def visit_With(self, node: ast.With) -> Any:
+        if len(node.items) > 1:  # `with A as x, B as y:` is `with A as x: with B as y:`
+            inner = ast.copy_location(ast.With(items=node.items[1:], body=node.body), node)
+            node = ast.copy_location(ast.With(items=node.items[:1], body=[inner]), node)
         self.generic_visit(node)
-        if len(node.items) != 1:
-            return node
         item = node.items[0]
         call = item.context_expr
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "iterate"):

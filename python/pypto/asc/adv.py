@@ -379,8 +379,9 @@ class MatmulIterator:
     def __enter__(self) -> int:
         raise _core.UserError("asc.adv.Matmul.iterate: `with matmul.iterate() as count:` runs its body once per base "
                               "block; pypto.asc does that by rewriting the `with` of an @asc.jit function into a loop, "
-                              "and this one was not rewritten (its source could not be read, or the function is not "
-                              "@asc.jit); write `for count in matmul.iterate():` there" + _format_loc(self.loc))
+                              "and this one was not rewritten (the function is not compiled through @asc.jit, or its "
+                              "source could not be read); write `for count in matmul.iterate():` there"
+                              + _format_loc(self.loc))
 
     def __exit__(self, *exc: Any) -> bool:
         return False
