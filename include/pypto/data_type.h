@@ -13,7 +13,12 @@ enum class DataType : uint8_t {
   // FP4E2M1X2: two E2M1 values in a byte, the even index in the low nibble (torch.float4_e2m1fn_x2);
   // HF8: HiFloat8, a sign, a prefix-coded dot field, exponent and mantissa (tapered precision);
   // FP4E1M2X2: two E1M2 values in a byte (0, 0.25, ..., 1.75 and their negatives), low nibble first.
-  FP4E2M1X2, HF8, FP4E1M2X2
+  FP4E2M1X2, HF8, FP4E1M2X2,
+  // CANN PyPTO's names of the same values, so that `DataType::DT_FP32` reads as it does there.
+  DT_FP32 = FP32, DT_FP16 = FP16, DT_BF16 = BF16, DT_INT8 = INT8, DT_INT16 = INT16, DT_INT32 = INT32,
+  DT_INT64 = INT64, DT_UINT8 = UINT8, DT_BOOL = BOOL, DT_UINT16 = UINT16, DT_UINT32 = UINT32, DT_UINT64 = UINT64,
+  DT_FP8E4M3 = FP8E4M3, DT_FP8E5M2 = FP8E5M2, DT_FP8E8M0 = FP8E8M0, DT_FP4_E2M1X2 = FP4E2M1X2, DT_HF8 = HF8,
+  DT_FP4_E1M2X2 = FP4E1M2X2
 };
 
 // PyPTO's names.

@@ -26,6 +26,7 @@
 #include <source_location>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -152,6 +153,10 @@ class Tensor {
   std::string GetName() const;
   TileOpFormat Format() const;
   bool IsEmpty() const { return impl_ == nullptr; }
+  /// CANN's accessors of a tensor's storage: `t.GetStorage()->Datatype()` (a handle stands for
+  /// its storage here).
+  const Tensor* GetStorage() const { return this; }
+  DataType Datatype() const { return GetDataType(); }
 
   const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl);
@@ -226,9 +231,22 @@ Tensor Where(const Tensor& condition, const Tensor& x, const Element& y, Loc loc
 Tensor Where(const Tensor& condition, const Element& x, const Tensor& y, Loc loc = Loc::current());
 Tensor LogicalNot(const Tensor& x, Loc loc = Loc::current());
 Tensor LogicalAnd(const Tensor& x, const Tensor& y, Loc loc = Loc::current());
+/// CANN PyPTO's rounding of Cast (its names and values). CAST_NONE is the conversion's default:
+/// truncation from a float into an integer (torch's), to nearest even otherwise; from a float to
+/// the same dtype the others round to an integer. CAST_ODD takes the default (not on a CPU).
+enum CastMode { CAST_NONE = 0, CAST_RINT = 1, CAST_ROUND = 2, CAST_FLOOR = 3, CAST_CEIL = 4, CAST_TRUNC = 5, CAST_ODD = 6 };
+/// Overflow into an integer: it always saturates here (NaN gives 0), which ON asks.
+enum class SaturationMode { OFF, ON };
 Tensor Cast(const Tensor& x, DataType dtype, Loc loc = Loc::current());
+Tensor Cast(const Tensor& x, DataType dtype, CastMode mode, SaturationMode satmode = SaturationMode::OFF,
+            Loc loc = Loc::current());
 /// A tensor of `shape` holding `value` (in `dtype`).
 Tensor Full(const Element& value, DataType dtype, const std::vector<SymbolicScalar>& shape, Loc loc = Loc::current());
+/// x broadcast to `shape` (dims of 1 repeat), materialized.
+Tensor Expand(const Tensor& x, const std::vector<SymbolicScalar>& shape, Loc loc = Loc::current());
+/// CANN's row reductions of the last dim, broadcast back to x's shape.
+Tensor RowMaxExpand(const Tensor& x, Loc loc = Loc::current());
+Tensor RowSumExpand(const Tensor& x, Loc loc = Loc::current());
 
 /// The window [offsets, offsets + shape) of x; with valid_shape, of that shape (tails).
 Tensor View(const Tensor& x, const std::vector<int64_t>& shape, const std::vector<SymbolicScalar>& offsets,
@@ -245,6 +263,29 @@ Tensor Permute(const Tensor& x, const std::vector<int>& perm, Loc loc = Loc::cur
 Tensor Transpose(const Tensor& x, const std::vector<int>& perm, Loc loc = Loc::current());
 Tensor Unsqueeze(const Tensor& x, int dim, Loc loc = Loc::current());
 Tensor Squeeze(const Tensor& x, const std::vector<int>& dims = {}, Loc loc = Loc::current());
+
+namespace detail {
+template <class T>
+using IfIntegral = std::enable_if_t<std::is_integral_v<T>, int>;
+template <class T>
+std::vector<SymbolicScalar> Dims(const std::vector<T>& v) {
+  return std::vector<SymbolicScalar>(v.begin(), v.end());
+}
+}  // namespace detail
+
+// The shape as a vector of integers (what GetShape() returns), as CANN's signatures take it.
+template <class T, detail::IfIntegral<T> = 0>
+Tensor Full(const Element& value, DataType dtype, const std::vector<T>& shape, Loc loc = Loc::current()) {
+  return Full(value, dtype, detail::Dims(shape), loc);
+}
+template <class T, detail::IfIntegral<T> = 0>
+Tensor Reshape(const Tensor& x, const std::vector<T>& shape, Loc loc = Loc::current()) {
+  return Reshape(x, detail::Dims(shape), loc);
+}
+template <class T, detail::IfIntegral<T> = 0>
+Tensor Expand(const Tensor& x, const std::vector<T>& shape, Loc loc = Loc::current()) {
+  return Expand(x, detail::Dims(shape), loc);
+}
 
 namespace Matrix {
 /// a @ b on the cube unit: fp32, bf16/fp16 (fp32 accumulation) or int8 (int32); `outType` is the

@@ -131,10 +131,42 @@ Tensor LogicalAnd(const Tensor& x, const Tensor& y, Loc loc) {
   return Binary("LogicalAnd", "bitwise_and", as_bool(x), as_bool(y), loc);
 }
 
-Tensor Cast(const Tensor& x, DataType dtype, Loc loc) {
+Tensor Cast(const Tensor& x, DataType dtype, Loc loc) { return Cast(x, dtype, CAST_NONE, SaturationMode::OFF, loc); }
+
+Tensor Cast(const Tensor& x, DataType dtype, CastMode mode, SaturationMode /*always saturates*/, Loc loc) {
   Recorder& r = Current("Cast", loc).rec;
-  return Wrap(r.Cast(Id(x, "Cast", loc), dtype, ToLoc(loc)));
+  int id = Id(x, "Cast", loc);
+  DataType src = r.value(id).dtype;
+  bool asked = mode >= CAST_RINT && mode <= CAST_TRUNC;
+  if (!asked) mode = IsFloat(src) && IsInteger(dtype) ? CAST_TRUNC : CAST_RINT;
+  if (asked && IsFloat(src) && src == dtype) {  // a float to its own dtype: round to an integer
+    switch (mode) {
+      case CAST_RINT: return Rint(x, loc);
+      case CAST_FLOOR: return Floor(x, loc);
+      case CAST_CEIL: return Ceil(x, loc);
+      case CAST_TRUNC: return Trunc(x, loc);
+      default: {  // CAST_ROUND: ties away from zero (+-inf: the fraction is NaN, trunc stays)
+        Tensor t = Trunc(x, loc);
+        Tensor away = Compare(Abs(Sub(x, t, loc), loc), Element(src, 0.5), OpType::GE, OutType::BOOL, loc);
+        return Add(t, Where(away, Sign(x, loc), Element(src, 0.0), loc), loc);
+      }
+    }
+  }
+  static const RoundMode kRound[] = {RoundMode::RINT, RoundMode::RINT, RoundMode::ROUND, RoundMode::FLOOR,
+                                     RoundMode::CEIL, RoundMode::TRUNC};
+  return Wrap(r.Cast(id, dtype, ToLoc(loc), kRound[mode]));
 }
+
+Tensor Expand(const Tensor& x, const std::vector<SymbolicScalar>& shape, Loc loc) {
+  Recorder& r = Current("Expand", loc).rec;
+  Attrs a;
+  a.set("shape", Exprs(shape));
+  return Wrap(r.Op("expand", {Id(x, "Expand", loc)}, std::move(a), ToLoc(loc)));
+}
+
+Tensor RowMaxExpand(const Tensor& x, Loc loc) { return Expand(Amax(x, -1, true, loc), x.GetValidShape(), loc); }
+
+Tensor RowSumExpand(const Tensor& x, Loc loc) { return Expand(Sum(x, -1, true, loc), x.GetValidShape(), loc); }
 
 Tensor Full(const Element& value, DataType dtype, const std::vector<SymbolicScalar>& shape, Loc loc) {
   Recorder& r = Current("Full", loc).rec;
