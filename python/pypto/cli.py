@@ -95,7 +95,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not os.path.isfile(args.script):
             print(f"pypto run: {args.script} is not a file", file=sys.stderr)
             return 2
-        from . import npu_compat
+        from .compat import npu_compat
         try:
             npu_compat.run_script(args.script, args.args)
         except SystemExit as e:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
-from .._dtypes import from_bf16, to_bf16
+from ..core._dtypes import from_bf16, to_bf16
 
 NP_DTYPES = {"fp32": np.float32, "fp16": np.float16, "int8": np.int8, "int16": np.int16, "int32": np.int32,
              "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,

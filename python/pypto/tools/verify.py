@@ -71,7 +71,7 @@ class TensorGraphEvaluator:
 
     def _probes(self, pos: Tuple[int, ...], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
         """Runs the pass_verify_print / _save calls made at this point of the program."""
-        from ..pass_verify import eval_scalar
+        from .pass_verify import eval_scalar
         for p in self.probes.get(pos, ()):
             if not eval_scalar(p["cond"], env):
                 continue
@@ -97,7 +97,7 @@ class TensorGraphEvaluator:
     def _save(self, p: Dict[str, Any], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
         import os
 
-        from ..pass_verify import eval_scalar
+        from .pass_verify import eval_scalar
         name = p["fname"]
         for key, val in p["values"].items():
             s = eval_scalar(val, env) if not isinstance(val, str) else val

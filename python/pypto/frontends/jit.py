@@ -1,0 +1,699 @@
+"""`@pypto.jit` / `@pypto.frontend.jit()`: trace a Python function into the tensor graph,
+compile it once per static signature, and run it on numpy arrays or torch tensors."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+from ..core import config, control, ops
+from ..core._aliasing import SharedOutputs, overlap
+from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc
+from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
+from ..core.tensor import DYNAMIC, STATIC, Tensor
+
+_TORCH_NAME = {dt: name[len("torch."):] for name, dt in _TORCH_DTYPES.items()}  # pypto dtype -> torch's name
+
+_log = logging.getLogger("pypto")
+# pypto.sim.simulate: the NPU model the calls of this thread are simulated on (None: run as asked).
+_sim_request = threading.local()
+# pypto.tune (target "cpu"): write the swimlane of this thread's next call to this path.
+_swimlane_request = threading.local()
+_said: set = set()
+
+
+_compile_seconds = [0.0]  # tracing and compiling in this process (pypto_impl's compile monitor)
+
+
+def compile_seconds() -> float:
+    return _compile_seconds[0]
+
+
+def _say_once(key: str, msg: str) -> None:
+    """Logs `msg` once per process on the "pypto" logger (INFO; shown with logging configured)."""
+    if key not in _said:
+        _said.add(key)
+        _log.info(msg)
+
+
+def _defining_scope() -> Dict[str, Any]:
+    """Locals of the scope the decorated function is defined in (string annotations may use
+    them, and with ``from __future__ import annotations`` they are not in the closure)."""
+    import sys
+
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package root
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
+        f = f.f_back
+    return dict(f.f_locals) if f is not None and f.f_locals is not f.f_globals else {}
+
+
+_dynamo_state = threading.local()  # inside a dynamo-disabled launch (see JitFunction.__call__)
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+class CompiledFunction:
+    """One compiled specialization: the program of every IR level and its runtime."""
+
+    def __init__(self, program: Any, dump_dir: str, writes: Optional[List[bool]] = None) -> None:
+        self.program = program
+        self.dump_dir = dump_dir
+        self.graph_written = False
+        self.writes = writes or []  # per parameter: the program writes it (an in-place output)
+        self.reshaped = [False] * len(self.writes)  # per parameter: the program reshapes it
+        # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
+        # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
+        self.returns: List[Tuple[str, int]] = []
+        self.result_dtypes: List[Any] = []  # of the program's results (bf16 ones come back as uint16 bits)
+        self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
+
+    @property
+    def dumps(self) -> List[Tuple[str, str]]:
+        return list(self.program.dumps)
+
+
+class _Param:
+    """One parameter of a jit function: a tensor (with its annotation) or a compile-time value."""
+
+    def __init__(self, name: str, kind: str, ann: Optional[Tensor], default: Any) -> None:
+        self.name = name
+        self.kind = kind  # "tensor", "value", or "auto" (unannotated: a tensor when given an array)
+        self.ann = ann
+        self.default = default
+
+
+def _value_key(name: str, v: Any) -> Any:
+    """A compile-time argument as part of the cache key (its type counts: True is not 1)."""
+    if v is None or isinstance(v, (bool, int, float, str, complex)):
+        return (type(v).__name__, v)
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_value_key(name, x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((str(k), _value_key(name, x)) for k, x in v.items())))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__qualname__, tuple(_value_key(name, getattr(v, f.name)) for f in dataclasses.fields(v)))
+    try:
+        hash(v)
+    except TypeError:
+        raise _core.UserError(f"parameter '{name}': a {type(v).__name__} cannot be a compile-time argument (it is "
+                              "not hashable, so calls cannot be told apart)"
+                              "\nhint: pass ints, floats, bools, strings, lists/tuples/dicts of them, or a "
+                              "dataclass") from None
+    return (type(v).__qualname__, v)
+
+
+# Lists the @pypto.jit calls are appended to while a torch.npu.graph capture is open
+# (pypto.npu_compat.NPUGraph replays them).
+call_recorders: List[List[Any]] = []
+
+
+class JitFunction:
+    def __init__(self, fn: Callable[..., Any], debug_options: Optional[Dict[str, Any]] = None,
+                 pass_options: Optional[Dict[str, Any]] = None,
+                 runtime_options: Optional[Dict[str, Any]] = None,
+                 host_options: Optional[Dict[str, Any]] = None, codegen_options: Optional[Dict[str, Any]] = None,
+                 verify_options: Optional[Dict[str, Any]] = None) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._traced_fn: Optional[Callable[..., Any]] = None  # fn with runtime branches, made at the first trace
+        self._def_locals = _defining_scope()
+        # The caller's dicts, read at each call: PyPTO's examples fill runtime_options after the
+        # decorator ran (the run mode chosen in main()).
+        self.group_options: Dict[str, Dict[str, Any]] = {
+            "debug": debug_options if debug_options is not None else {},
+            "pass": pass_options if pass_options is not None else {},
+            "runtime": runtime_options if runtime_options is not None else {},
+            "host": host_options if host_options is not None else {},
+            "codegen": codegen_options if codegen_options is not None else {},
+            "verify": verify_options if verify_options is not None else {},
+        }
+        for group, opts in self.group_options.items():  # a typo fails at the decorator
+            if not isinstance(opts, dict):
+                raise _core.UserError(f"@pypto.jit {fn.__name__}: {group}_options must be a dict, got "
+                                      f"{type(opts).__name__}")
+            config.merged(group, opts)
+        self.sig = inspect.signature(fn)
+        self.params: List[_Param] = []
+        for name, p in self.sig.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise _core.UserError(f"@pypto.jit {fn.__name__}: *{name} / **{name} parameters are not supported"
+                                      "\nhint: name each parameter")
+            ann = self._resolve(p.annotation)
+            if isinstance(ann, Tensor) and not ann.is_traced:
+                self._check_annotation(name, ann)
+                kind = "tensor"
+            elif ann is inspect.Parameter.empty:
+                kind = "auto"
+            else:
+                kind = "value"
+            self.params.append(_Param(name, kind, ann if kind == "tensor" else None, p.default))
+        self._cache: Dict[Tuple[Any, ...], CompiledFunction] = {}
+        self.tuned_tiles: Optional[Tuple[Any, Any]] = None  # (vec, cube) set by pypto.tune(apply=True)
+        self._opt_cache: Tuple[int, Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]] = (-1, {}, {})
+        # The common call, checked cheaply: every parameter a tensor of fixed shape and dtype (no
+        # STATIC or inferred dims), passed positionally as numpy arrays of that dtype.
+        self._simple = all(p.kind == "tensor" and p.ann is not None and isinstance(p.ann.dtype, _core.DataType)
+                           and p.ann.shape is not None and all(d is DYNAMIC or isinstance(d, int) for d in p.ann.shape)
+                           for p in self.params)
+        self._want = [np.dtype(np.uint16) if p.ann.dtype == DT_BF16 else np.dtype(to_numpy_dtype(p.ann.dtype))
+                      for p in self.params] if self._simple else []
+        self._simple_key: Optional[Tuple[Any, ...]] = None
+        self.last: Optional[CompiledFunction] = None
+        self.last_stats: Dict[str, Any] = {}
+
+    def _check_annotation(self, name: str, ann: Tensor) -> None:
+        for d in ann.shape or ():
+            if isinstance(d, int) and not isinstance(d, bool) and d <= 0:
+                raise _core.UserError(
+                    f"@pypto.jit {self.fn.__name__}: parameter '{name}' is annotated with shape {tuple(ann.shape)}, "
+                    f"which has a dim {d}: dims must be positive"
+                    + _format_loc((self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno, 0, ""))
+                    + "\nhint: use pypto.DYNAMIC for a dim whose size (0 included) comes from the call")
+            if not (d is DYNAMIC or d is STATIC or d is Ellipsis or (isinstance(d, int) and not isinstance(d, bool))):
+                raise _core.UserError(f"@pypto.jit {self.fn.__name__}: parameter '{name}': shape entry {d!r} must be "
+                                      "an int, pypto.DYNAMIC, pypto.STATIC or ...")
+        if ann.shape is not None and sum(d is Ellipsis for d in ann.shape) > 1:
+            raise _core.UserError(f"@pypto.jit {self.fn.__name__}: parameter '{name}': at most one ... in a shape")
+
+    def _resolve(self, ann: Any) -> Any:
+        """Evaluates a string annotation (``from __future__ import annotations``) in the
+        function's globals and closure."""
+        if not isinstance(ann, str):
+            return ann
+        scope = dict(self.fn.__globals__)
+        scope.update(self._def_locals)
+        for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        try:
+            return eval(ann, scope)  # noqa: S307 - the user's own annotation
+        except Exception as e:  # noqa: BLE001
+            raise _core.UserError(f"@pypto.jit {self.fn.__name__}: cannot evaluate the annotation {ann!r}: {e}") \
+                from None
+
+    # --- arguments -------------------------------------------------------------------------------
+    def _bind(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Any]:
+        """The arguments in parameter order (defaults filled in), or a UserError naming the call."""
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise _core.UserError(f"@{self.fn.__name__}{self.sig}: {e}" + _format_loc(user_loc())) from None
+        bound.apply_defaults()
+        return [bound.arguments[p.name] for p in self.params]
+
+    @staticmethod
+    def _is_array(a: Any) -> bool:
+        return isinstance(a, np.ndarray) or _is_torch(a)
+
+    def _split(self, values: List[Any], shapes_ok: bool = False
+               ) -> Tuple[List[_Param], List[np.ndarray], List[Any], List[Any]]:
+        """(tensor params, their arrays, their dtypes, every argument with arrays converted)."""
+        tparams: List[_Param] = []
+        arrays: List[np.ndarray] = []
+        dtypes: List[Any] = []
+        call: List[Any] = []
+        for p, v in zip(self.params, values):
+            if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v)):
+                a, dt = self._as_array(v, p, shapes_ok)
+                tparams.append(p)
+                arrays.append(a)
+                dtypes.append(dt)
+                call.append(a)
+            else:
+                call.append(v)
+        return tparams, arrays, dtypes, call
+
+    @staticmethod
+    def _dims(p: _Param, a: np.ndarray) -> List[Any]:
+        """The parameter's dims for this array: its annotation with ``...`` and an inferred shape
+        (``pypto.Tensor()``, ``Tensor([], dtype)``, an unannotated parameter) as STATIC dims."""
+        spec = p.ann.shape if p.ann is not None else None
+        if spec is None:
+            return [STATIC] * a.ndim
+        spec = list(spec)
+        if Ellipsis in spec:
+            i = spec.index(Ellipsis)
+            fill = max(0, a.ndim - (len(spec) - 1))
+            spec = spec[:i] + [STATIC] * fill + spec[i + 1:]
+        if len(spec) != a.ndim and spec and all(d is STATIC for d in spec):
+            # Every dim from the argument: its rank too (PyPTO's model code annotates a
+            # [1, 1, d] weight as Tensor([STATIC, STATIC])).
+            return [STATIC] * a.ndim
+        if len(spec) < a.ndim and any(d is DYNAMIC or d is STATIC for d in spec):
+            # PyPTO's "status shape" (DYNAMIC / STATIC entries) takes an argument of more dims:
+            # the extra trailing dims are the argument's, static (its indexer passes the
+            # [t, k / 32] E8M0 scales annotated so as [t, k / 64, 2]).
+            return spec + [STATIC] * (a.ndim - len(spec))
+        return spec
+
+    def _key(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
+             values: List[Any]) -> Tuple[Any, ...]:
+        key: List[Any] = []
+        for p, a, dt in zip(tparams, arrays, dtypes):
+            dims = self._dims(p, a)
+            key.append((p.name, dt, len(dims),
+                        tuple(a.shape[i] if i < a.ndim else None for i, d in enumerate(dims) if d is STATIC)))
+        tnames = {p.name for p in tparams}
+        for p, v in zip(self.params, values):
+            if p.name in tnames:
+                continue
+            if self._is_array(v):
+                ann = self.sig.parameters[p.name].annotation
+                ann = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is annotated {ann}, so it takes a "
+                                      f"compile-time value, but an array was passed" + _format_loc(user_loc())
+                                      + "\nhint: annotate it pypto.Tensor(...) (or pypto.Tensor() to take shape and "
+                                      "dtype from the argument)")
+            key.append((p.name, _value_key(p.name, v)))
+        key.append(self._compile_options())
+        key.append(ops._default_tiles())
+        return tuple(key)
+
+    def _compile_options(self, machine: Optional[str] = None) -> Tuple[Any, ...]:
+        """The options a compiled program depends on (part of the cache key)."""
+        pas = self._options()["pass"]
+        return (machine or pas["machine"], bool(pas["reciprocal_division"]))
+
+    # --- compilation ---------------------------------------------------------------------------
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
+        """Trace and compile for these arguments (arrays, or shapes for tensor parameters);
+        cached by STATIC dims, inferred shapes and dtypes, and compile-time arguments."""
+        values = self._bind(args, kwargs)
+        tparams, arrays, dtypes, call = self._split(values, shapes_ok=True)
+        key = self._key(tparams, arrays, dtypes, values)
+        if key not in self._cache:
+            self._cache[key] = self._compile(tparams, arrays, dtypes, call)
+        return self._cache[key]
+
+    def _compile(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
+                 call: List[Any], machine: Optional[str] = None) -> CompiledFunction:
+        rec = _core.Recorder(self.fn.__name__)
+        traced: Dict[str, Tensor] = {}
+        for p, a, dt in zip(tparams, arrays, dtypes):
+            dims = self._dims(p, a)
+            if len(dims) != a.ndim:
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is annotated with rank {len(dims)} "
+                                      f"({p.ann!r}), got an array of shape {a.shape}" + _format_loc(user_loc()))
+            shape: List[Any] = []
+            for i, d in enumerate(dims):
+                if d is DYNAMIC:
+                    shape.append(rec.add_dynamic_var(f"{p.name}_dim{i}"))
+                elif d is STATIC:
+                    shape.append(int(a.shape[i]))
+                else:
+                    shape.append(d)
+            if isinstance(dt, PackedDType):
+                if dims and isinstance(dims[-1], int):  # the annotation gives the logical last dim
+                    shape[-1] = self._packed_dim(p, dims[-1])
+                vid = rec.add_param(p.name, shape, dt.storage, False, NO_LOC)
+            else:
+                vid = rec.add_param(p.name, shape, dt, False, NO_LOC)
+            traced[p.name] = Tensor(_rec=rec, _id=vid)
+        args = [traced.get(p.name, v) for p, v in zip(self.params, call)]
+        tracing = Tracing(rec)
+        with tracing:
+            for p, dt in zip(tparams, dtypes):
+                if isinstance(dt, PackedDType):  # the program sees the values, in logical units
+                    args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name, dt)
+            ops._apply_default_tiles()
+            if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
+                self._traced_fn = control.with_runtime_branches(self.fn)
+            with control.helpers_with_runtime_branches(self.fn):
+                result = self._traced_fn(*args)
+            plan, result_ids = self._record_return(rec, result, [t._id for t in traced.values()])
+        if result is None and all(rec.value_kind(t._id) != "output" for t in traced.values()):
+            raise _core.UserError(self._no_output_message())
+        groups = self._options()
+        dbg, pas = groups["debug"], groups["pass"]
+        dump_dir = os.path.join(dbg["dump_dir"], self.fn.__name__) if dbg["dump_dir"] else ""
+        dump = dbg["dump_passes"]
+        only = list(dump) if isinstance(dump, (list, tuple)) else []
+        program = rec.compile(machine or pas["machine"], dump_dir, bool(dump), only, bool(pas["reciprocal_division"]),
+                              config.verify_passes(dbg, groups["verify"]))
+        if dump_dir:
+            import json
+            os.makedirs(dump_dir, exist_ok=True)
+            with open(os.path.join(dump_dir, "options.json"), "w") as f:
+                json.dump(config.recorded(groups), f, indent=1, default=str)
+        compiled = CompiledFunction(program, dump_dir, [rec.value_kind(t._id) == "output" for t in traced.values()])
+        compiled.returns = plan
+        compiled.result_dtypes = [rec.value_dtype(v) for v in result_ids]
+        compiled.reshaped = [t._reshaped for t in traced.values()]
+        compiled.probes = tracing.probes
+        return compiled
+
+    def _options(self) -> Dict[str, Dict[str, Any]]:
+        """Every option group, global values overridden by the function's own (cached until an
+        option changes, globally or in the function's dicts)."""
+        version, seen, merged = self._opt_cache
+        if version != config.version() or any(seen[g] != o for g, o in self.group_options.items()):
+            seen = copy.deepcopy(self.group_options)
+            merged = {g: config.merged(g, o) for g, o in self.group_options.items()}
+            self._opt_cache = (config.version(), seen, merged)
+        return merged
+
+    def _no_output_message(self) -> str:
+        """The function returns nothing and writes no parameter: most often `out = expr` (which
+        only rebinds a Python name) where `out[:] = expr` was meant. Point at that line."""
+        import dis
+
+        names = {p.name for p in self.params}
+        for ins in dis.get_instructions(self.fn):
+            if ins.opname in ("STORE_FAST", "STORE_DEREF") and ins.argval in names:
+                line = ins.positions.lineno if ins.positions else None
+                import linecache
+                text = linecache.getline(self.fn.__code__.co_filename, line or 0).strip()
+                return (f"@{self.fn.__name__} returns nothing and writes no output: `{text}` "
+                        f"only rebinds the Python name '{ins.argval}'"
+                        f'\n  File "{self.fn.__code__.co_filename}", line {line}\n    {text}'
+                        f"\nhint: write into the parameter with {ins.argval}[:] = ... (or pypto.assemble), "
+                        "or return the result")
+        return (f"@{self.fn.__name__} returns nothing and writes no output"
+                "\nhint: return the result, or write into an output parameter with out[:] = ...")
+
+    def _record_return(self, rec: Any, result: Any,
+                       param_ids: List[int]) -> Tuple[List[Tuple[str, int]], List[int]]:
+        """Records the returned tensors; returns the plan of what a call returns (see
+        CompiledFunction.returns) and the values of the program's results. A parameter the
+        function writes and returns is returned as the caller's own argument, written in place."""
+        if result is None:
+            return [], []
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        plan: List[Tuple[str, int]] = []
+        results: List[int] = []
+        for o in outs:
+            if not isinstance(o, Tensor) or not o.is_traced:
+                raise _core.UserError(f"@{self.fn.__name__} returned {type(o).__name__}: return traced tensors")
+            if o._id in param_ids and rec.value_kind(o._id) == "output":
+                plan.append(("param", param_ids.index(o._id)))
+            else:  # a computed value, a created tensor or an unwritten input: a fresh result
+                plan.append(("result", len(results)))
+                results.append(o._id)
+        if results:
+            rec.set_return(results, user_loc())
+        ann = self._resolve(self.sig.return_annotation)
+        if ann is inspect.Signature.empty:
+            return plan, results
+        anns = list(ann) if isinstance(ann, (tuple, list)) else [ann]
+        if len(anns) != len(outs):
+            raise _core.UserError(f"@{self.fn.__name__} returns {len(outs)} tensors but its annotation declares "
+                                  f"{len(anns)}")
+        for i, (a, o) in enumerate(zip(anns, outs)):
+            if not isinstance(a, Tensor):
+                continue
+            if a.dtype != o.dtype:
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has dtype {o.dtype}, annotated {a.dtype}")
+            if len(a.shape) != len(o.shape):
+                raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, "
+                                      f"annotated {a.shape}")
+            for da, do in zip(a.shape, o.shape):
+                if isinstance(da, int) and isinstance(do, int) and da != do:
+                    raise _core.UserError(f"@{self.fn.__name__}: result {i} has shape {tuple(o.shape)}, annotated "
+                                          f"{a.shape}")
+        return plan, results
+
+    # --- calls ---------------------------------------------------------------------------------
+    def _packed_dim(self, p: _Param, d: Any) -> Any:
+        """The byte count of a logical FP4 dim (two values per byte)."""
+        if not isinstance(d, int):
+            return d
+        if d % 2:
+            raise _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' is {p.ann.dtype!r} with the odd last "
+                                  f"dim {d}: two values share each byte, so the logical last dim is even"
+                                  + _format_loc(user_loc()))
+        return d // 2
+
+    def _as_array(self, a: Any, p: _Param, shapes_ok: bool = False) -> Tuple[np.ndarray, Any]:
+        """The argument of tensor parameter `p` as a numpy array, and its pypto dtype (the
+        annotated one, checked; or the array's, for an unannotated dtype)."""
+        want = p.ann.dtype if p.ann is not None else None
+        framework, torch_dtype = "numpy array", ""
+        if _is_torch(a):
+            import torch
+            t = a.detach().cpu()
+            framework, torch_dtype = "torch tensor", str(t.dtype)
+            if t.dtype == torch.bfloat16:
+                # numpy has no bf16: its bit patterns go in as uint16, which only a bf16
+                # parameter takes (int16 stays int16: no bits are reinterpreted).
+                if want is not None and want != DT_BF16:
+                    raise self._dtype_error(p, "a torch tensor of dtype torch.bfloat16", tuple(t.shape))
+                return t.view(torch.int16).numpy().view(np.uint16), DT_BF16
+            fp8 = _TORCH_DTYPES.get(str(t.dtype))
+            if fp8 in STORAGE_DTYPES:  # the MX formats go in as their bytes
+                if isinstance(want, PackedDType) and want.storage == fp8:
+                    return t.view(torch.uint8).numpy(), want  # torch's float4_e2m1fn_x2 for DT_FP4_E2M1
+                if want is not None and want != fp8:
+                    raise self._dtype_error(p, f"a torch tensor of dtype {t.dtype}", tuple(t.shape))
+                return t.view(torch.uint8).numpy(), fp8
+            a = t.numpy()
+        if isinstance(a, np.generic):  # a numpy scalar (np.float32(3)) is a 0-d array
+            a = np.asarray(a)
+            a.setflags(write=False)  # a value, not memory: a write into it would be lost
+        if isinstance(a, np.ndarray):
+            if want == DT_BF16 and a.dtype == np.uint16:
+                return a, DT_BF16
+            if (want in STORAGE_DTYPES or isinstance(want, PackedDType)) and a.dtype == np.uint8:
+                return a, want  # an MX format's bytes
+            try:
+                got = as_dtype(a.dtype)
+            except TypeError:
+                got = None
+            if got is None or (want is not None and got != want):
+                what = ("bf16 bit patterns (numpy uint16)" if a.dtype == np.uint16 and want is not None
+                        else f"a {framework} of dtype {torch_dtype or a.dtype}"
+                        + (f" ({_core.dtype_name(got)})" if got is not None else ""))
+                raise self._dtype_error(p, what, a.shape)
+            return a, got
+        if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a) and want is not None:
+            return np.empty(a, dtype=to_numpy_dtype(want)), want  # a shape, for compile()
+        raise _core.UserError(f"@{self.fn.__name__}: argument '{p.name}' must be a numpy array or a torch tensor, "
+                              f"got {type(a).__name__}" + _format_loc(user_loc()))
+
+    def _guard_outputs(self, compiled: CompiledFunction, arrays: List[np.ndarray],
+                       names: List[str]) -> Tuple[List[np.ndarray], SharedOutputs]:
+        """A parameter the program writes must be writable; an input that overlaps an output (but
+        is not the very same array) is copied first, as numpy's ufuncs do; outputs that overlap
+        each other run on copies merged back after the call (SharedOutputs)."""
+        for i, a in enumerate(arrays):
+            if compiled.writes[i] and not a.flags.writeable:
+                raise _core.UserError(f"@{self.fn.__name__}: parameter '{names[i]}' is written by the function (an "
+                                      f"in-place output) but the array passed is read-only" + _format_loc(user_loc())
+                                      + "\nhint: pass a writable array, e.g. numpy.array(x) (a copy); a numpy scalar "
+                                      "such as numpy.float32(0) is a value, so pass numpy.array(0, numpy.float32)")
+        out = list(arrays)
+        shared = SharedOutputs()
+        for i, o in enumerate(arrays):
+            if not compiled.writes[i]:
+                continue
+            for j, a in enumerate(arrays):
+                if j == i or not overlap(o, a):
+                    continue
+                same = (o.__array_interface__["data"][0] == a.__array_interface__["data"][0]
+                        and o.shape == a.shape and o.strides == a.strides and o.dtype == a.dtype)
+                if same:
+                    continue  # x and out the very same array: an in-place update, which works
+                if compiled.writes[j]:
+                    if i < j:
+                        shared.add(out, arrays, i, j)
+                elif out[j] is a:
+                    out[j] = np.array(a)  # read before any write: a copy, as numpy does
+        return out, shared
+
+    def _dtype_error(self, p: _Param, what: str, shape: Any) -> Exception:
+        assert p.ann is not None and p.ann.dtype is not None
+        want = _core.dtype_name(p.ann.dtype)
+        if p.ann.dtype == DT_BF16:
+            hint = "pass a torch.bfloat16 tensor, or bf16 bit patterns as numpy uint16: pypto.to_bf16(x)"
+        elif what.startswith("bf16 bit patterns") or "dtype" not in what:
+            hint = "pass an array of a dtype pypto supports"
+        else:
+            hint = f"convert it, e.g. x.astype(numpy.{np.dtype(to_numpy_dtype(p.ann.dtype)).name})"
+        return _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' expects dtype {want}, got {what} of shape "
+                               f"{tuple(shape)}, which does not match the dtype of the annotation"
+                               + _format_loc(user_loc()) + f"\nhint: {hint}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None and not getattr(_dynamo_state, "off", False):
+            # Called from a torch.compile'd function (a kernel launch in its graph): dynamo must
+            # not trace the launch itself (it would break the graph inside our argument handling).
+            _dynamo_state.off = True
+            try:
+                launch = self.__dict__.get("_undynamo")
+                if launch is None:
+                    launch = self.__dict__["_undynamo"] = dynamo.disable(self._launch, recursive=True)
+                return launch(*args, **kwargs)
+            finally:
+                _dynamo_state.off = False
+        return self._launch(*args, **kwargs)
+
+    def _launch(self, *args: Any, **kwargs: Any) -> Any:
+        for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)
+            calls.append((self, args, kwargs))
+        if self.tuned_tiles and ops._default_tiles() == (None, None):
+            # Tile shapes pypto.tune(..., apply=True) chose: the defaults of a function that sets
+            # none (an enclosing pypto.options scope still wins).
+            saved = ops._default_tiles()
+            ops._set_default_tiles(*self.tuned_tiles)
+            try:
+                return self._call(args, kwargs, getattr(_sim_request, "machine", None))
+            finally:
+                ops._restore_default_tiles(saved)
+        return self._call(args, kwargs, getattr(_sim_request, "machine", None))
+
+    def _call(self, args: Sequence[Any], kwargs: Dict[str, Any], sim_machine: Optional[str]) -> Any:
+        """One call. With `sim_machine` (pypto.sim.simulate) or run_mode "sim", the program is
+        compiled for that NPU model, run on the CPU for its outputs, and its schedule predicted
+        (self.last_sim)."""
+        groups = self._options()
+        rt, dbg = groups["runtime"], groups["debug"]
+        if sim_machine is None and rt["run_mode"] == "sim":
+            sim_machine = groups["pass"]["machine"] if groups["pass"]["machine"] != "cpu" else "a2a3"
+            _say_once("sim", "run_mode SIM: the outputs are computed on this CPU, the schedule is predicted by the "
+                      f"NPU machine model ({sim_machine}); see docs/sim.md")
+        tiles = ops._default_tiles()
+        copts = self._compile_options(sim_machine)
+        compiled = None
+        if (self._simple and not kwargs and len(args) == len(self._want) and self._simple_key is not None
+                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
+            torch_in, arrays, tparams = False, list(args), self.params
+            compiled = self._cache.get(self._simple_key + (copts, tiles))
+        if compiled is None:
+            values = self._bind(args, kwargs)
+            tparams, arrays, dtypes, call = self._split(values)
+            torch_in = any(_is_torch(v) for v in values)
+            key = self._key(tparams, arrays, dtypes, values)[:-2] + (copts, tiles)
+            compiled = self._cache.get(key)
+            if compiled is None:
+                t0 = time.perf_counter()
+                compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call, sim_machine)
+                _compile_seconds[0] += time.perf_counter() - t0
+            if self._simple:
+                self._simple_key = key[:-2]  # the same for every call: no STATIC dims, no values
+        self.last = compiled
+        shared = None
+        if compiled.writes and any(compiled.writes):
+            arrays, shared = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
+        staged: List[Tuple[int, np.ndarray]] = []  # (param, the caller's array) run on a dense copy
+        for i, reshaped in enumerate(compiled.reshaped):
+            if reshaped and not arrays[i].flags.c_contiguous:
+                # The function reshapes this parameter (a reshape is the same memory in another
+                # shape): a strided array (a slice of a cache, ...) runs on a dense copy, copied
+                # back when the function writes it.
+                staged.append((i, arrays[i]))
+                arrays = list(arrays)
+                arrays[i] = np.ascontiguousarray(arrays[i])
+        swimlane_to = getattr(_swimlane_request, "path", None)
+        cann_debug = bool(dbg["compile_debug_mode"]) or dbg["runtime_debug_mode"] == 1  # PyPTO's output/ folder
+        trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to) \
+            or cann_debug
+        run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
+        before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
+        try:
+            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, run_mode,
+                                               float(rt["timeout"]))
+        except _core.UserError as e:  # name the caller's line too
+            raise _core.UserError(str(e) + _format_loc(user_loc())) from None
+        self.last_stats = stats
+        # 64-bit unsigned results come back as numpy's 'Q' (unsigned long long), which torch
+        # refuses; np.uint64 is the same bytes.
+        outs = [o.view(np.uint64) if o.dtype.char == "Q" else o for o in outs]
+        for i, original in staged:
+            if compiled.writes[i]:
+                original[...] = arrays[i]
+        if shared is not None and shared.private:
+            shared.merge(self.fn.__name__, [p.name for p in tparams])
+        if swimlane_to:
+            import json
+
+            from ..tools import swimlane
+            exec_json = json.loads(compiled.program.to_json("exec_graph"))
+            with open(swimlane_to, "w") as fh:
+                json.dump(swimlane.build_trace(stats.get("events", []), stats, exec_json, self.fn.__name__,
+                                               workers=int(rt["workers"])), fh)
+        if cann_debug:
+            from ..tools import debug_output
+            debug_output.write(compiled.program, stats, self.fn.__name__, int(rt["workers"]))
+        if sim_machine is not None:
+            from ..tools import sim
+            self.last_sim = sim.SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
+            if rt["run_mode"] == "sim":
+                self.last_sim.write_outputs(compiled.dump_dir)
+        if before is not None:
+            from ..tools import pass_verify
+            pass_verify.verify_call(self.fn.__name__, compiled, before, outs, arrays, rt["run_mode"], dbg,
+                                    groups["verify"], stats)
+        if compiled.dump_dir and (trace or (dbg["graph"] and not compiled.graph_written)):
+            self._write_debug_outputs(compiled, stats, dbg, rt)
+        if torch_in:
+            import torch
+            # bf16 results come back as their uint16 bit patterns (numpy has no bf16), the MX
+            # formats as bytes.
+            outs = [torch.from_numpy(o.view(np.int16)).view(torch.bfloat16) if dt == DT_BF16
+                    else torch.from_numpy(o).view(getattr(torch, _TORCH_NAME.get(dt, "uint8"))) if dt in STORAGE_DTYPES
+                    else torch.from_numpy(o) for o, dt in zip(outs, compiled.result_dtypes)]
+        if any(kind == "param" for kind, _ in compiled.returns):
+            tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))
+                           if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v))]
+            outs = [tensor_args[k] if kind == "param" else outs[k] for kind, k in compiled.returns]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _write_debug_outputs(self, compiled: CompiledFunction, stats: Dict[str, Any], dbg: Dict[str, Any],
+                             rt: Dict[str, Any]) -> None:
+        """swimlane.json / swimlane.txt of this call and graph.html (once per compiled function)."""
+        import json
+
+        from ..tools import swimlane
+        if dbg["swimlane"] and "events" in stats:
+            exec_json = json.loads(compiled.program.to_json("exec_graph"))
+            swimlane.write(compiled.dump_dir, stats["events"], stats, exec_json, self.fn.__name__,
+                           workers=int(rt["workers"]))
+        if dbg["graph"] and not compiled.graph_written:
+            from ..tools import graph_html
+            graph_html.write_program(compiled.program, compiled.dump_dir)
+            compiled.graph_written = True
+
+
+
+def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,
+        pass_options: Optional[Dict[str, Any]] = None, runtime_options: Optional[Dict[str, Any]] = None,
+        host_options: Optional[Dict[str, Any]] = None, codegen_options: Optional[Dict[str, Any]] = None,
+        verify_options: Optional[Dict[str, Any]] = None, new_ir: bool = True,
+        create_new_logical_tensor: bool = False, tile_shape: Optional[Sequence[int]] = None) -> Any:
+    """Compile a tensor-level function: ``@pypto.jit`` or ``@pypto.jit(runtime_options=...)``;
+    a function with ``pypto.Tile`` parameters is a tile function (pypto.tile), mapped over row
+    tiles of ``tile_shape`` (rows, or rows and cols) or of a size chosen from the buffer.
+
+    Takes PyPTO's option groups (see pypto.config); ``new_ir`` and ``create_new_logical_tensor``
+    are accepted for compatibility (there is one IR here)."""
+    def wrap(f: Callable[..., Any]) -> Any:
+        from .tile import TileFunction, is_tile_function
+        if is_tile_function(f):
+            return TileFunction(f, tile_shape, {
+                "debug_options": debug_options, "pass_options": pass_options, "runtime_options": runtime_options,
+                "host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options})
+        if tile_shape is not None:
+            raise _core.UserError(f"@pypto.jit(tile_shape=...) on {f.__name__}: tile_shape is for tile functions "
+                                  "(a parameter annotated pypto.Tile); use pypto.set_vec_tile_shapes in a "
+                                  "tensor-level function")
+        return JitFunction(f, debug_options, pass_options, runtime_options, host_options, codegen_options,
+                           verify_options)
+    return wrap(fn) if fn is not None else wrap

@@ -1,0 +1,492 @@
+"""The operators of ``pypto.language``: data movement (load, store, assemble, create_tile), tile
+and tensor arithmetic, row/column reductions and broadcasts, matmul, and the cross-core pipe
+(tpush / tpop / tfree).
+
+Every operator is the tensor-level op of the same meaning recorded into the one IR, so the
+compiler fuses and schedules tile programs as it does tensor programs. A *tile* is the value
+``pl.load`` returns (a window of a global tensor, with its memory space and declared shape); an
+op on tiles is recorded with the vec tile shape set to the tile, so each op is one tile of work.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+from ... import _core
+from ...core import ops as _ops
+from .. import tile as _tile
+from ...core._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8
+from ...core._tracing import _format_loc, current_recorder, user_loc
+from ...core.control import bytes_of, sym_min
+from ...core.tensor import Tensor
+from ...core.tensor import tensor as new_tensor
+from ._program import current_trace
+from ._types import AtomicType, Level, MemorySpace, PadValue
+
+Number = Union[int, float]
+
+_CAPACITY = {MemorySpace.Vec: ("ub_bytes", "Vec (UB)"), MemorySpace.Mat: ("l1_bytes", "Mat (L1)"),
+             MemorySpace.Left: ("l0a_bytes", "Left (L0A)"), MemorySpace.Right: ("l0b_bytes", "Right (L0B)"),
+             MemorySpace.Acc: ("l0c_bytes", "Acc (L0C)")}
+
+
+def _loc() -> str:
+    return _format_loc(user_loc())
+
+
+def _require(op: str, kind: str) -> Level:
+    """The in-core level the op is recorded in; a UserError when it is misplaced. `kind`:
+    "vector" (AIV or core group), "cube" (AIC or core group), "move" (any in-core level)."""
+    trace = current_trace(op)
+    scope = trace.incore()
+    if scope is None:
+        where = f"the orchestration body of {trace.scopes[-1].name}" if trace.scopes else \
+            f"the @pl.jit entry {trace.fn_name}, which is orchestration (the control plane)"
+        raise _core.UserError(
+            f"misplaced op pl.{op} in {where}: operators run on chip" + _loc()
+            + "\nhint: put it inside `with pl.at(level=pl.Level.CORE_GROUP):` or in a @pl.jit.incore function")
+    if kind == "cube" and scope.level is Level.AIV:
+        raise _core.UserError(f"pl.{op} is a cube instruction, in the AIV function or scope '{scope.name}'" + _loc()
+                              + "\nhint: run it in an AIC (or CORE_GROUP) function and hand the tile over with "
+                              "pl.tpush_to_aiv / pl.tpop_from_aic")
+    if kind == "vector" and scope.level is Level.AIC:
+        raise _core.UserError(f"pl.{op} is a vector instruction, in the AIC function or scope '{scope.name}'" + _loc()
+                              + "\nhint: run it in an AIV (or CORE_GROUP) function; pass the tile with "
+                              "pl.tpush_to_aiv / pl.tpop_from_aic")
+    return scope.level
+
+
+def _tile_shape(x: Any) -> List[int]:
+    """The declared shape of tile `x` (what pl.load gave it), or [] for a tensor."""
+    return list(getattr(x, "_pl_shape", None) or []) if isinstance(x, Tensor) else []
+
+
+def _is_tile(x: Any) -> bool:
+    return bool(_tile_shape(x))
+
+
+def _mark(t: Tensor, shape: Sequence[int], mem: MemorySpace) -> Tensor:
+    t._pl_shape = [int(d) for d in shape]  # type: ignore[attr-defined]
+    t._pl_mem = mem  # type: ignore[attr-defined]
+    return t
+
+
+def _static_dims(shape: Sequence[Any], op: str, what: str) -> List[int]:
+    dims: List[int] = []
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
+            raise _core.UserError(f"pl.{op}: the {what} {list(shape)!r} must be positive ints (a tile's shape is "
+                                  "fixed when the kernel is compiled)" + _loc()
+                                  + "\nhint: give the tile's full shape and the dynamic part as valid_shape=")
+        dims.append(d)
+    return dims
+
+
+def _check_fits(op: str, shape: Sequence[int], dtype: Any, mem: MemorySpace) -> None:
+    if mem is MemorySpace.DDR:
+        return
+    machine = current_trace(op).machine
+    key, name = _CAPACITY[mem]
+    cap = int(_core.machine_info(machine)[key])
+    nbytes = math.prod(shape) * bytes_of(dtype)
+    if nbytes > cap:
+        raise _core.UserError(f"pl.{op}: a {list(shape)} {_core.dtype_name(dtype)} tile is {nbytes} bytes, more "
+                              f"than the {name} buffer of {cap} bytes on {machine}" + _loc()
+                              + "\nhint: load a smaller tile and loop over the tensor (pl.range)")
+
+
+def _one_tile(fn: Callable[[], Any], operands: Sequence[Any], mem: MemorySpace = MemorySpace.Vec) -> Any:
+    """Records `fn()` with the vec tile shape set to the tiles among `operands` (one tile of
+    work); the result is a tile of that shape when an operand is one."""
+    tiles = [x for x in operands if _is_tile(x)]
+    if not tiles:
+        return fn()
+    rank = max(len(_tile_shape(t)) for t in tiles)
+    shape = [max(_tile_shape(t)[d] for t in tiles if len(_tile_shape(t)) == rank) for d in range(rank)]
+    rec = current_recorder("tile op")
+    saved = list(rec.vec_tile_shapes())
+    rec.set_vec_tile_shapes(shape, user_loc())
+    try:
+        out = fn()
+    finally:
+        if saved:
+            rec.set_vec_tile_shapes(saved, user_loc())
+        else:
+            rec.clear_vec_tile_shapes()
+    if isinstance(out, Tensor) and out.is_traced:  # a valid extent's tile dim is the tile's
+        _mark(out, [d if isinstance(d, int) else shape[i] if i < len(shape) else 1 for i, d in enumerate(out.shape)],
+              mem)
+    return out
+
+
+# --- data movement ---------------------------------------------------------------------------------
+
+
+def _window_check(op: str, tensor: Tensor, offsets: Sequence[Any], extent: Sequence[Any], what: str) -> None:
+    if len(offsets) != len(tensor.shape) or len(extent) != len(tensor.shape):
+        raise _core.UserError(f"pl.{op}: the tensor is {len(tensor.shape)}-D {list(tensor.shape)}, the offsets "
+                              f"{list(offsets)} and {what} {list(extent)} must have one entry per dim" + _loc())
+    for d, (o, e, n) in enumerate(zip(offsets, extent, tensor.shape)):
+        if isinstance(o, int) and isinstance(e, int) and isinstance(n, int) and (o < 0 or o + e > n):
+            raise _core.UserError(f"pl.{op}: the window at offsets {list(offsets)} with {what} {list(extent)} is out "
+                                  f"of bounds of the tensor {list(tensor.shape)} in dim {d} ({o} + {e} > {n})"
+                                  + _loc() + "\nhint: give the part that exists as valid_shape= (or clamp=True)")
+
+
+def load(tensor: Tensor, offsets: Sequence[Any], shapes: Sequence[Any], valid_shape: Optional[Sequence[Any]] = None,
+         target_memory: MemorySpace = MemorySpace.Vec, clamp: bool = False) -> Tensor:
+    """``pl.load(t, offsets, shapes[, valid_shape][, target_memory])``: the window of global
+    tensor `t` at `offsets` as a tile of shape `shapes` in `target_memory`. `valid_shape` (or
+    `clamp=True`: the part inside `t`) is the region that holds data; ops on the tile compute
+    that region."""
+    level = _require("load", "move")
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.load: the source must be a tensor of the function, got {type(tensor).__name__}"
+                              + _loc())
+    if not isinstance(target_memory, MemorySpace):
+        raise _core.UserError(f"pl.load: target_memory must be a pl.MemorySpace, got {target_memory!r}" + _loc())
+    if level is Level.AIV and target_memory in (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right,
+                                                MemorySpace.Acc):
+        raise _core.UserError(f"pl.load into {target_memory.name} (a cube buffer) in an AIV function" + _loc())
+    if level is Level.AIC and target_memory is MemorySpace.Vec:
+        raise _core.UserError("pl.load into Vec (the vector unit's buffer) in an AIC function" + _loc())
+    shape = _static_dims(shapes, "load", "tile shape")
+    offsets = list(offsets)
+    if clamp:
+        valid_shape = [sym_min(s, n - o) if not (isinstance(n, int) and isinstance(o, int)) else max(0, min(s, n - o))
+                       for s, n, o in zip(shape, tensor.shape, offsets)]
+    valid = list(valid_shape) if valid_shape is not None else list(shape)
+    _window_check("load", tensor, offsets, valid, "valid shape" if valid_shape is not None else "shape")
+    _check_fits("load", shape, tensor.dtype, target_memory)
+    if valid_shape is None:
+        t = _ops.view(tensor, shape, offsets)
+    else:
+        t = _ops.view(tensor, shape, offsets, valid_shape=valid)
+    return _mark(t, shape, target_memory)
+
+
+def store(tile: Tensor, offsets: Sequence[Any], output_tensor: Tensor, shapes: Optional[Sequence[Any]] = None, *,
+          atomic: AtomicType = AtomicType.None_) -> Tensor:
+    """``pl.store(tile, offsets, out)``: writes the tile's valid region into global tensor `out`
+    at `offsets`; ``atomic=pl.AtomicType.Add`` adds it to what is there. Returns `out`."""
+    _require("store", "move")
+    return _write("store", tile, offsets, output_tensor, atomic)
+
+
+def assemble(target: Tensor, source: Tensor, offset: Sequence[Any], *, atomic: AtomicType = AtomicType.None_) -> Tensor:
+    """``pl.assemble(target, source, offset)``: `source` written into `target` at `offset`
+    (``target[r0:r0+R, c0:c0+C] = source``). Returns `target`."""
+    return _write("assemble", source, offset, target, atomic)
+
+
+def _write(op: str, tile: Tensor, offsets: Sequence[Any], out: Tensor, atomic: AtomicType) -> Tensor:
+    if not isinstance(out, Tensor) or not out.is_traced:
+        raise _core.UserError(f"pl.{op}: the destination must be a tensor of the function, got {type(out).__name__}"
+                              + _loc())
+    if not isinstance(tile, Tensor) or not tile.is_traced:
+        raise _core.UserError(f"pl.{op}: the source must be a tile or tensor, got {type(tile).__name__}" + _loc())
+    offsets = list(offsets)
+    _window_check(op, out, offsets, list(tile.shape), "tile of shape")
+    if atomic is AtomicType.Add:
+        current = _ops.view(out, list(tile.shape), offsets)
+        tile = _one_tile(lambda: _ops.add(current, tile), [tile])
+    elif atomic is not AtomicType.None_:
+        raise _core.UserError(f"pl.{op}: atomic must be a pl.AtomicType, got {atomic!r}" + _loc())
+    # With the tile's shape in force, so the write fuses into the kernel that computes the tile.
+    _one_tile(lambda: _ops.assemble(tile, offsets, out), [tile])
+    return out
+
+
+def create_tile(shape: Sequence[Any], dtype: Any = DT_FP32, target_memory: MemorySpace = MemorySpace.Vec,
+                **kwargs: Any) -> Tensor:
+    """``pl.create_tile(shape, dtype=, target_memory=)``: a tile of zeros (the scratch tiles the
+    language's reductions take are accepted and not needed here)."""
+    _require("create_tile", "move")
+    dims = _static_dims(shape, "create_tile", "shape")
+    _check_fits("create_tile", dims, dtype, target_memory)
+    return _mark(_ops.creation.full_value(dims, 0, dtype), dims, target_memory)
+
+
+create = create_tile
+
+
+def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32) -> Tensor:
+    """``pl.create_tensor(shape, dtype=)``: a global tensor of the program (scratch or state that
+    several tasks read and write), written before it is read."""
+    current_trace("create_tensor")
+    return new_tensor(list(shape), dtype, "pl_tensor")
+
+
+def full(shape: Sequence[Any], dtype: Any, value: Number) -> Tensor:
+    """``pl.full(shape, dtype=, value=)``: a tensor (or tile) holding `value`."""
+    _require("full", "move")
+    return _ops.creation.full_value(list(shape), value, dtype)
+
+
+def fillpad(tile: Tensor, pad_value: Union[PadValue, Number] = PadValue.zero) -> Tensor:
+    """``pl.fillpad(tile, pad_value)``. The ops here compute a tile's valid region only, so the
+    padding never takes part in a reduction: the tile is returned as it is (the answer is the one
+    a correctly padded tile gives on the chip)."""
+    _require("fillpad", "vector")
+    return tile
+
+
+# --- arithmetic -------------------------------------------------------------------------------------
+
+
+def _unary(name: str, fn: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
+    def op(tile: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _require(name, "vector")
+        return _one_tile(lambda: fn(tile), [tile])
+    op.__name__ = name
+    op.__doc__ = f"``pl.{name}(x)``: elementwise, on a tile or a tensor."
+    return op
+
+
+def _binary(name: str, fn: Callable[[Any, Any], Tensor]) -> Callable[..., Tensor]:
+    def op(lhs: Tensor, rhs: Any) -> Tensor:
+        _require(name, "vector")
+        return _one_tile(lambda: fn(lhs, rhs), [lhs, rhs])
+    op.__name__ = name
+    op.__doc__ = f"``pl.{name}(lhs, rhs)``: elementwise; `rhs` a tile / tensor of the same shape, or a scalar."
+    return op
+
+
+add = _binary("add", _ops.add)
+sub = _binary("sub", _ops.sub)
+mul = _binary("mul", _ops.mul)
+div = _binary("div", _ops.div)
+adds = _binary("adds", _ops.add)
+subs = _binary("subs", _ops.sub)
+muls = _binary("muls", _ops.mul)
+divs = _binary("divs", _ops.div)
+maximum = _binary("maximum", _ops.maximum)
+minimum = _binary("minimum", _ops.minimum)
+maximums = _binary("maximums", _ops.maximum)
+minimums = _binary("minimums", _ops.minimum)
+fmod = _binary("fmod", _ops.fmod)
+neg = _unary("neg", _ops.neg)
+exp = _unary("exp", _ops.exp)
+log = _unary("log", _ops.log)
+sqrt = _unary("sqrt", _ops.sqrt)
+rsqrt = _unary("rsqrt", _ops.rsqrt)
+recip = _unary("recip", _ops.reciprocal)
+abs = _unary("abs", _ops.abs)  # noqa: A001 - the language's name
+relu = _unary("relu", _ops.relu)
+sin = _unary("sin", _ops.sin)
+cos = _unary("cos", _ops.cos)
+tanh = _unary("tanh", _ops.tanh)
+sigmoid = _unary("sigmoid", _ops.sigmoid)
+
+
+_CAST_MODES = {"none": "CAST_NONE", "rint": "CAST_RINT", "round": "CAST_ROUND", "floor": "CAST_FLOOR",
+               "ceil": "CAST_CEIL", "trunc": "CAST_TRUNC", "odd": "CAST_ODD"}
+
+
+def cast(tile: Tensor, target_type: Any, mode: str = "round") -> Tensor:
+    """``pl.cast(x, target_type, mode=)``: conversion rounding by `mode` ("round": to nearest,
+    ties away from zero; "rint": ties to even; "floor", "ceil", "trunc"; "none": the
+    conversion's default, pypto.CastMode's)."""
+    _require("cast", "vector")
+    if mode not in _CAST_MODES:
+        raise _core.UserError(f"pl.cast: mode {mode!r} is not one of {sorted(_CAST_MODES)}" + _format_loc(user_loc()))
+    cm = getattr(_ops.CastMode, _CAST_MODES[mode])
+    return _one_tile(lambda: _ops.cast(tile, target_type, cm), [tile])
+
+
+# --- reductions and broadcasts ------------------------------------------------------------------------
+
+
+def _row(name: str, fn: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
+    def op(tile: Tensor, tmp_tile: Optional[Tensor] = None) -> Tensor:
+        _require(name, "vector")
+        return _one_tile(lambda: fn(tile), [tile])
+    op.__name__ = name
+    op.__doc__ = (f"``pl.{name}(tile[, tmp_tile])``: [R, C] -> [R, 1] or [1, C] over the valid region (the "
+                  "language's scratch tile is accepted; none is needed here).")
+    return op
+
+
+# Any rank: a row reduction is over the last dim, a column reduction over the one before it.
+row_max = _row("row_max", lambda t: _ops.amax(t, -1, keepdim=True))
+row_min = _row("row_min", lambda t: _ops.amin(t, -1, keepdim=True))
+row_sum = _row("row_sum", lambda t: _ops.sum(t, -1, keepdim=True))
+col_max = _row("col_max", lambda t: _ops.amax(t, -2, keepdim=True))
+col_min = _row("col_min", lambda t: _ops.amin(t, -2, keepdim=True))
+col_sum = _row("col_sum", lambda t: _ops.sum(t, -2, keepdim=True))
+
+
+def _expand(name: str, fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[..., Tensor]:
+    def op(tile: Tensor, vec: Tensor, tmp: Optional[Tensor] = None) -> Tensor:
+        _require(name, "vector")
+        return _one_tile(lambda: fn(tile, vec), [tile, vec])
+    op.__name__ = name
+    op.__doc__ = f"``pl.{name}(tile, vec)``: the row (or column) vector broadcast over the tile."
+    return op
+
+
+row_expand = _expand("row_expand", _tile.row_expand)
+row_expand_add = _expand("row_expand_add", _tile.row_expand_add)
+row_expand_sub = _expand("row_expand_sub", _tile.row_expand_sub)
+row_expand_mul = _expand("row_expand_mul", _tile.row_expand_mul)
+row_expand_div = _expand("row_expand_div", _tile.row_expand_div)
+row_expand_max = _expand("row_expand_max", _tile.row_expand_max)
+row_expand_min = _expand("row_expand_min", _tile.row_expand_min)
+row_expand_expdif = _expand("row_expand_expdif", lambda t, v: _ops.exp(_tile.row_expand_sub(t, v)))
+col_expand = _expand("col_expand", _tile.col_expand)
+col_expand_add = _expand("col_expand_add", _tile.col_expand_add)
+col_expand_sub = _expand("col_expand_sub", _tile.col_expand_sub)
+col_expand_mul = _expand("col_expand_mul", _tile.col_expand_mul)
+col_expand_div = _expand("col_expand_div", _tile.col_expand_div)
+col_expand_max = _expand("col_expand_max", _tile.col_expand_max)
+col_expand_min = _expand("col_expand_min", _tile.col_expand_min)
+col_expand_expdif = _expand("col_expand_expdif", lambda t, v: _ops.exp(_tile.col_expand_sub(t, v)))
+
+
+# --- the cube -------------------------------------------------------------------------------------------
+
+
+def matmul(lhs: Tensor, rhs: Tensor, out_dtype: Any = None, *, a_trans: bool = False, b_trans: bool = False) -> Tensor:
+    """``pl.matmul(a, b, out_dtype=)``: a @ b on the cube. Tiles (pl.load into Left / Right, or
+    Mat) accumulate in fp32 (int32 for int8), the Acc dtype, unless `out_dtype` says otherwise;
+    tensors default to their own dtype, as the tensor-level matmul."""
+    _require("matmul", "cube")
+    if out_dtype is None and _is_tile(lhs) and _is_tile(rhs):
+        out_dtype = DT_INT32 if lhs.dtype in (DT_INT8, DT_UINT8) else DT_FP32
+    out = _ops.matmul(lhs, rhs, out_dtype, a_trans=a_trans, b_trans=b_trans)
+    if _is_tile(lhs) and _is_tile(rhs):
+        m, n = _tile_shape(lhs)[-2], _tile_shape(rhs)[-1]
+        _mark(out, [d if isinstance(d, int) else m if i == len(out.shape) - 2 else n for i, d in enumerate(out.shape)],
+              MemorySpace.Acc)
+    return out
+
+
+def matmul_acc(acc: Tensor, lhs: Tensor, rhs: Tensor, init_cond: Any = None) -> Tensor:
+    """``pl.matmul_acc(acc, a, b)``: acc + a @ b, accumulated in acc's dtype."""
+    _require("matmul_acc", "cube")
+    prod = _ops.matmul(lhs, rhs, acc.dtype)
+    out = _one_tile(lambda: _ops.add(acc, prod), [acc])
+    if _is_tile(acc):
+        out._pl_mem = MemorySpace.Acc  # type: ignore[attr-defined]
+    return out
+
+
+def matmul_bias(lhs: Tensor, rhs: Tensor, bias: Tensor) -> Tensor:
+    """``pl.matmul_bias(a, b, bias)``: a @ b + bias ([1, N]) in fp32."""
+    _require("matmul_bias", "cube")
+    return _ops.matmul(lhs, rhs, DT_FP32, extend_params={"bias_tensor": bias})
+
+
+# --- the cross-core pipe ---------------------------------------------------------------------------------
+
+
+def _push(op: str, direction: str, tile: Tensor, split: int, pipe_id: Optional[int]) -> None:
+    level = _require(op, "move")
+    producer = Level.AIC if direction == "aic->aiv" else Level.AIV
+    if level not in (producer, Level.CORE_GROUP):
+        raise _core.UserError(f"pl.{op} pushes from the {producer.value} side, but it is called in an "
+                              f"{level.value} function or scope" + _loc())
+    if not isinstance(tile, Tensor) or not tile.is_traced:
+        raise _core.UserError(f"pl.{op}: pushes a tile, got {type(tile).__name__}" + _loc())
+    trace = current_trace(op)
+    scope = trace.incore()
+    slots = scope.slots if scope is not None else 2
+    shape = _tile_shape(tile) or [d if isinstance(d, int) else 1 for d in tile.shape]
+    # The ring lives in the consumer's buffer: UB for a cube -> vector pipe, L1 the other way.
+    mem = MemorySpace.Vec if direction == "aic->aiv" else MemorySpace.Mat
+    key, name = _CAPACITY[mem]
+    cap = int(_core.machine_info(trace.machine)[key])
+    ring = slots * math.prod(shape) * bytes_of(tile.dtype)
+    if ring > cap:
+        raise _core.UserError(f"pl.{op}: the cross-core ring of {slots} slots of a {list(shape)} "
+                              f"{_core.dtype_name(tile.dtype)} tile is {ring} bytes, more than the consumer's {name} "
+                              f"buffer of {cap} bytes on {trace.machine}" + _loc()
+                              + "\nhint: push a smaller tile, or lower the depth with "
+                              "optimizations=[pl.cross_core_slot(slot_num=N)]")
+    trace.fifos.setdefault((direction, pipe_id or 0), []).append((tile, user_loc()))
+
+
+def _pop(op: str, direction: str, shape: Optional[Sequence[int]], dtype: Any, pipe_id: Optional[int]) -> Tensor:
+    level = _require(op, "move")
+    consumer = Level.AIV if direction == "aic->aiv" else Level.AIC
+    if level not in (consumer, Level.CORE_GROUP):
+        raise _core.UserError(f"pl.{op} pops on the {consumer.value} side, but it is called in an {level.value} "
+                              "function or scope" + _loc())
+    trace = current_trace(op)
+    queue = trace.fifos.get((direction, pipe_id or 0), [])
+    push = "tpush_to_aiv" if direction == "aic->aiv" else "tpush_to_aic"
+    if not queue:
+        raise _core.UserError(f"pl.{op}: no tile has been pushed to this pipe (id {pipe_id or 0}): there is no "
+                              f"matching pl.{push} before it" + _loc()
+                              + "\nhint: call the producer function before the consumer in the orchestration, and "
+                              "push once per pop")
+    tile, push_loc = queue.pop(0)
+    pushed_shape = _tile_shape(tile) or list(tile.shape)
+    if shape is not None and [int(d) for d in shape] != [int(d) if isinstance(d, int) else d for d in pushed_shape]:
+        raise _core.UserError(f"pl.{op}: pops a {list(shape)} tile, but the tile pushed at line {push_loc[1]} is "
+                              f"{list(pushed_shape)}" + _loc())
+    if dtype is not None and dtype != tile.dtype:
+        raise _core.UserError(f"pl.{op}: pops a {_core.dtype_name(dtype)} tile, but the tile pushed at line "
+                              f"{push_loc[1]} is {_core.dtype_name(tile.dtype)}" + _loc())
+    free = "tfree_to_aic" if direction == "aic->aiv" else "tfree_to_aiv"
+    # A fresh Python object for the popped tile: it is the same value of the graph.
+    popped = Tensor(_rec=tile._rec, _id=tile._id)
+    _mark(popped, [d if isinstance(d, int) else 1 for d in pushed_shape],
+          MemorySpace.Vec if direction == "aic->aiv" else MemorySpace.Mat)
+    trace.popped[id(popped)] = (popped, free, user_loc())
+    return popped
+
+
+def _free(op: str, tile: Tensor) -> None:
+    _require(op, "move")
+    trace = current_trace(op)
+    entry = trace.popped.pop(id(tile), None)
+    if entry is None:
+        raise _core.UserError(f"pl.{op}: this tile was not popped from a pipe (or was freed already)" + _loc())
+    if entry[1] != op:
+        raise _core.UserError(f"pl.{op}: the tile was popped from the other pipe; release it with pl.{entry[1]}"
+                              + _loc())
+
+
+def tpush_to_aiv(tile: Tensor, *, split: int = 0, lane_stride: Optional[int] = None, id: Optional[int] = None) -> None:  # noqa: A002
+    """Pushes a tile from the cube (AIC) side to the vector (AIV) side."""
+    _push("tpush_to_aiv", "aic->aiv", tile, split, id)
+
+
+def tpush_to_aic(tile: Tensor, *, split: int = 0, id: Optional[int] = None) -> None:  # noqa: A002
+    """Pushes a tile from the vector (AIV) side to the cube (AIC) side."""
+    _push("tpush_to_aic", "aiv->aic", tile, split, id)
+
+
+def tpop_from_aic(*, shape: Optional[Sequence[int]] = None, dtype: Any = None, split: int = 0,
+                  lane_stride: Optional[int] = None, id: Optional[int] = None) -> Tensor:  # noqa: A002
+    """Pops, on the AIV side, the oldest tile the AIC side pushed (release it with tfree_to_aic)."""
+    return _pop("tpop_from_aic", "aic->aiv", shape, dtype, id)
+
+
+def tpop_from_aiv(*, shape: Optional[Sequence[int]] = None, dtype: Any = None, split: int = 0,
+                  id: Optional[int] = None) -> Tensor:  # noqa: A002
+    """Pops, on the AIC side, the oldest tile the AIV side pushed (release it with tfree_to_aiv)."""
+    return _pop("tpop_from_aiv", "aiv->aic", shape, dtype, id)
+
+
+def tfree_to_aic(tile: Tensor, *, split: Optional[int] = None, id: Optional[int] = None) -> None:  # noqa: A002
+    """Releases a tile popped with tpop_from_aic (its ring slot goes back to the producer)."""
+    _free("tfree_to_aic", tile)
+
+
+def tfree_to_aiv(tile: Tensor, *, split: Optional[int] = None, id: Optional[int] = None) -> None:  # noqa: A002
+    """Releases a tile popped with tpop_from_aiv."""
+    _free("tfree_to_aiv", tile)
+
+
+def aic_initialize_pipe(*args: Any, **kwargs: Any) -> None:
+    """Sets up the cube side of a pipe (nothing to set up here: the pipe is part of the trace)."""
+    _require("aic_initialize_pipe", "move")
+
+
+def aiv_initialize_pipe(*args: Any, **kwargs: Any) -> None:
+    """Sets up the vector side of a pipe (nothing to set up here)."""
+    _require("aiv_initialize_pipe", "move")
+

@@ -1,0 +1,460 @@
+"""Functions, scopes and loops of ``pypto.language``: ``@pl.jit`` (and ``.incore`` / ``.inline``),
+``@pl.function``, ``pl.at``, ``pl.range`` / ``pl.parallel`` / ``pl.yield_``, ``RunConfig``.
+
+A ``@pl.jit`` entry is traced by the same tracer as ``@pypto.jit`` (it *is* a JitFunction), so
+the program enters the one IR and pipeline. What this module adds is the language's placement
+discipline, kept in a per-trace state: the entry body is the control plane (orchestration), and
+operators run only inside an in-core scope (``with pl.at(level=pl.Level.CORE_GROUP)`` or a
+``@pl.jit.incore`` function); an AIC scope runs cube and data-movement ops, an AIV scope vector
+and data-movement ops. The state also holds the cross-core tile FIFOs (tpush / tpop).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ... import _core
+from ...core import control
+from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
+from ..jit import CompiledFunction, JitFunction
+from ...core.ops import loops as _ops_loops
+from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
+
+__all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
+           "Optimization", "get_block_idx", "get_block_num", "program_id"]
+
+_state = threading.local()
+
+# The chip whose buffer sizes a RunConfig platform names (the checks of pl.load and the pipes).
+_PLATFORM_MACHINES = {"a2a3": "a2a3", "a2a3sim": "a2a3", "a5": "a5", "a5sim": "a5"}
+
+
+class RunConfig:
+    """``pypto.runtime.RunConfig(platform=...)`` of the hw-native-sys runtime. Here every program
+    runs on this CPU; ``platform`` ("a2a3sim", "a2a3", "a5sim", "a5") names the chip whose buffer
+    capacities the tile checks use (pl.load, create_tile, the cross-core ring). Other fields are
+    accepted and kept."""
+
+    def __init__(self, platform: str = "", **fields: Any) -> None:
+        self.platform = platform
+        self.fields = dict(fields)
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    @property
+    def machine(self) -> Optional[str]:
+        return _PLATFORM_MACHINES.get(self.platform)
+
+    def __repr__(self) -> str:
+        return f"RunConfig(platform={self.platform!r})"
+
+
+class Optimization:
+    """An entry of ``pl.at(..., optimizations=[...])``."""
+
+    def __init__(self, kind: str, **args: Any) -> None:
+        self.kind = kind
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}({', '.join(f'{k}={v!r}' for k, v in self.args.items())})"
+
+
+def split(mode: SplitMode = SplitMode.UP_DOWN) -> Optimization:
+    """``pl.split(mode)``: a mixed cube + vector scope whose vector half is split over the two
+    AIV lanes. On the CPU the runtime already overlaps the cube and vector kernels of a scope
+    by their data; the mode is recorded."""
+    return Optimization("split", mode=mode)
+
+
+def cross_core_slot(slot_num: int = 2) -> Optimization:
+    """``pl.cross_core_slot(slot_num=N)``: the depth of the cross-core ring (checked against the
+    consumer's buffer)."""
+    if not isinstance(slot_num, int) or slot_num <= 0:
+        raise _core.UserError(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}"
+                              + _format_loc(user_loc()))
+    return Optimization("cross_core_slot", slot_num=slot_num)
+
+
+# --- the per-trace state -----------------------------------------------------------------------
+
+
+class _Scope:
+    def __init__(self, level: Level, name: str, slots: int) -> None:
+        self.level, self.name, self.slots = level, name, slots
+
+
+class _Trace:
+    """Placement scopes and cross-core FIFOs of one pl.jit trace."""
+
+    def __init__(self, fn_name: str, machine: str) -> None:
+        self.fn_name = fn_name
+        self.machine = machine
+        self.scopes: List[_Scope] = []
+        # (direction, pipe id) -> pushed (tile, loc) not yet popped
+        self.fifos: Dict[Tuple[str, int], List[Tuple[Any, SourceLoc]]] = {}
+        self.popped: Dict[int, Tuple[Any, str, SourceLoc]] = {}  # id(tile) -> (tile, free op, loc)
+        self.loop_values: List[List[Any]] = []  # pl.range(init_values=...) state, innermost last
+        self.blocks: List[Tuple[Any, Any]] = []  # (index, trip count) of the enclosing pl.parallel loops
+
+    def incore(self) -> Optional[_Scope]:
+        for s in reversed(self.scopes):
+            if s.level in INCORE_LEVELS:
+                return s
+        return None
+
+    def finish(self) -> None:
+        for (direction, pid), pending in self.fifos.items():
+            if pending:
+                _, loc = pending[0]
+                pop = "tpop_from_aic" if direction == "aic->aiv" else "tpop_from_aiv"
+                raise _core.UserError(f"pl.{_push_name(direction)}: a pushed tile (pipe {pid}) is never popped: no "
+                                      f"pl.{pop} takes it" + _format_loc(loc)
+                                      + "\nhint: every push needs a matching pop in the peer function")
+        for _tile, free, loc in self.popped.values():
+            raise _core.UserError(f"the tile popped here is never released with pl.{free}: on the chip its ring slot "
+                                  "stays taken and the producer stalls once the ring fills" + _format_loc(loc)
+                                  + f"\nhint: call pl.{free}(tile) once the tile has been used")
+
+
+def _push_name(direction: str) -> str:
+    return "tpush_to_aiv" if direction == "aic->aiv" else "tpush_to_aic"
+
+
+def current_trace(op: str) -> _Trace:
+    t = getattr(_state, "trace", None)
+    if t is None or maybe_recorder() is None:
+        raise _core.UserError(f"pl.{op} can only be used in a @pl.jit function while it is traced"
+                              + _format_loc(user_loc()))
+    return t
+
+
+class _Scoped:
+    """Pushes a placement scope for the duration of a `with` block."""
+
+    def __init__(self, level: Level, name: str, slots: int = 2) -> None:
+        self.scope = _Scope(level, name, slots)
+
+    def __enter__(self) -> "_Scoped":
+        current_trace("at").scopes.append(self.scope)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        current_trace("at").scopes.pop()
+
+
+def at(level: Level, role: Optional[Role] = None, *, optimizations: Optional[Sequence[Optimization]] = None,
+       name_hint: str = "", **kwargs: Any) -> _Scoped:
+    """``with pl.at(level=pl.Level.CORE_GROUP):`` marks the statements that run on chip. The
+    other keywords of the hw-native-sys language (``deps``, ``no_dep_args``, ``dumps``,
+    ``allow_early_resolve``, ``windowize``) are accepted: the runtime here derives dependencies
+    from the data each task touches."""
+    if not isinstance(level, Level):
+        raise _core.UserError(f"pl.at: level must be a pl.Level, got {level!r}" + _format_loc(user_loc()))
+    if role is not None and not isinstance(role, Role):
+        raise _core.UserError(f"pl.at: role must be a pl.Role, got {role!r}" + _format_loc(user_loc()))
+    slots = 2
+    for o in optimizations or []:
+        if not isinstance(o, Optimization):
+            raise _core.UserError(f"pl.at: optimizations takes pl.split(...) and pl.cross_core_slot(...), got {o!r}"
+                                  + _format_loc(user_loc()))
+        if o.kind == "cross_core_slot":
+            slots = o.args["slot_num"]
+    return _Scoped(level, name_hint or level.value, slots)
+
+
+# --- loops ---------------------------------------------------------------------------------------
+
+
+def _bounds(name: str, args: Tuple[Any, ...]) -> Tuple[Any, Any, Any]:
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        return args[0], args[1], args[2]
+    raise _core.UserError(f"pl.{name}() takes 1 to 3 positional arguments, got {len(args)}" + _format_loc(user_loc()))
+
+
+def _static(*xs: Any) -> bool:
+    return all(isinstance(x, int) and not isinstance(x, bool) for x in xs)
+
+
+def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:  # noqa: A001 - pl.range
+    """``for i in pl.range(stop)`` / ``(start, stop[, step])``: a loop of the program.
+
+    A body that carries no traced value from one iteration to the next is a runtime loop (traced
+    once, ``i`` symbolic, bounds may be dynamic); a body that does (``t = pl.add(t, a)``, or
+    ``init_values`` with ``pl.yield_``) is unrolled at trace time, which needs static bounds, as
+    the hw-native-sys language unrolls its compile-time loops."""
+    loc = user_loc()
+    start, stop, step = _bounds("range", args)
+    if init_values is not None:
+        if not _static(start, stop, step):
+            raise _core.UserError("pl.range(..., init_values=...) carries values from one iteration to the next, "
+                                  "so it is unrolled at trace time and needs int bounds, got "
+                                  f"({start!r}, {stop!r}, {step!r})" + _format_loc(loc))
+        return _carried_loop(start, stop, step, list(init_values))
+    carried = _ops_loops.CarriedValues(loc).before
+    if carried and _static(start, stop, step):
+        return iter(builtins.range(start, stop, step))
+    return _ops_loops.loop(start, stop, step, name="pl_range")
+
+
+def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:
+    """``for i in pl.parallel(n)``: a runtime loop whose iterations are independent tasks (the
+    runtime runs them in parallel as far as the data they touch allows)."""
+    if init_values is not None:
+        raise _core.UserError("pl.parallel: iterations are independent, so they carry no values (init_values)"
+                              + _format_loc(user_loc()) + "\nhint: use pl.range(..., init_values=...)")
+    start, stop, step = _bounds("parallel", args)
+    return _parallel_loop(start, stop, step)
+
+
+def _parallel_loop(start: Any, stop: Any, step: Any) -> Iterator[Any]:
+    trace = current_trace("parallel")
+    for i in _ops_loops.loop(start, stop, step, name="pl_parallel", parallel=True):
+        trace.blocks.append((i, (stop - start + step - 1) // step))
+        try:
+            yield i
+        finally:
+            trace.blocks.pop()
+
+
+def get_block_idx() -> Any:
+    """The index of this task among the iterations of the innermost ``pl.parallel`` loop (its
+    loop index); ``pl.program_id()`` is the same."""
+    trace = current_trace("get_block_idx")
+    if not trace.blocks:
+        raise _core.UserError("pl.get_block_idx: not inside a pl.parallel loop" + _format_loc(user_loc())
+                              + "\nhint: the tasks of a program are the iterations of pl.parallel(n)")
+    return trace.blocks[-1][0]
+
+
+def get_block_num() -> Any:
+    """The number of iterations (tasks) of the innermost ``pl.parallel`` loop."""
+    trace = current_trace("get_block_num")
+    if not trace.blocks:
+        raise _core.UserError("pl.get_block_num: not inside a pl.parallel loop" + _format_loc(user_loc()))
+    return trace.blocks[-1][1]
+
+
+program_id = get_block_idx
+
+
+def _carried_loop(start: int, stop: int, step: int, values: List[Any]) -> Iterator[Any]:
+    trace = current_trace("range")
+    trace.loop_values.append(values)
+    try:
+        for i in builtins.range(start, stop, step):
+            yield i, tuple(trace.loop_values[-1])
+    finally:
+        trace.loop_values.pop()
+
+
+def yield_(*values: Any) -> Any:
+    """``acc = pl.yield_(new_acc)``: the values the next iteration of the enclosing
+    ``pl.range(..., init_values=...)`` starts from (and the loop's results after it)."""
+    trace = current_trace("yield_")
+    if not trace.loop_values:
+        raise _core.UserError("pl.yield_ outside a pl.range(..., init_values=...) loop" + _format_loc(user_loc()))
+    state = trace.loop_values[-1]
+    if len(values) != len(state):
+        raise _core.UserError(f"pl.yield_ gives {len(values)} values for a loop with {len(state)} init_values"
+                              + _format_loc(user_loc()))
+    state[:] = list(values)
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# --- functions -----------------------------------------------------------------------------------
+
+
+class LanguageFunction(JitFunction):
+    """A ``@pl.jit`` entry: a JitFunction whose parameters take ``pl.Out`` / ``pl.InOut``
+    directions, whose call takes ``config=RunConfig(...)``, and whose body is traced under the
+    language's placement rules (the entry level: orchestration, or an in-core level for an
+    in-core function called with arrays)."""
+
+    def __init__(self, fn: Callable[..., Any], level: Optional[Level] = None) -> None:
+        self.entry_level = level
+        self.directions: Dict[str, Direction] = {}
+        super().__init__(fn)
+        for name, p in self.sig.parameters.items():
+            raw = p.annotation
+            if isinstance(raw, str):
+                raw = super()._resolve(raw)
+            if isinstance(raw, _Directed):
+                self.directions[name] = raw.direction
+        self._config = threading.local()
+
+    def _resolve(self, ann: Any) -> Any:
+        ann = super()._resolve(ann)
+        return ann.inner if isinstance(ann, _Directed) else ann
+
+    def _machine(self) -> str:
+        cfg = getattr(self._config, "value", None)
+        return (cfg.machine if cfg is not None and cfg.machine else None) or self._options()["pass"]["machine"]
+
+    def _compile_options(self, machine: Optional[str] = None) -> Tuple[Any, ...]:
+        return super()._compile_options(machine) + (self._machine(),)
+
+    def __call__(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> Any:
+        if config is not None and not isinstance(config, RunConfig):
+            raise _core.UserError(f"{self.fn.__name__}: config must be a pl RunConfig "
+                                  f"(pypto.runtime.RunConfig), got {config!r}" + _format_loc(user_loc()))
+        self._config.value = config
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self._config.value = None
+
+    def compile(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> CompiledFunction:
+        self._config.value = config
+        try:
+            return super().compile(*args, **kwargs)
+        finally:
+            self._config.value = None
+
+    def _compile(self, tparams: List[Any], arrays: List[Any], dtypes: List[Any], call: List[Any],
+                 machine: Optional[str] = None) -> CompiledFunction:
+        prev = getattr(_state, "trace", None)
+        trace = _state.trace = _Trace(self.fn.__name__, self._machine())
+        if self.entry_level is not None:
+            trace.scopes.append(_Scope(self.entry_level, self.fn.__name__, 2))
+        try:
+            compiled = super()._compile(tparams, arrays, dtypes, call, machine)
+            trace.finish()
+        finally:
+            _state.trace = prev
+        self._check_directions(tparams, compiled)
+        return compiled
+
+    def _check_directions(self, tparams: List[Any], compiled: CompiledFunction) -> None:
+        where = f'\n  File "{self.fn.__code__.co_filename}", line {self.fn.__code__.co_firstlineno}'
+        for p, written in zip(tparams, compiled.writes):
+            d = self.directions.get(p.name, Direction.In)
+            if d is Direction.Out and not written:
+                raise _core.UserError(
+                    f"@pl.jit {self.fn.__name__}: the pl.Out parameter '{p.name}' is never written, so the call would "
+                    f"hand back whatever the buffer held" + where
+                    + f"\nhint: write it with {p.name}[:] = ..., pl.store(tile, offsets, {p.name}) or pl.assemble "
+                    f"(`{p.name} = ...` only rebinds the Python name)")
+            if d is Direction.In and written:
+                raise _core.UserError(
+                    f"@pl.jit {self.fn.__name__}: parameter '{p.name}' is written but its direction is In (the "
+                    "default)" + where + "\nhint: annotate it pl.Out[...] (written only) or pl.InOut[...] (read "
+                    "and written)")
+
+
+def _incore_level(type_: Optional[FunctionType], level: Optional[Level], role: Optional[Role]) -> Optional[Level]:
+    """The in-core level of a function declared with these, or None for an orchestration."""
+    if type_ in (FunctionType.AIC, FunctionType.AIV):
+        return Level.AIC if type_ is FunctionType.AIC else Level.AIV
+    if type_ is FunctionType.InCore:
+        return level if level in INCORE_LEVELS else Level.CORE_GROUP
+    if type_ is FunctionType.Orchestration or role is Role.Orchestrator:
+        return None
+    if level in INCORE_LEVELS or role is Role.SubWorker:
+        return level if level in INCORE_LEVELS else Level.CORE_GROUP
+    return None
+
+
+def _config_machine() -> str:
+    from ...core import config
+    return str(config.merged("pass", {})["machine"])
+
+
+class KernelFunction:
+    """A function of the program: called while a @pl.jit entry is traced it runs in its own
+    placement scope (an in-core level, or orchestration); called with arrays it is an entry."""
+
+    def __init__(self, fn: Callable[..., Any], level: Optional[Level], inline: bool = False) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.level = level
+        self.inline = inline
+        self._traced: Optional[Callable[..., Any]] = None
+        self._entry: Optional[LanguageFunction] = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if maybe_recorder() is not None and getattr(_state, "trace", None) is None:
+            # Called from a tensor-level @pypto.jit function (on its tensors or views): the
+            # levels mix in one program. The call is its own placement scope and pipe state.
+            if self.inline or self.level is None:
+                raise _core.UserError(f"{self.fn.__name__}: a tensor-level function can call an in-core pl "
+                                      "function (@pl.jit.incore, pl.function(type=InCore/AIC/AIV))"
+                                      + _format_loc(user_loc()))
+            machine = _config_machine()
+            _state.trace = _Trace(self.fn.__name__, machine)
+            try:
+                result = self(*args, **kwargs)
+                _state.trace.finish()
+                return result
+            finally:
+                _state.trace = None
+        if maybe_recorder() is not None and getattr(_state, "trace", None) is not None:
+            if self._traced is None:  # runtime `if`s, as in the entry
+                self._traced = control.with_runtime_branches(self.fn)
+            if self.inline:
+                return self._traced(*args, **kwargs)
+            outer = _state.trace.incore()  # a pl.at(optimizations=...) around the call sets the ring depth
+            with _Scoped(self.level or Level.HOST, self.fn.__name__, outer.slots if outer is not None else 2):
+                return self._traced(*args, **kwargs)
+        if self.inline:
+            raise _core.UserError(f"{self.fn.__name__} is a @pl.jit.inline helper: call it from a @pl.jit function"
+                                  + _format_loc(user_loc()))
+        if self._entry is None:
+            self._entry = LanguageFunction(self.fn, self.level)
+        return self._entry(*args, **kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
+        if self._entry is None:
+            self._entry = LanguageFunction(self.fn, self.level)
+        return self._entry.compile(*args, **kwargs)
+
+
+class _Jit:
+    """``@pl.jit`` (an entry: orchestration), ``@pl.jit.incore`` (``level=`` one of AIV, AIC,
+    CORE_GROUP; default CORE_GROUP), ``@pl.jit.inline`` (spliced into the caller's scope),
+    ``@pl.jit.host`` and ``@pl.jit.opaque`` (orchestrations)."""
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, **kwargs: Any) -> Any:
+        def wrap(f: Callable[..., Any]) -> LanguageFunction:
+            return LanguageFunction(f)
+        return wrap(fn) if fn is not None else wrap
+
+    def incore(self, fn: Optional[Callable[..., Any]] = None, *, level: Level = Level.CORE_GROUP) -> Any:
+        if level not in INCORE_LEVELS:
+            raise _core.UserError(f"@pl.jit.incore: level must be AIV, AIC or CORE_GROUP, got {level!r}"
+                                  + _format_loc(user_loc()))
+
+        def wrap(f: Callable[..., Any]) -> KernelFunction:
+            return KernelFunction(f, level)
+        return wrap(fn) if fn is not None else wrap
+
+    def inline(self, fn: Callable[..., Any]) -> KernelFunction:
+        return KernelFunction(fn, None, inline=True)
+
+    def host(self, fn: Optional[Callable[..., Any]] = None, **kwargs: Any) -> Any:
+        return self(fn, **kwargs)
+
+    def opaque(self, fn: Optional[Callable[..., Any]] = None, **kwargs: Any) -> Any:
+        return self(fn, **kwargs)
+
+
+jit = _Jit()
+
+
+def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[FunctionType] = None,  # noqa: A002
+             level: Optional[Level] = None, role: Optional[Role] = None, **kwargs: Any) -> Any:
+    """``@pl.function(type=pl.FunctionType.InCore)`` (or ``AIC`` / ``AIV`` / ``Orchestration``
+    / ``Inline``), or ``@pl.function(level=..., role=...)``: a function of the program, called
+    from an entry (or called with arrays, as an entry itself)."""
+    def wrap(f: Callable[..., Any]) -> KernelFunction:
+        if type is FunctionType.Inline:
+            return KernelFunction(f, None, inline=True)
+        return KernelFunction(f, _incore_level(type, level, role))
+    return wrap(fn) if fn is not None else wrap
