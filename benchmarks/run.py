@@ -53,9 +53,30 @@ def machine_info() -> Dict[str, Any]:
         flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
     except Exception:
         flags = []
-    simd = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16") if f in flags]
+    simd = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "avx512_fp16",
+                        "amx_tile", "amx_bf16", "amx_int8") if f in flags]
     return {"cpu": model, "cores": os.cpu_count(), "simd": " ".join(simd), "python": platform.python_version(),
-            "numpy": np.__version__, "avx512_bf16": "avx512_bf16" in flags}
+            "numpy": np.__version__, "avx512_bf16": "avx512_bf16" in flags, "paths": cube_paths()}
+
+
+def cube_paths() -> Dict[str, Any]:
+    """The CPU level pypto's kernels compile for and the cube's micro-kernel per dtype
+    (src/runtime/cpu_isa.cpp; PYPTO_CPU_ISA forces a lower level)."""
+    from pypto import _core
+    return dict(_core.cpu_paths())
+
+
+def paths_lines(info: Dict[str, Any]) -> List[str]:
+    """The cube paths taken in this run, one line per dtype."""
+    p = info["paths"]
+    forced = f"forced by PYPTO_CPU_ISA={p['requested']}" if p["requested"] else "the best this CPU has"
+    lines = [f"CPU level {p['isa']} ({forced}; compiler flags after -march=native: {p['flags'] or 'none'})"]
+    if p["note"]:
+        lines.append(p["note"])
+    lines += [f"{dt}: {p[dt]}" for dt in ("fp32", "fp16", "bf16", "int8")]
+    if p["amx"] != "usable":
+        lines.append(f"AMX: {p['amx']}")
+    return lines
 
 
 def bf16_note(info: Dict[str, Any]) -> str:
@@ -443,6 +464,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     fma1 = probes.fma_gflops(1, 20_000_000 // (10 if args.quick else 1))
     fmaN = probes.fma_gflops(args.workers, 20_000_000 // (10 if args.quick else 1))
     print(f"machine: {info['cpu']}, {info['cores']} cores, {info['simd']}")
+    print("cube paths:\n  " + "\n  ".join(paths_lines(info)))
     print(f"measured: triad {triad1:.1f} GB/s (1 core), {triadN:.1f} GB/s ({args.workers} cores); "
           f"FP32 FMA {fma1:.0f} GFLOP/s (1 core), {fmaN:.0f} GFLOP/s ({args.workers} cores)")
 
@@ -621,6 +643,7 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
         "",
         f"- Machine: {info['cpu']}, {info['cores']} cores ({info['simd']}), Python {info['python']}, "
         f"numpy {info['numpy']}.",
+        "- Cube paths (`pypto._core.cpu_paths()`): " + "; ".join(paths_lines(info)) + ".",
         f"- Measured by the suite: STREAM triad {triad1:.1f} GB/s on 1 core, {triadN:.1f} GB/s on {workers}; "
         f"FP32 FMA peak {fma1:.0f} GFLOP/s on 1 core, {fmaN:.0f} on {workers}.",
         f"- Inputs {R}x{C} fp32 ({R * C * 4 / 2**20:.0f} MiB); pypto with {workers} workers on the native "

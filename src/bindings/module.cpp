@@ -15,6 +15,7 @@
 #include "frontend/row_locality.h"
 #include "ir/json_printer.h"
 #include "passes/pipeline.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/element_replay.h"
 #include "runtime/host_memory.h"
 #include "runtime/runtime.h"
@@ -577,6 +578,7 @@ NB_MODULE(_core, m) {
           "params"_a, "workers"_a = 0, "sched_mode"_a = "fifo", "trace"_a = false, "run_mode"_a = "cpu",
           "timeout"_a = 0.0)
       .def("native_source", [](const Program& p) { return p.runtime->NativeSource(); })
+      .def_prop_ro("native_cube_paths", [](const Program& p) { return p.runtime->NativeCubePaths(); })
       .def_prop_ro("snapshot_names",
                    [](const Program& p) {
                      std::vector<std::string> n;
@@ -664,6 +666,35 @@ NB_MODULE(_core, m) {
       },
       "stream"_a, "mem"_a);
   m.def("machine_info", &MachineInfo, "name"_a);
+  m.def(
+      "cpu_paths",
+      [] {
+        const CpuFeatures& cpu = HostCpu();
+        const CpuIsaChoice c = ChooseCpuIsa();
+        nb::dict d;
+        d["cpu"] = cpu.model;
+        d["features"] = cpu.FlagList();
+        d["isa"] = CpuIsaName(c.level);
+        d["best"] = CpuIsaName(c.best);
+        d["requested"] = c.requested;
+        d["note"] = c.note;
+        d["flags"] = c.flags;
+        d["amx"] = cpu.amx_usable ? std::string("usable") : "unavailable: this CPU lacks " + cpu.amx_note;
+        for (auto& [dtype, path] : CubePaths(c.level)) d[dtype.c_str()] = path;
+        nb::dict levels;  // level -> "" when this CPU runs it, else what it lacks
+        for (auto& name : CpuIsaNames()) {
+          std::string missing;
+          for (CpuIsa l : {CpuIsa::Generic, CpuIsa::Avx2, CpuIsa::Avx2Vnni, CpuIsa::Avx512, CpuIsa::Avx512Vnni,
+                           CpuIsa::Avx512Bf16, CpuIsa::Amx, CpuIsa::AmxEmulated})
+            if (name == CpuIsaName(l)) CpuSupports(cpu, l, &missing);
+          levels[name.c_str()] = missing;
+        }
+        d["levels"] = levels;
+        return d;
+      },
+      "The CPU level generated kernels are compiled for ('isa': the best this CPU has, or $PYPTO_CPU_ISA) and "
+      "the cube's micro-kernel per dtype ('fp32', 'fp16', 'bf16', 'int8'); 'levels' maps each level to what "
+      "this CPU lacks for it ('' when it runs it).");
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
 }

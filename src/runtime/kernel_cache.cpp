@@ -3,17 +3,19 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "ir/error.h"
+#include "runtime/cpu_isa.h"
 
 #ifndef PYPTO_INCLUDE_DIR
 #define PYPTO_INCLUDE_DIR ""
@@ -112,23 +114,24 @@ const std::string& HeadersHash() {
   return h;
 }
 
-// A precompiled kernel_support.hpp (most of a kernel's compile time is parsing it). Returns the
-// directory to put first on the include path, or "" when the compiler cannot make one (or one
-// turned out damaged in this process: see DiscardPrecompiledHeader).
+// A precompiled kernel_support.hpp (most of a kernel's compile time is parsing it), one per
+// set of flags (a forced CPU level compiles with others). Returns the directory to put first on
+// the include path, or "" when the compiler cannot make one (or one turned out damaged in this
+// process: see DiscardPrecompiledHeader).
 std::mutex g_pch_mu;
-std::string g_pch_dir;
-bool g_pch_tried = false;
+std::map<std::string, std::string> g_pch_dirs;  // flags -> directory ("" when none)
 
 std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
   std::lock_guard<std::mutex> lock(g_pch_mu);
-  if (g_pch_tried) return g_pch_dir;
-  g_pch_tried = true;
+  auto [it, fresh] = g_pch_dirs.try_emplace(cmd_no_shared);
+  if (!fresh) return it->second;
+  std::string& slot = it->second;
   char key[32];
   std::snprintf(key, sizeof(key), "%016llx",
                 static_cast<unsigned long long>(Fnv1a(cmd_no_shared + CompilerVersion() + HeadersHash())));
   fs::path dir = fs::path(KernelCacheDir()) / (std::string("pch-") + key);
   fs::path gch = dir / "pypto" / "kernel_support.hpp.gch";
-  if (fs::exists(gch)) return g_pch_dir = dir.string();
+  if (fs::exists(gch)) return slot = dir.string();
   std::error_code ec;
   fs::create_directories(gch.parent_path(), ec);
   if (ec) return "";
@@ -142,7 +145,7 @@ std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
     return "";
   }
   fs::rename(tmp, gch, ec);
-  return ec ? "" : g_pch_dir = dir.string();
+  return ec ? "" : slot = dir.string();
 }
 
 // A compile that failed with the precompiled header and worked without it: the header is damaged
@@ -152,7 +155,8 @@ void DiscardPrecompiledHeader(const std::string& dir) {
   std::lock_guard<std::mutex> lock(g_pch_mu);
   std::error_code ec;
   fs::remove_all(dir, ec);
-  g_pch_dir.clear();
+  for (auto& [flags, d] : g_pch_dirs)
+    if (d == dir) d.clear();
   std::fprintf(stderr, "pypto: warning: the precompiled header in %s was damaged; removed (rebuilt by the next process)\n",
                dir.c_str());
 }
@@ -200,11 +204,13 @@ std::string KernelCacheDir() {
   return (home.empty() ? std::string("/tmp") : home + "/.cache") + "/pypto";
 }
 
-static std::string BaseFlags() {
+static std::string BaseFlags(const std::string& isa_flags) {
   // -ffp-contract=off: a * b + c stays two roundings, as the instructions and numpy compute it
   // (GCC would fuse them into an FMA); explicit FMA intrinsics are unaffected.
   // -fwrapv: the PTO math lets integer lanes wrap, as the vector instructions do (see CMakeLists).
-  return Quote(Compiler()) + " -std=c++20 -O3 -march=native -fno-math-errno -ffp-contract=off -fwrapv -fPIC";
+  // isa_flags: what the CPU level in force (cpu_isa.h) takes away from -march=native.
+  return Quote(Compiler()) + " -std=c++20 -O3 -march=native" + (isa_flags.empty() ? "" : " " + isa_flags) +
+         " -fno-math-errno -ffp-contract=off -fwrapv -fPIC";
 }
 
 namespace detail {
@@ -214,11 +220,16 @@ bool SetPackageIncludeDir(const char* dir) {
 }
 }  // namespace detail
 
-std::string KernelCompileCommand() { return BaseFlags() + " -shared -I" + Quote(IncludeDir()); }
+std::string KernelCompileCommand() { return KernelCompileCommand(ChooseCpuIsa().flags); }
+std::string KernelCompileCommand(const std::string& isa_flags) {
+  return BaseFlags(isa_flags) + " -shared -I" + Quote(IncludeDir());
+}
 
 KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std::string>& entry_points) {
   KernelLibrary lib;
-  std::string cmd = KernelCompileCommand();
+  const CpuIsaChoice isa = ChooseCpuIsa();
+  lib.isa_flags = isa.flags;
+  std::string cmd = KernelCompileCommand(isa.flags);
   char key[32];
   std::snprintf(key, sizeof(key), "%016llx",
                 static_cast<unsigned long long>(Fnv1a(source + "\n" + cmd + "\n" + CompilerVersion() + HeadersHash())));
@@ -263,10 +274,10 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
     }
     auto t0 = std::chrono::steady_clock::now();
     std::string plain = cmd + " " + Quote(src.string()) + " -o " + Quote(tmp.string());
-    std::string pch = PrecompiledHeaderDir(BaseFlags() + " -I" + Quote(IncludeDir()));
+    std::string pch = PrecompiledHeaderDir(BaseFlags(isa.flags) + " -I" + Quote(IncludeDir()));
     std::string run = pch.empty() ? plain
-                                  : BaseFlags() + " -shared -I" + Quote(pch) + " -I" + Quote(IncludeDir()) + " " +
-                                        Quote(src.string()) + " -o " + Quote(tmp.string());
+                                  : BaseFlags(isa.flags) + " -shared -I" + Quote(pch) + " -I" + Quote(IncludeDir()) +
+                                        " " + Quote(src.string()) + " -o " + Quote(tmp.string());
     int status = 0;
     std::string out = RunCapture(run, status);
     if (status != 0 && !pch.empty()) {
@@ -307,6 +318,21 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
     handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw UserError(std::string("cannot load ") + so.string() + ": " + dlerror());
     g_loaded[lib.path] = handle;
+  }
+  // The micro-kernels the library was compiled with (the target macros decide them) against what
+  // cpu_paths() reports for this level: a compiler that does not enable a feature -march=native
+  // should have would make them differ.
+  if (auto paths = reinterpret_cast<const char* (*)()>(dlsym(handle, "pypto_cube_paths"))) {
+    lib.cube_paths = paths();
+    const std::string want = CubePathsKey(isa.level);
+    if (lib.cube_paths != want) {
+      static std::set<std::string> warned;
+      if (warned.insert(lib.cube_paths + want).second)
+        std::fprintf(stderr,
+                     "pypto: warning: kernels compiled for CPU level %s use the cube paths %s, not %s (does the "
+                     "compiler know every feature of this CPU?)\n",
+                     CpuIsaName(isa.level), lib.cube_paths.c_str(), want.c_str());
+    }
   }
   for (auto& e : entry_points) {
     void* f = dlsym(handle, e.c_str());

@@ -15,6 +15,8 @@ struct KernelLibrary {
   bool compiled = false;  // false when it came from the cache
   double compile_ms = 0;
   std::vector<PyptoKernelFn> entries;
+  std::string isa_flags;   // what the CPU level took away from -march=native (cpu_isa.h)
+  std::string cube_paths;  // the library's pypto_cube_paths() ("" when it has none)
 };
 
 /// Returns the library for `source` with `entry_points` resolved. Throws UserError when the
@@ -23,7 +25,9 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
 
 /// The cache directory: $PYPTO_CACHE_DIR, else $XDG_CACHE_HOME/pypto, else ~/.cache/pypto.
 std::string KernelCacheDir();
-/// The compiler command and flags used (for the cache key and error messages).
+/// The compiler command and flags used (for the cache key and error messages), for the CPU level
+/// in force now (ChooseCpuIsa) or for the given level flags.
 std::string KernelCompileCommand();
+std::string KernelCompileCommand(const std::string& isa_flags);
 
 }  // namespace pypto

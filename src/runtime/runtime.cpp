@@ -12,6 +12,7 @@
 
 #include "codegen/cpp_codegen.h"
 #include "runtime/call_state.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel_cache.h"
 
 namespace pypto {
@@ -28,14 +29,25 @@ Runtime::Runtime(std::shared_ptr<const CompiledProgram> program) : program_(std:
 
 const Runtime::Native& Runtime::GetNative(double* compile_ms) const {
   std::lock_guard<std::mutex> lock(native_mu_);
-  if (!native_ || native_->library.entries.empty()) {
-    auto n = native_ ? native_ : std::make_shared<Native>();
+  // A different CPU level (PYPTO_CPU_ISA changed since) loads the kernels compiled for it.
+  if (!native_ || native_->library.entries.empty() || native_->library.isa_flags != ChooseCpuIsa().flags) {
+    auto n = native_;
+    if (!n || !n->library.entries.empty()) {
+      if (n) retired_.push_back(n);
+      n = std::make_shared<Native>();
+      if (native_) n->module = native_->module;
+    }
     if (n->module.source.empty()) n->module = GenerateCpp(program_->exec_graph.fn, program_->exec_graph.kernels);
     native_ = n;
     n->library = LoadKernelLibrary(n->module.source, n->module.entry_points);
     if (compile_ms) *compile_ms = n->library.compile_ms;
   }
   return *native_;
+}
+
+std::string Runtime::NativeCubePaths() const {
+  std::lock_guard<std::mutex> lock(native_mu_);
+  return native_ ? native_->library.cube_paths : "";
 }
 
 const std::string& Runtime::NativeSource() const {

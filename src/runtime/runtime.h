@@ -86,6 +86,9 @@ class Runtime {
   const CompiledProgram& program() const { return *program_; }
   /// The generated C++ of every kernel (generates it on first use).
   const std::string& NativeSource() const;
+  /// The cube paths the loaded kernels were compiled with (their pypto_cube_paths(); "" before
+  /// the first native call).
+  std::string NativeCubePaths() const;
 
  private:
   struct Native;
@@ -94,6 +97,8 @@ class Runtime {
   std::shared_ptr<const CompiledProgram> program_;
   mutable std::mutex native_mu_;
   mutable std::shared_ptr<Native> native_;
+  // Kernels of an earlier CPU level (PYPTO_CPU_ISA changed): kept, a call may still run them.
+  mutable std::vector<std::shared_ptr<Native>> retired_;
 };
 
 }  // namespace pypto
