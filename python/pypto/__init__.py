@@ -27,7 +27,8 @@ from .core.config import (CompStage, RunMode, get_codegen_options, get_debug_opt
                           get_matrix_size, get_pass_options, get_runtime_options, get_verify_options, options,
                           reset_options, set_codegen_options, set_debug_options, set_host_options, set_matrix_size,
                           set_pass_options, set_runtime_options, set_verify_options)
-from .core.tensor import DYN, DYNAMIC, STATIC, CachePolicy, Tensor, TileOpFormat, tensor
+from .core.tensor import DYN, DYNAMIC, STATIC, CachePolicy, Tensor, TileOpFormat
+from .core.tensor_factory import tensor
 from .core.control import bytes_of, ceildiv, cond, is_loop_begin, is_loop_end
 from .core.control import sym_max as max  # noqa: A004 - PyPTO's pypto.max of symbolic scalars
 from .core.control import sym_min as min  # noqa: A004

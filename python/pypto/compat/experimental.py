@@ -29,11 +29,11 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from ..core._tracing import _format_loc, user_loc
+from ..core._tracing import _format_loc, automatic_tiles, user_loc
+from ..core.config import operation_options
 from ..core.tensor import Tensor
-
-_operation_options: Dict[str, Any] = {"combine_axis": False}
-
+from ..core._dtypes import DT_BF16, DT_FP32, DT_INT32
+from ..core.ops import amax, cast, exp, gather, index_select, matmul, maximum, reshape, sum as sum_, transpose, view
 
 def set_operation_options(*, combine_axis: Optional[bool] = None) -> None:
     """PyPTO's operation options (accepted and recorded; no effect on a CPU)."""
@@ -41,11 +41,11 @@ def set_operation_options(*, combine_axis: Optional[bool] = None) -> None:
         if not isinstance(combine_axis, bool):
             raise _core.UserError(f"pypto.experimental.set_operation_options: combine_axis={combine_axis!r} "
                                   "must be True or False" + _format_loc(user_loc()))
-        _operation_options["combine_axis"] = combine_axis
+        operation_options()["combine_axis"] = combine_axis
 
 
 def get_operation_options() -> Dict[str, Any]:
-    return dict(_operation_options)
+    return dict(operation_options())
 
 
 def _err(op: str, msg: str) -> _core.UserError:
@@ -57,7 +57,6 @@ def _dt(x: Tensor) -> Any:
 
 
 def _check_fp32_2d(op: str, **tensors: Tensor) -> None:
-    from .. import DT_FP32
     for name, t in tensors.items():
         if t.dtype != DT_FP32 or t.ndim != 2:
             raise _err(op, f"{name} must be a 2-D DT_FP32 tensor, got {t.dtype} with shape {list(t.shape)}")
@@ -67,7 +66,6 @@ def online_softmax(scores: Tensor, scale: float) -> Tuple[Tensor, Tensor, Tensor
     """One block of an online softmax over dim 0 of ``scores`` [k_len, q_len] (fp32): the scaled
     scores' column max ``m`` [1, q_len], ``exp(scale * scores - m)`` as bf16, and its column sum
     [1, q_len] (fp32, from the unrounded exponentials)."""
-    from .. import DT_BF16, amax, cast, exp, sum as sum_
     _check_fp32_2d("online_softmax", scores=scores)
     s = scores * float(scale)
     column_max = amax(s, 0, keepdim=True)
@@ -81,7 +79,6 @@ def online_softmax_update(previous_max: Tensor, previous_sum: Tensor, previous_o
     """Merges two online-softmax states (fp32; max and sum [1, q_len], outputs [head_dim, q_len]):
     ``m = max(pm, cm)``, ``sum = ps * exp(pm - m) + cs * exp(cm - m)``, ``out = po * exp(pm - m) +
     co * exp(cm - m)`` (unnormalized)."""
-    from .. import exp, maximum
     _check_fp32_2d("online_softmax_update", previous_max=previous_max, previous_sum=previous_sum,
                    previous_output=previous_output, current_max=current_max, current_sum=current_sum,
                    current_output=current_output)
@@ -96,18 +93,15 @@ def online_softmax_update(previous_max: Tensor, previous_sum: Tensor, previous_o
 
 def transposed_batchmatmul(tensor_a: Tensor, tensor_b: Tensor, out_dtype: Any) -> Tensor:
     """(M, B, K) x (B, K, N) -> (M, B, N): a batch matmul over dim 1 of ``tensor_a``."""
-    from .. import matmul, transpose
     if tensor_a.ndim != 3 or tensor_b.ndim != 3:
         raise _err("transposed_batchmatmul", f"takes (M, B, K) and (B, K, N), got {list(tensor_a.shape)} and "
                    f"{list(tensor_b.shape)}")
-    from ..core._tracing import automatic_tiles
     with automatic_tiles("experimental.transposed_batchmatmul"):  # one op in PyPTO: its own tiles
         return transpose(matmul(transpose(tensor_a, 0, 1), tensor_b, out_dtype), 0, 1)
 
 
 def _paged_rows(op: str, indices: Tensor, block_table: Tensor, block_size: int) -> Tensor:
     """The physical rows [k] of logical token positions indices[0, :] through the page table."""
-    from .. import DT_INT32, gather, reshape
     if not isinstance(block_size, int) or block_size <= 0:
         raise _err(op, f"block_size must be a positive int, got {block_size!r}")
     if indices.ndim != 2 or block_table.ndim != 2 or block_table.dtype != DT_INT32:
@@ -120,13 +114,11 @@ def _paged_rows(op: str, indices: Tensor, block_table: Tensor, block_size: int) 
 
 
 def _cast_index(t: Tensor) -> Tensor:
-    from .. import DT_INT32, cast
     return cast(t, DT_INT32)
 
 
 def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size: int, axis: int = -2) -> Tensor:
     """The rows of ``param`` [tokens, hidden] at the paged positions ``indices`` [1, k]: [k, hidden]."""
-    from .. import index_select
     if axis != -2:
         raise _err("gather_in_ub", f"axis must be -2, got {axis}")
     if param.ndim != 2:
@@ -142,7 +134,6 @@ def gather_in_ub(param: Tensor, indices: Tensor, block_table: Tensor, block_size
 def _cache_from(param: Tensor) -> Tensor:
     """The rows a paged gather addresses: those of ``param``'s tensor from ``param``'s first row on
     (its columns), as the NPU reads from ``param``'s address."""
-    from .. import view
     of = getattr(param, "_view_of", None)
     if of is None:
         return param
@@ -158,7 +149,6 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
     ``is_b_matrix`` and ``is_trans`` describe the NPU's L1 layout for the matmul that takes the
     result (which says ``a_trans`` / ``b_trans`` itself, as PyPTO's gather_in_l1 tests do); the
     result's shape is [n, size] either way, and neither changes anything here."""
-    from .. import index_select
     if src.ndim != 2:
         raise _err("gather_in_l1", f"src must be 2-D, got {list(src.shape)}")
     if not isinstance(size, int) or size <= 0 or (isinstance(src.shape[1], int) and size > src.shape[1]):

@@ -131,6 +131,23 @@ def maybe_recorder() -> Optional["_core.Recorder"]:
     return getattr(_state, "recorder", None)
 
 
+def path_tracers() -> List[Any]:
+    """The pypto.loop bodies tracing their paths now (control.LoopPaths), innermost last."""
+    stack = getattr(_state, "path_tracers", None)
+    if stack is None:
+        stack = _state.path_tracers = []
+    return stack
+
+
+def decide_in_loop(condition: Any) -> Any:
+    """bool() of a symbolic condition: the path's answer when a pypto.loop body of the function
+    being traced is tracing its paths, else None (the caller raises its error)."""
+    stack = path_tracers()
+    if not stack or stack[-1].rec is not maybe_recorder():
+        return None
+    return stack[-1].decide(condition)
+
+
 class Tracing:
     """Context manager making `rec` the current recorder."""
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import _core
+from . import ops, pass_config
+from .ops import tiles
 
 
 class RunMode(enum.IntEnum):
@@ -194,8 +196,18 @@ def _reset() -> None:
 _reset()
 
 
+_operation_options: Dict[str, Any] = {"combine_axis": False}
+
+
+def operation_options() -> Dict[str, Any]:
+    """PyPTO's operation options (pypto.experimental.set_operation_options): recorded, no effect
+    on a CPU."""
+    return _operation_options
+
+
 def version() -> int:
-    return _version
+    """Changes when anything the merged options depend on changes (the pass configs too)."""
+    return _version + pass_config.version()
 
 
 def bump() -> None:
@@ -271,7 +283,6 @@ get_verify_options = _getter("verify")
 def reset_options() -> None:
     """Every option group back to its defaults, and no tile shapes set outside a function."""
     _reset()
-    from .ops import tiles
     tiles._DEFAULT_TILES["vec"] = tiles._DEFAULT_TILES["cube"] = None
 
 
@@ -301,7 +312,6 @@ def merged(group: str, local: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         # RunMode.NPU: this machine's native backend; RunMode.SIM: the NPU machine model (pypto.sim).
         out["run_mode"] = "sim" if out["run_mode"] == RunMode.SIM else "cpu"
     if group == "debug":
-        from . import pass_config
         every, named = pass_config.dumped_passes()  # set_pass_config(..., KEY_DUMP_GRAPH, True)
         if named:
             out["dump_pass_graph"] = sorted(set(out["dump_pass_graph"]) | set(named))
@@ -333,10 +343,8 @@ def recorded(groups: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
 
     out = {g: plain(vals) for g, vals in groups.items()}
     out["matrix_size"] = get_matrix_size()
-    from . import pass_config
     out["pass_config"] = pass_config.recorded()
-    from ..compat import experimental
-    out["operation"] = experimental.get_operation_options()
+    out["operation"] = dict(_operation_options)
     out["no_effect_on_cpu"] = {g: sorted(k for k, spec in _GROUPS[g].items() if not spec.meaningful)
                                for g in _GROUPS}
     return out
@@ -372,7 +380,6 @@ class options(contextlib.ContextDecorator):  # noqa: N801 - PyPTO's name
 
     def __enter__(self) -> "options":
         global _version
-        from . import ops
         self._saved.append((copy.deepcopy(_values), list(_matrix_size), ops._default_tiles()))
         for g, opts in self.groups.items():
             _update(g, _values[g], opts or {})
@@ -384,7 +391,6 @@ class options(contextlib.ContextDecorator):  # noqa: N801 - PyPTO's name
 
     def __exit__(self, *exc: Any) -> None:
         global _version
-        from . import ops
         values, matrix, tiles = self._saved.pop()
         _values.clear()
         _values.update(values)

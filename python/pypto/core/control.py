@@ -42,7 +42,10 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 from .. import _core
 from .._core import SymbolicScalar
 from ._unavailable import Unavailable as _Unavailable
-from ._tracing import _format_loc, automatic_tiles, current_probes, current_recorder, runtime_scope, user_loc
+from ._tracing import (_format_loc, automatic_tiles, current_probes, current_recorder, decide_in_loop,  # noqa: F401
+                       maybe_recorder, path_tracers, runtime_scope, user_loc)
+from .tensor import Tensor
+from ._dtypes import check_dtype, PackedDType, UnsupportedDType
 
 __all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
@@ -154,11 +157,11 @@ class LoopPaths:
             guard = self.guard(self.plan)
             if guard is not None:
                 self.rec.begin_branch(guard, False, self.loc)
-            _PATHS.append(self)
+            path_tracers().append(self)
             try:
                 yield None
             finally:
-                _PATHS.remove(self)
+                path_tracers().remove(self)
             if guard is not None:
                 self.rec.end_loop()
             if self.new:
@@ -175,18 +178,6 @@ def _same_shape(a: Any, b: Any) -> bool:
     def sym(d: Any) -> SymbolicScalar:
         return d if isinstance(d, SymbolicScalar) else SymbolicScalar(int(d))
     return len(a) == len(b) and all(sym(x).same_as(sym(y)) for x, y in zip(a, b))
-
-
-_PATHS: List[LoopPaths] = []  # the loop bodies being traced, innermost last
-
-
-def decide_in_loop(condition: SymbolicScalar) -> Any:
-    """bool() of a symbolic condition: the path's answer when a pypto.loop body of the function
-    being traced is tracing its paths, else None (the caller raises its error)."""
-    from ._tracing import maybe_recorder
-    if not _PATHS or _PATHS[-1].rec is not maybe_recorder():
-        return None
-    return _PATHS[-1].decide(condition)
 
 
 _MISSING = object()
@@ -247,7 +238,6 @@ class _Branch:
             self._merge_path(current_recorder("if"), path, ends)
 
     def _merge_path(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:
-        from .tensor import Tensor
         for n in self.names:
             v, old = ends[n], self.old.get(n, _MISSING)
             if isinstance(v, _Unbound):
@@ -282,7 +272,6 @@ class _Branch:
         """The tensor both paths write: of the value's shape, or, when that moves with a loop
         index (a tail window, min(72 - 64 * i, 64)), a window of that shape at the start of one
         of its largest shape (tensors in memory exist for the whole call)."""
-        from .tensor import Tensor
         try:
             return Tensor(_rec=rec, _id=rec.create_tensor(shape, dtype, name, user_loc()))
         except _core.UserError:
@@ -525,7 +514,6 @@ def ceildiv(a: Any, b: Any) -> Any:
 def bytes_of(dtype: Any) -> int:
     """``pypto.bytes_of(dtype)``: the bytes of one element of ``dtype`` (PyPTO's figure for the
     dtypes with no CPU arithmetic here too: 1 for the 4-bit ones, whose elements are bytes)."""
-    from ._dtypes import PackedDType, UnsupportedDType, check_dtype
     if isinstance(dtype, UnsupportedDType):
         return dtype.nbytes
     if isinstance(dtype, PackedDType):

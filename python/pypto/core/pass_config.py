@@ -114,6 +114,14 @@ def recorded() -> Dict[str, object]:
                        for (s, i, k), v in _configs.items()]}
 
 
+_version = 0
+
+
+def version() -> int:
+    """Bumped by every change of a pass config (the options merged for a compile depend on them)."""
+    return _version
+
+
 def _changed() -> None:
-    from . import config
-    config.bump()
+    global _version
+    _version += 1

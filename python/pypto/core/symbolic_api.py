@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import _core
 from .._core import SymbolicScalar
-from ._tracing import user_loc
+from ._tracing import _format_loc, decide_in_loop, user_loc
 
 
 class SymbolicPrintWarning(UserWarning):
@@ -20,8 +20,6 @@ class SymbolicPrintWarning(UserWarning):
 
 def _add_location_to_symbolic_errors() -> None:
     """int(), bool() and comparisons of a symbolic value fail in C++; add the user's line."""
-    from ._tracing import _format_loc
-
     def wrap(name: str) -> None:
         orig = getattr(SymbolicScalar, name)
 
@@ -30,7 +28,6 @@ def _add_location_to_symbolic_errors() -> None:
                 return orig(self, *args)
             except _core.UserError as e:
                 if name == "__bool__":  # `if pypto.cond(i == 0):` in a loop body: one trace per path
-                    from .control import decide_in_loop
                     decided = decide_in_loop(self)
                     if decided is not None:
                         return decided

@@ -143,7 +143,7 @@ class Tensor:
     _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
     _squeezed_at: Tuple[int, int] = (0, 0)  # the read_point of _vid, for a squeezed window
     _placeholder = False  # `pypto.tensor()` in a traced body, until `.move(value)` gives it one
-    # A DT_FP4_E2M1 parameter's values (ops.mx.logical_values) and views of them: the packed
+    # A DT_FP4_E2M1 parameter's values (ops.mx_codec.logical_values) and views of them: the packed
     # dtype they hold (an MX operand of scaled_mm), and what they are when a write is refused.
     _mx_values: Optional[DataType] = None
     _read_only: Optional[str] = None
@@ -666,8 +666,3 @@ def clipped_extents(rec: Any, x: int, offsets: Sequence[Any], shape: Sequence[An
 
 def _loc_suffix() -> str:
     return _format_loc(user_loc())
-
-
-# pypto.tensor (new tensors in a trace, and the alias used in isinstance) lives beside this
-# module; imported here, after Tensor exists, so `from .tensor import tensor` keeps working.
-from .tensor_factory import tensor  # noqa: E402,F401

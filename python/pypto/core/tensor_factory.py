@@ -9,8 +9,8 @@ from typing import Any, Optional, Sequence
 from .. import _core
 from .._core import DataType, SymbolicScalar
 from ._dtypes import check_dtype
-from ._tracing import current_recorder, user_loc
-from .tensor import DT_FP32, Dim, Tensor, _loc_suffix
+from ._tracing import current_recorder, maybe_recorder, open_loop_indices, user_loc
+from .tensor import DT_FP32, Dim, Tensor, _loc_suffix, ops
 
 __all__ = ["tensor"]
 
@@ -37,7 +37,6 @@ def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType]
     """Inside a traced function: a new global-memory tensor (an output when returned; dtype
     defaults to fp32). Outside: an annotation, as ``pypto.Tensor(...)`` (PyPTO writes
     ``pypto.tensor()`` for a parameter whose shape and dtype come from the argument)."""
-    from ._tracing import maybe_recorder
     if format is not None:
         kw["format"] = format
     if maybe_recorder() is None:
@@ -52,7 +51,6 @@ def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType]
                               + _loc_suffix())
     dtype = DT_FP32 if dtype is None else check_dtype(dtype, "pypto.tensor", _loc_suffix())
     rec = current_recorder("tensor")
-    from ._tracing import open_loop_indices
     loops = set(open_loop_indices())
     varying = any(isinstance(d, SymbolicScalar) and loops & set(d.free_vars()) for d in shape)
     try:
@@ -73,5 +71,4 @@ def _new_tensor(shape: Optional[Sequence[Dim]] = None, dtype: Optional[DataType]
                                       + "\nhint: bound each dim, e.g. (n - i * 8).min(8)") from None
             raise
         base = Tensor(_rec=rec, _id=rec.create_tensor(list(bounds), dtype, name or "", user_loc()))
-        from . import ops
         return ops.view(base, list(shape), [0] * len(shape))

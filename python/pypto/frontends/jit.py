@@ -22,6 +22,8 @@ from ..core._aliasing import SharedOutputs, overlap
 from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
+from ..tools.sim_report import SimReport
+from ..tools import debug_output, graph_html, pass_verify, swimlane
 
 _TORCH_NAME = {dt: name[len("torch."):] for name, dt in _TORCH_DTYPES.items()}  # pypto dtype -> torch's name
 
@@ -330,7 +332,7 @@ class JitFunction:
         with tracing:
             for p, dt in zip(tparams, dtypes):
                 if isinstance(dt, PackedDType):  # the program sees the values, in logical units
-                    args[self.params.index(p)] = ops.mx.logical_values(traced[p.name], p.name, dt)
+                    args[self.params.index(p)] = ops.mx_codec.logical_values(traced[p.name], p.name, dt)
             ops._apply_default_tiles()
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)
@@ -622,21 +624,17 @@ class JitFunction:
         if swimlane_to:
             import json
 
-            from ..tools import swimlane
             exec_json = json.loads(compiled.program.to_json("exec_graph"))
             with open(swimlane_to, "w") as fh:
                 json.dump(swimlane.build_trace(stats.get("events", []), stats, exec_json, self.fn.__name__,
                                                workers=int(rt["workers"])), fh)
         if cann_debug:
-            from ..tools import debug_output
             debug_output.write(compiled.program, stats, self.fn.__name__, int(rt["workers"]))
         if sim_machine is not None:
-            from ..tools import sim
-            self.last_sim = sim.SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
+            self.last_sim = SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
             if rt["run_mode"] == "sim":
                 self.last_sim.write_outputs(compiled.dump_dir)
         if before is not None:
-            from ..tools import pass_verify
             pass_verify.verify_call(self.fn.__name__, compiled, before, outs, arrays, rt["run_mode"], dbg,
                                     groups["verify"], stats)
         if compiled.dump_dir and (trace or (dbg["graph"] and not compiled.graph_written)):
@@ -661,16 +659,24 @@ class JitFunction:
         """swimlane.json / swimlane.txt of this call and graph.html (once per compiled function)."""
         import json
 
-        from ..tools import swimlane
         if dbg["swimlane"] and "events" in stats:
             exec_json = json.loads(compiled.program.to_json("exec_graph"))
             swimlane.write(compiled.dump_dir, stats["events"], stats, exec_json, self.fn.__name__,
                            workers=int(rt["workers"]))
         if dbg["graph"] and not compiled.graph_written:
-            from ..tools import graph_html
             graph_html.write_program(compiled.program, compiled.dump_dir)
             compiled.graph_written = True
 
+
+
+# Kinds of functions @pypto.jit compiles besides tensor-level ones, each (test, make): the tile
+# level registers itself here (frontends/tile.py builds on this module).
+_FUNCTION_KINDS: List[Tuple[Callable[[Any], bool], Callable[..., Any]]] = []
+
+
+def register_function_kind(is_kind: Callable[[Any], bool], make: Callable[..., Any]) -> None:
+    """`make(fn, tile_shape, jit_options)` compiles the functions `is_kind(fn)` accepts."""
+    _FUNCTION_KINDS.append((is_kind, make))
 
 
 def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict[str, Any]] = None,
@@ -685,11 +691,11 @@ def jit(fn: Optional[Callable[..., Any]] = None, *, debug_options: Optional[Dict
     Takes PyPTO's option groups (see pypto.config); ``new_ir`` and ``create_new_logical_tensor``
     are accepted for compatibility (there is one IR here)."""
     def wrap(f: Callable[..., Any]) -> Any:
-        from .tile import TileFunction, is_tile_function
-        if is_tile_function(f):
-            return TileFunction(f, tile_shape, {
-                "debug_options": debug_options, "pass_options": pass_options, "runtime_options": runtime_options,
-                "host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options})
+        for is_kind, make in _FUNCTION_KINDS:
+            if is_kind(f):
+                return make(f, tile_shape, {
+                    "debug_options": debug_options, "pass_options": pass_options, "runtime_options": runtime_options,
+                    "host_options": host_options, "codegen_options": codegen_options, "verify_options": verify_options})
         if tile_shape is not None:
             raise _core.UserError(f"@pypto.jit(tile_shape=...) on {f.__name__}: tile_shape is for tile functions "
                                   "(a parameter annotated pypto.Tile); use pypto.set_vec_tile_shapes in a "

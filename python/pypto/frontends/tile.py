@@ -36,6 +36,10 @@ import numpy as np
 from .. import _core
 from ..core._tracing import current_recorder
 from ..core.tensor import Tensor
+from ..core.ops.core import _suffix, amax, amin, assemble, sum as _sum, view
+from ..core.ops import core
+from ..core.tensor_factory import tensor as new_tensor
+from .jit import JitFunction, register_function_kind
 
 __all__ = ["Tile", "TileFunction", "row_max", "row_min", "row_sum", "col_max", "col_min", "col_sum",
            "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
@@ -64,7 +68,6 @@ def _whole_array_trace() -> bool:
 # --- tile ops: the ISA's row / col reductions and broadcasts, on 2-D tiles (any tensor works) ---
 
 def _rank2(x: Any, op: str) -> Tensor:
-    from ..core.ops.core import _suffix
     if not isinstance(x, Tensor) or not x.is_traced:
         raise _core.UserError(f"pypto.{op} takes a tile (a traced tensor), got {type(x).__name__}" + _suffix())
     if len(x.shape) < 2:
@@ -74,19 +77,16 @@ def _rank2(x: Any, op: str) -> Tensor:
 
 def row_max(x: Tensor) -> Tensor:
     """Maximum of each row: [R, C] -> [R, 1] (TROWMAX)."""
-    from ..core.ops.core import amax
     return amax(_rank2(x, "row_max"), -1, keepdim=True)
 
 
 def row_min(x: Tensor) -> Tensor:
     """Minimum of each row: [R, C] -> [R, 1] (TROWMIN)."""
-    from ..core.ops.core import amin
     return amin(_rank2(x, "row_min"), -1, keepdim=True)
 
 
 def row_sum(x: Tensor) -> Tensor:
     """Sum of each row: [R, C] -> [R, 1] (TROWSUM; 16-bit tiles accumulate in fp32)."""
-    from ..core.ops.core import sum as _sum
     return _sum(_rank2(x, "row_sum"), -1, keepdim=True)
 
 
@@ -94,7 +94,6 @@ def _col(op: str, x: Tensor) -> Tensor:
     x = _rank2(x, op)
     if _whole_array_trace():
         raise _PerTile(op)
-    from ..core.ops import core
     fn = {"col_max": core.amax, "col_min": core.amin, "col_sum": core.sum}[op]
     return fn(x, -2, keepdim=True)
 
@@ -115,7 +114,6 @@ def col_sum(x: Tensor) -> Tensor:
 
 
 def _expand(op: str, x: Tensor, v: Tensor, row: bool, fn: Optional[Callable[[Any, Any], Tensor]]) -> Tensor:
-    from ..core.ops.core import _suffix
     x = _rank2(x, op)
     v = _rank2(v, op)
     want = "[R, 1]" if row else "[1, C]"
@@ -135,7 +133,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _binary(name: str) -> Callable[[Any, Any], Tensor]:
-    from ..core.ops import core
     return {"add": core.add, "sub": core.sub, "mul": core.mul, "div": core.div, "max": core.maximum,
             "min": core.minimum}[name]
 
@@ -270,7 +267,6 @@ class TileFunction:
         return max(1, min(rows, _core.machine_ub_bytes(machine) // 8 // max(1, row_bytes)))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .jit import JitFunction
         bound = self.sig.bind(*args, **kwargs)
         bound.apply_defaults()
         shapes = {n: _rows_cols(bound.arguments[n], n, self.__name__) for n in self.tile_params}
@@ -332,8 +328,6 @@ class TileFunction:
 
     def _trace(self, per_tile: bool, tr: int, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         from ..core import ops
-        from ..core.ops.core import assemble, view
-        from ..core.tensor import tensor as new_tensor
         b = self.sig.bind(*args, **kwargs)
         b.apply_defaults()
         vals = dict(b.arguments)
@@ -400,3 +394,6 @@ class TileFunction:
             return False
         raise _core.UserError(f"{self.__name__}: a result tile {o!r} has {r} rows for a tile of {tile_rows}: a "
                               "result has the tile's rows or one row")
+
+
+register_function_kind(is_tile_function, TileFunction)  # @pypto.jit of a function with Tile parameters

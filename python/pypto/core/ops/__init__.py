@@ -22,10 +22,16 @@ index    topk, sort, argsort, gather, index_select, scatter_, scatter, index_add
 
 import sys as _sys
 
+from ..tensor import Tensor
+
 from . import conv as _conv_module
 from . import mx as _mx_module
-from . import core, creation, index, tiles, logic, loops, math, quant, random, reduce, shape
+from . import cast as _cast_module
+from . import matmul as _matmul_module
+from . import core, creation, index, logic, loops, math, mx_codec, quant, random, reduce, shape, tiles
 from .core import *  # noqa: F401,F403
+from .cast import *  # noqa: F401,F403
+from .matmul import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .tiles import *  # noqa: F401,F403
@@ -39,8 +45,11 @@ from .quant import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .core import assemble
+from .logic import where
+from .shape import concat, tril, triu
 
-__all__ = [*core.__all__, *tiles.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__,
+__all__ = [*core.__all__, *_cast_module.__all__, *_matmul_module.__all__, *tiles.__all__, *loops.__all__, *math.__all__, *logic.__all__, *reduce.__all__,
            *creation.__all__, *shape.__all__, *quant.__all__, *random.__all__, *index.__all__, *_conv_module.__all__,
            *_mx_module.__all__]
 
@@ -66,15 +75,11 @@ def _as_method(fn):  # type: ignore[no-untyped-def]
 
 
 def _install_tensor_methods() -> None:
-    from ..tensor import Tensor
     for name in _TENSOR_METHODS:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, _as_method(globals()[name]))
 
     # The methods whose receiver is not the first argument of the function (PyPTO's Tensor API).
-    from .core import assemble
-    from .logic import where
-    from .shape import concat, tril, triu
     def assemble_into(self, input, offsets):  # type: ignore[no-untyped-def]  # noqa: A002
         """``t.assemble(x, offsets)``: ``pypto.assemble(x, offsets, t)``."""
         return assemble(input, offsets, self)

@@ -19,12 +19,15 @@ from ... import _core
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, DataType, check_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, _t, add, cast, matmul, mul, relu, view
+from .cast import cast
+from .core import _suffix, _t, add, assemble, mul, relu, ReLuType, view
+from .matmul import matmul
 from .creation import arange, full
 from .index import index_select
 from .logic import clip, ge, logical_and, lt, where
 from .math import floor_div, remainder
 from .shape import concat, permute, reshape, unsqueeze
+from ..tensor_factory import tensor as new_tensor
 
 __all__ = ["conv", "ConvReLuType", "TileL1Info", "TileL0Info", "set_conv_tile_shapes", "get_conv_tile_shapes"]
 
@@ -169,9 +172,6 @@ def _padded_flat(x: Tensor, pads: List[int], extra: int) -> Tensor:
     spatial dims, with at least ``extra`` zeros after the last element: [B, C, >= P + extra].
     One zero fill and one copy (a spare run of rows along the first spatial dim holds the extra
     zeros, so nothing is concatenated)."""
-    from ..tensor import tensor as new_tensor
-    from .core import assemble
-    from .creation import full
     batch, cin, *spatial = x.shape
     nd = len(spatial)
     padded = [spatial[d] + pads[2 * d] + pads[2 * d + 1] for d in range(nd)]
@@ -308,7 +308,6 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     if not isinstance(scale, (int, float)) or isinstance(scale, bool):
         raise _core.UserError(f"pypto.conv: scale must be a number, got {scale!r}" + _suffix())
     relu_type = ext.get("relu_type", ConvReLuType.NO_RELU)
-    from .core import ReLuType
     if not isinstance(relu_type, (ConvReLuType, ReLuType)):
         raise _core.UserError(f"pypto.conv: relu_type must be a pypto.ConvReLuType, got {relu_type!r}" + _suffix())
 
@@ -318,8 +317,6 @@ def conv(input_conv: Tensor, weight: Tensor, out_dtype: DataType, strides: Seque
     rec.clear_vec_tile_shapes()  # the steps below have their own ranks: automatic tiles
     try:
         if valid is not None:  # a view with a run-time valid extent: on a buffer of its bound
-            from ..tensor import tensor as new_tensor
-            from .core import assemble
             whole = new_tensor([batch, cin, *spatial], x.dtype)
             assemble(x, [0] * x.ndim, whole)
             x = whole

@@ -9,12 +9,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from ... import _core
 from .._enums import PyptoEnum
 from ..._core import DataType
-from .._dtypes import (DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, STORAGE_DTYPES, check_dtype,
-                       is_float_dtype, is_int_dtype)
+from .._dtypes import (DT_BF16, DT_FP16, DT_FP32, is_float_dtype, is_int_dtype)
 from .._dtypes import exact_int64 as _exact
-from .._tracing import _format_loc, current_recorder, user_loc
+from .._tracing import _format_loc, current_recorder, note_write, user_loc
 from .._unavailable import Unavailable
-from ..tensor import Tensor
+from ..tensor import Tensor, clipped_extents
 
 __all__ = [
     "CastMode",
@@ -36,12 +35,10 @@ __all__ = [
     "amax",
     "amin",
     "sum",
-    "cast",
     "ReLuType",
     "TransMode",
     "PrecisionType",
     "set_semantic_label",
-    "matmul",
     "view",
     "assemble",
     "atomic_add",
@@ -341,41 +338,13 @@ _PTO_ROUND = {CastMode.CAST_RINT: 0, CastMode.CAST_ROUND: 1, CastMode.CAST_FLOOR
               CastMode.CAST_TRUNC: 4}
 
 
-def cast(x: Tensor, dtype: DataType, mode: CastMode = CastMode.CAST_NONE,
-         satmode: SaturationMode = SaturationMode.OFF) -> Tensor:
-    """Convert to `dtype`, rounding as `mode` says (see CastMode: by default floats truncate into
-    integers, as torch's .to(int), and round to nearest even otherwise); into integers it
-    saturates (NaN -> 0)."""
+def _convert(x: Tensor, dtype: DataType) -> Tensor:
+    """The plain conversion of pypto.cast (CastMode.CAST_NONE) between the arithmetic dtypes: the
+    ops below pypto.cast (ops/cast.py), which needs some of them, convert with it."""
     rec = current_recorder("cast")
     x = _t(x, "cast")
-    dtype = check_dtype(dtype, "pypto.cast", _suffix())
-    if not isinstance(mode, CastMode):
-        raise _core.UserError(f"pypto.cast: mode must be a pypto.CastMode, got {mode!r}" + _suffix())
-    if not isinstance(satmode, SaturationMode):
-        raise _core.UserError(f"pypto.cast: satmode must be a pypto.SaturationMode, got {satmode!r}" + _suffix())
     src = x.dtype
-    if src in STORAGE_DTYPES or dtype in STORAGE_DTYPES:  # the MX formats: bit steps, python/pypto/ops/mx.py
-        from .mx import convert
-        return convert(x, dtype)
-    float_src = is_float_dtype(src)
-    asked = mode in _PTO_ROUND  # a float cast to its own dtype rounds to an integer only when asked
-    if not asked:  # CAST_NONE, and CAST_ODD (not here): the default of the conversion
-        mode = CastMode.CAST_TRUNC if float_src and is_int_dtype(dtype) else CastMode.CAST_RINT
-    if float_src and dtype == src and asked:
-        from .logic import where
-        from .math import ceil, floor, sign, trunc
-        from .math import round as round_even
-        if mode is CastMode.CAST_RINT:
-            return round_even(x)
-        if mode is CastMode.CAST_FLOOR:
-            return floor(x)
-        if mode is CastMode.CAST_CEIL:
-            return ceil(x)
-        t = trunc(x)
-        if mode is CastMode.CAST_TRUNC:
-            return t
-        frac = x - t  # exact; ties (|frac| == 0.5) go away from zero
-        return t + where(abs(frac) >= 0.5, sign(x), 0.0)  # +-inf: frac is NaN, t stays
+    mode = CastMode.CAST_TRUNC if is_float_dtype(src) and is_int_dtype(dtype) else CastMode.CAST_RINT
     return _same_tile(Tensor(_rec=rec, _id=rec.cast(x._id, dtype, user_loc(), _PTO_ROUND[mode])), x)
 
 
@@ -418,107 +387,21 @@ class TransMode(PyptoEnum):
     CAST_ROUND = 2
 
 
-_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
-
-
-def _same_batch_and_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor, Tensor]:
-    """b with a's extents along K and the batch dims where the two are the same for every call
-    but written over different inputs' dims (the tail tiles of a [DYNAMIC, m, k] and a
-    [DYNAMIC, k, n] input: same_extent)."""
-    bshape = list(b.shape)
-    k_a, k_b = (a.ndim - 2 if a_trans else a.ndim - 1), (b.ndim - 1 if b_trans else b.ndim - 2)
-    pairs = [(k_a, k_b)] + [(a.ndim - 3 - j, b.ndim - 3 - j) for j in range(min(a.ndim, b.ndim) - 2)]
-    changed = False
-    for da, db in pairs:
-        ea, eb = a.shape[da], b.shape[db]
-        if _is_dynamic(ea) and _is_dynamic(eb) and not _core.to_sym(ea).same_as(_core.to_sym(eb)) and same_extent(
-                ea, eb, f"dim {da} of {a!r} and dim {db} of {b!r} in pypto.matmul"):
-            bshape[db], changed = ea, True
-    return a, (exact_view(b, bshape, [0] * len(bshape)) if changed else b)
-
-
-def _valid_k(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> Tuple[Tensor, Tensor]:
-    """PyPTO's valid-shape rule for K: an operand whose K is a run-time extent (the valid part of
-    a view, `view(..., valid_shape=[m, n])`) against one with a static K contracts over that
-    valid K, the static operand's first K rows (or columns) taking part; the view checks at run
-    time that they exist."""
-    a, b = _same_batch_and_k(a, b, a_trans, b_trans)
-    ka = a.shape[-2] if a_trans else a.shape[-1]
-    kb = b.shape[-1] if b_trans else b.shape[-2]
-
-    def dynamic(d: Any) -> bool:
-        return isinstance(d, _core.SymbolicScalar) and not d.is_concrete()
-    if isinstance(ka, int) == isinstance(kb, int) or not (dynamic(ka) or dynamic(kb)):
-        return a, b
-
-    def trim(t: Tensor, k: Any, k_axis: int) -> Tensor:
-        shape = list(t.shape)
-        shape[k_axis] = k
-        return exact_view(t, shape, [0] * len(shape))
-    if isinstance(kb, int):
-        return a, trim(b, ka, -1 if b_trans else -2)
-    return trim(a, kb, -2 if a_trans else -1), b
-
-
-_FLOAT8 = (DT_FP8E4M3, DT_FP8E5M2, DT_HF8)
-
-
-def matmul(a: Tensor, b: Tensor, out_dtype: Union[DataType, None] = None, *, a_trans: bool = False,
-           b_trans: bool = False, c_matrix_nz: bool = False, extend_params: Optional[Dict[str, Any]] = None) -> Tensor:
-    """a @ b on the cube unit. a is [..., M, K] ([..., K, M] with a_trans), b is [K, N] or
-    [..., K, N] ([..., N, K] with b_trans). fp32, fp16 and bf16 accumulate in fp32; int8
-    accumulates exactly in int32; DT_FP8E4M3, DT_FP8E5M2 and DT_HF8 (both operands alike)
-    multiply exactly and sum in fp32. out_dtype defaults to the input dtype (int32 for int8,
-    fp32 for the 8-bit floats).
-
-    ``extend_params`` (PyPTO's fixpipe steps, applied to the accumulator in this order before the
-    conversion to out_dtype): ``bias_tensor`` ([1, N], added), ``scale`` (a float) or
-    ``scale_tensor`` ([1, N]) (multiplied, in fp32: int8 dequantization), ``relu_type``
-    (ReLuType.RELU)."""
-    rec = current_recorder("matmul")
-    a = _t(a, "matmul")
-    b = _t(b, "matmul")
-    if out_dtype is not None:
-        out_dtype = check_dtype(out_dtype, "pypto.matmul: out_dtype", _suffix())
-    if a.dtype in _FLOAT8 or b.dtype in _FLOAT8:
-        # 8-bit float operands (the 950's FP8 and HiFloat8 matmuls): their values are exact in
-        # bf16, so the bf16 cube path gives exact products summed in fp32, as the NPU's.
-        from .mx import convert
-        if a.dtype != b.dtype:
-            raise _core.UserError(f"pypto.matmul: {a!r} and {b!r}: 8-bit float operands must have one dtype"
-                                  + _suffix())
-        a, b = convert(a, DT_BF16), convert(b, DT_BF16)
-        out_dtype = DT_FP32 if out_dtype is None else out_dtype
-    if c_matrix_nz:
-        raise _core.UserError("pypto.matmul: c_matrix_nz=True (an NZ-format result) is not supported: results are "
-                              "row-major" + _suffix())
-    ext = dict(extend_params or {})
-    unknown = sorted(set(ext) - set(_EXTEND_KEYS))
-    if unknown:
-        raise _core.UserError(f"pypto.matmul: unknown extend_params key {unknown[0]!r}" + _suffix()
-                              + f"\nhint: known keys are {', '.join(_EXTEND_KEYS)}")
-    trans = ext.get("trans_mode", TransMode.CAST_NONE)
-    if not isinstance(trans, TransMode):
-        raise _core.UserError(f"pypto.matmul: trans_mode must be a pypto.TransMode, got {trans!r}" + _suffix())
-    if trans != TransMode.CAST_NONE:
-        # TF32 operands (the 950): rounded here; their products are exact in fp32, as the cube's.
-        if a.dtype != DT_FP32 or b.dtype != DT_FP32 or out_dtype not in (None, DT_FP32):
-            raise _core.UserError(f"pypto.matmul: trans_mode {trans} needs fp32 operands and an fp32 result, got "
-                                  f"{a!r}, {b!r}, out_dtype {out_dtype}" + _suffix())
-        from .mx import round_tf32
-        a, b = (round_tf32(v, trans == TransMode.CAST_RINT) for v in (a, b))
-    if "scale" in ext and "scale_tensor" in ext:
-        raise _core.UserError("pypto.matmul: give extend_params 'scale' or 'scale_tensor', not both" + _suffix())
-    a, b = _valid_k(a, b, bool(a_trans), bool(b_trans))
-    if not any(k in ext for k in ("bias_tensor", "scale", "scale_tensor", "relu_type")):
-        return Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, out_dtype, bool(a_trans), bool(b_trans), user_loc()))
-    acc_dtype = _core.DataType.INT32 if a.dtype == _core.DataType.INT8 else DT_FP32
-    c = Tensor(_rec=rec, _id=rec.matmul(a._id, b._id, acc_dtype, bool(a_trans), bool(b_trans), user_loc()))
-    from .._tracing import batched_tiles
-    want = out_dtype if out_dtype is not None else (acc_dtype if a.dtype == _core.DataType.INT8 else a.dtype)
-    with batched_tiles("matmul", c.ndim):  # PyPTO fuses these in the fixpipe: no vec tile of c's rank
-        from .fixpipe import fixpipe
-        return fixpipe(c, ext, acc_dtype, want)
+def _reinterpret(rec: Any, x: Tensor, dtype: DataType) -> Tensor:
+    """``pypto.view(x, dtype=...)``: x's bytes read as ``dtype``, the last dim holding as many bytes
+    (int8 ``[n, 16]`` -> fp32 ``[n, 4]``), as PyPTO reads the tile. A slice is copied densely first.
+    PyPTO's padded shape scales with it (a ``[2048, 32]`` int8 tile of 16 valid columns is a
+    ``[2048, 8]`` fp32 one of 4)."""
+    src = x  # a slice is copied densely first (as clone)
+    if rec.value_kind(x._vid) == "view":
+        src = Tensor(_rec=rec, _id=rec.op("expand", [x._id], {"shape": list(x.shape)}, user_loc()))
+    out = Tensor(_rec=rec, _id=rec.bitcast(src._id, dtype, user_loc()))
+    padded = getattr(x, "_padded_shape", None)
+    if padded and isinstance(padded[-1], int):
+        scaled = padded[-1] * _core.dtype_bytes(x.dtype)
+        if scaled % _core.dtype_bytes(dtype) == 0:
+            out._padded_shape = list(padded[:-1]) + [scaled // _core.dtype_bytes(dtype)]
+    return out
 
 
 def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional[Sequence[Any]] = None, *,  # noqa: A002
@@ -538,7 +421,6 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
             raise _core.UserError(f"pypto.view: dtype={dtype} together with shape, offsets or valid_shape is not "
                                   f"supported; take the window first, then view it with dtype= alone ({x!r})"
                                   + _suffix())
-        from .shape import _reinterpret
         return _reinterpret(rec, x, dtype)
     shape = list(x.shape) if shape is None else list(shape)
     offsets = [0] * rank if offsets is None else list(offsets)
@@ -564,7 +446,6 @@ def view(input: Tensor, shape: Optional[Sequence[Any]] = None, offsets: Optional
     if valid_shape is None:
         # PyPTO derives the valid shape of a view that may reach past the tensor (a tail tile):
         # min(max(dim - offset, 0), size), the part inside it.
-        from ..tensor import clipped_extents
         extents = clipped_extents(rec, x._id, offsets, shape)
     out = Tensor(_rec=rec, _id=rec.view(x._id, offsets, extents, user_loc()))
     out._view_of = (x, offsets)  # the paged gathers address the memory from the view's start on
@@ -597,7 +478,6 @@ def assemble(src: Any, offsets: Any, dst: Any = None, parallel: bool = False) ->
     src = _t(src, "assemble")
     dst = _t(dst, "assemble")
     dst.check_writable("pypto.assemble")
-    from .._tracing import note_write
     note_write()
     rec.assemble(src._id, list(offsets), dst._id, user_loc())
 
@@ -623,12 +503,12 @@ def atomic_add(src: Tensor, offsets: Sequence[Any], dst: Tensor) -> None:
 def _widen(x: Tensor) -> "tuple[Tensor, Union[DataType, None]]":
     """x in fp32, and the 16-bit dtype to round back to (None when x is not 16-bit)."""
     if x.dtype in (DT_FP16, DT_BF16):
-        return cast(x, DT_FP32), x.dtype
+        return _convert(x, DT_FP32), x.dtype
     return x, None
 
 
 def _narrow(y: Tensor, dtype: "Union[DataType, None]") -> Tensor:
-    return y if dtype is None else cast(y, dtype)
+    return y if dtype is None else _convert(y, dtype)
 
 
 def mean(x: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:

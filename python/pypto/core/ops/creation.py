@@ -14,7 +14,9 @@ from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_
 from .._tracing import at_top_level, automatic_tiles, current_recorder, user_loc
 from ..tensor import Tensor
 from .._dtypes import exact_int64 as _exact
-from .core import _suffix, add, cast, mul
+from .core import _convert as cast
+from .core import _suffix, add, mul
+from ..tensor_factory import tensor
 
 __all__ = ["full", "zeros", "ones", "arange"]
 
@@ -47,7 +49,6 @@ def full(size: Sequence[Any], fill_value: Any, dtype: DataType, *,
     value = full_value(size, fill_value, dtype, valid_shape=valid_shape)
     if not at_top_level():
         return value
-    from ..tensor import tensor
     out = tensor(list(value.shape), dtype)
     with automatic_tiles("full"):
         out[...] = value

@@ -8,24 +8,24 @@ from typing import Any, Dict
 
 from ... import _core
 from ..._core import DataType
-from .._dtypes import DT_FP32, is_float_dtype, is_int_dtype
+from .._dtypes import DT_FP32, DT_INT64, DT_UINT32, DT_UINT64, is_float_dtype, is_int_dtype
 from ..tensor import Tensor
-from .core import CastMode, ReLuType, _suffix, _t, add, cast, mul, relu, view
+from .cast import cast
+from .core import CastMode, ReLuType, _suffix, _t, add, mul, relu, view
+from .shape import reshape
+from .logic import bitwise_and
 
 
 def _scale_tensor(st: Tensor) -> Tensor:
     """A scale_tensor as fp32: float values as they are; a 64-bit integer one holds the NPU's
     packed form (torch_npu.npu_trans_quant_param: the fp32 bits in the low 32 bits), of which the
     fixpipe uses sign, exponent and 10 mantissa bits."""
-    from .._dtypes import DT_INT64, DT_UINT32, DT_UINT64
     if st.dtype not in (DT_INT64, DT_UINT64):
         return st if st.dtype == DT_FP32 else cast(st, DT_FP32)
-    from .shape import reshape
     words = view(st, dtype=DT_UINT32)  # [..., 2n]: the low word first (little-endian)
     lead, n2 = list(words.shape[:-1]), words.shape[-1]
     pairs = reshape(words, lead + [n2 // 2, 2])
     low = reshape(view(pairs, lead + [n2 // 2, 1], [0] * (len(lead) + 2)), lead + [n2 // 2])
-    from .logic import bitwise_and
     return view(bitwise_and(low, 0xFFFFE000), dtype=DT_FP32)
 
 

@@ -10,10 +10,15 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 from ... import _core
-from .._dtypes import is_int_dtype
-from .._tracing import current_recorder, user_loc
+from .._dtypes import DT_INT32, DT_INT64, is_float_dtype, is_int_dtype, to_numpy_dtype
+from .._tracing import completed_tiles, current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, _t, exact_view, same_extent
+from .core import _suffix, _t, add, exact_view, mul, same_extent, view
+from .shape import concat, expand_clone, fillpad, reshape
+from .creation import arange, full_value as full
+from ..tensor_factory import tensor
+from .cast import cast
+from .logic import ge, logical_and, lt, where
 
 __all__ = ["topk", "sort", "argsort", "gather", "index_select", "scatter_", "scatter", "index_add_", "index_add",
            "index_add__ub", "index_add_ub", "index_put_", "scatter_update", "gathermask", "interleave", "deinterleave"]
@@ -69,8 +74,6 @@ def _topk_in_chunks(x: Tensor, k: int, d: int, largest: bool, chunk: int) -> Tup
     the top k of each chunk, then the top k of those candidates, whose indices map back through
     a gather. Order and ties are the one-pass topk's: candidates keep chunk order, and a stable
     selection then puts equal values in index order."""
-    from .core import add
-    from .shape import concat
     n = int(x.shape[d])
     values, indices = [], []
     for start in range(0, n, chunk):
@@ -96,13 +99,10 @@ def _padded_for_selection(x: Tensor, dim: Any, largest: bool, op: str) -> Tensor
     if not isinstance(d, int) or not 0 <= d < x.ndim or isinstance(x.shape[d], int) or padded is None or \
             len(padded) != x.ndim or not isinstance(padded[d], int):
         return x
-    from .._dtypes import is_float_dtype
-    from .shape import fillpad
     if is_float_dtype(x.dtype):
         fill: Any = float("-inf") if largest else float("inf")
     else:
         import numpy as np
-        from .._dtypes import to_numpy_dtype
         info = np.iinfo(to_numpy_dtype(x.dtype))
         fill = int(info.min if largest else info.max)
     return fillpad(x, "constant", fill)
@@ -142,7 +142,6 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
     """The slices of ``input`` along ``dim`` at the positions of the 1-D ``index`` (a 2-D index adds
     its dims, as PyPTO's ONNX-style gather)."""
-    from .shape import expand_clone, reshape
     x, idx = _t(input, "index_select"), _t(index, "index_select")
     if not is_int_dtype(idx.dtype) or idx.ndim not in (1, 2):
         raise _core.UserError(f"pypto.index_select: the index must be a 1-D or 2-D integer tensor, got {idx!r}"
@@ -172,7 +171,6 @@ def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, re
     if len(ishape) == len(sshape) and all(  # static dims only (a symbolic != has no truth value)
             isinstance(a, int) and isinstance(b, int) and a <= b for a, b in zip(ishape, sshape)) and ishape != sshape:
         # torch: values larger than the index are read only where the index has elements.
-        from .core import view
         src = view(src, ishape, [0] * len(ishape))
         sshape = ishape
     if len(ishape) == len(sshape) and any(
@@ -196,7 +194,6 @@ def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, re
 
 def _values_like(op: str, src: Any, index: Tensor, dtype: Any) -> Tensor:
     """src as a tensor of the index's shape: a Python scalar filled, a tensor as it is."""
-    from .creation import full_value as full
     if isinstance(src, Tensor):
         return _t(src, op)
     if isinstance(src, (int, float)) and not isinstance(src, bool):
@@ -224,7 +221,6 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: Option
 
 
 def _copy(op: str, x: Tensor) -> Tensor:
-    from ..tensor import tensor
     out = tensor(list(x.shape), x.dtype, op)
     out[...] = x
     return out
@@ -237,7 +233,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any, *, reduce: Optiona
 
 def _expanded_index(op: str, index: Tensor, dim: int, shape: list) -> Tensor:
     """A 1-D index along `dim` broadcast to `shape` (index[i] at every position with dim == i)."""
-    from .shape import expand_clone, reshape
     idx = _t(index, op)
     if not is_int_dtype(idx.dtype) or idx.ndim != 1:
         raise _core.UserError(f"pypto.{op}: the index must be a 1-D integer tensor, got {idx!r}" + _suffix())
@@ -249,7 +244,6 @@ def _expanded_index(op: str, index: Tensor, dim: int, shape: list) -> Tensor:
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """input[..., index[i], ...] += alpha * source[..., i, ...] along ``dim``, in place; repeated
     indices accumulate (torch.Tensor.index_add_)."""
-    from .core import mul
     x, src = _t(input, "index_add_"), _t(source, "index_add_")
     d = _dim(x, dim, "index_add_")
     if alpha != 1:
@@ -274,7 +268,6 @@ def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = F
     place: k 1-D index tensors of one length t for the k leading dims, values [t, *shape[k:]]. A
     vec tile of lower rank than the values is completed with their trailing dims (PyPTO's rule).
     An index outside its dim raises."""
-    from .._tracing import completed_tiles
     x, v = _t(input, "index_put_"), _t(values, "index_put_")
     idx = [_t(i, "index_put_") for i in (list(indices) if isinstance(indices, (list, tuple)) else [indices])]
     if not 1 <= len(idx) <= x.ndim or any(not is_int_dtype(i.dtype) or i.ndim != 1 for i in idx):
@@ -293,9 +286,6 @@ def _flat_rows(op: str, x: Tensor, idx: List[Tensor]) -> Tuple[Tensor, Tensor]:
     """x with its len(idx) leading dims merged (in memory) and the row of each index tuple in it:
     sum(idx[j] * stride_j), or -1 (which the scatter refuses) when an index is outside its dim, so
     a wrong index cannot land on another row."""
-    from .core import add, mul, cast
-    from .logic import ge, logical_and, lt, where
-    from .._dtypes import DT_INT32, DT_INT64
     k = len(idx)
     lead = x.shape[:k]
     if not all(isinstance(d, int) for d in lead[1:]):
@@ -338,7 +328,6 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     4-D input [blocks, block_size, 1, d], src [b, s, 1, d]: the row index[i][j] of the flattened
     blocks. An index outside the cache raises. An input that is an intermediate result is
     copied first (the copy is updated and returned)."""
-    from .shape import expand_clone, reshape
     x, idx, s = _t(input, "scatter_update"), _t(index, "scatter_update"), _t(src, "scatter_update")
     if dim not in (-2, x.ndim - 2):
         raise _core.UserError(f"pypto.scatter_update: dim must be -2, got {dim!r}" + _suffix())
@@ -367,8 +356,6 @@ def _last_dim(x: Tensor, op: str) -> int:
 
 def _select_last(x: Tensor, positions: List[int], op: str) -> Tensor:
     """x[..., positions] (constant positions, as a gather along the last dim)."""
-    from .creation import arange
-    from .shape import expand_clone, reshape
     import numpy as _np
     pos = _np.asarray(positions, dtype=_np.int64)
     lo, step = int(pos[0]), int(pos[1] - pos[0]) if len(pos) > 1 else 1
@@ -406,8 +393,6 @@ def interleave(input: Tensor, other: Tensor) -> Tuple[Tensor, Tensor]:  # noqa: 
     """PyPTO's interleave: the stream input[0], other[0], input[1], other[1], ... along the last
     dim, its first half as the first result and its second half as the second (shapes of
     input). The inverse of deinterleave."""
-    from .creation import arange
-    from .shape import concat, expand_clone, reshape
     x, y = _t(input, "interleave"), _t(other, "interleave")
     if list(x.shape) != list(y.shape) or x.dtype != y.dtype:
         raise _core.UserError(f"pypto.interleave: input {x!r} and other {y!r} must have one shape and dtype"
@@ -428,7 +413,6 @@ def deinterleave(input: Tensor, other: Optional[Tensor] = None) -> Tuple[Tensor,
     """PyPTO's deinterleave: the even and the odd positions of an interleaved stream along the
     last dim: of ``input`` (results half as long), or of input and other side by side (results of
     their shape). The inverse of interleave."""
-    from .shape import concat
     x = _t(input, "deinterleave")
     if other is not None:
         y = _t(other, "deinterleave")

@@ -14,7 +14,8 @@ from .._dtypes import (DT_BOOL, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8, 
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
 from .._dtypes import exact_int64 as _exact
-from .core import _binary, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, cast, maximum, minimum
+from .core import _convert as cast
+from .core import _binary, _known, _run_time_scalar, _scalar, _suffix, _t, _unary, abs, fit_valid, maximum, minimum
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -79,7 +80,6 @@ def _compare(op: str, x: Any, y: Any) -> Tensor:
             op, i = _int_scalar_compare(op, x, y)
             return _record(op, [x], {"scalar": float(i), "scalar_int": _exact(i)})
         return _record(op, [x], {"scalar": _scalar(y, op)})
-    from .core import fit_valid  # run-time extents unified as the arithmetic ops do
     return _record(op, fit_valid([x, _t(y, op)]), {})
 
 
@@ -243,7 +243,6 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyP
             attrs[key + "_int"] = _exact(v)
     if not tensors:
         attrs["dtype"] = DT_FP32
-    from .core import fit_valid
     return _record("where", fit_valid(inputs), attrs)
 
 

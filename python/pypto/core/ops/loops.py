@@ -13,6 +13,7 @@ from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exit
                         user_frame, user_loc)
 from ..tensor import Tensor
 from .core import _suffix
+from ..control import LoopPaths, register_loop
 
 __all__ = ["loop", "loop_unroll"]
 
@@ -126,14 +127,12 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
     if one_trip and len(range(start, stop, step)) == 1:
         # One iteration: the index is the constant start (PyPTO's tests loop over one view of a
         # whole tensor; the extents computed from the index are then static).
-        from ..control import register_loop
         idx = _core.SymbolicScalar(start)
         register_loop(idx, start, stop, step)
         yield idx
         return
     carried = CarriedValues(loc, enabled=not one_trip)  # one iteration carries nothing
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
-    from ..control import LoopPaths, register_loop
     register_loop(idx, start, stop, step)
     try:
         first = True

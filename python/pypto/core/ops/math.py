@@ -9,9 +9,11 @@ import math
 from typing import Any
 
 from ... import _core
-from .._dtypes import DT_FP32, is_int_dtype
+from .._dtypes import DT_FP16, DT_FP32, is_int_dtype
 from ..tensor import Tensor
-from .core import _binary, _suffix, _t, _unary, cast, div, mul
+from .core import _convert as cast
+from .core import _binary, _suffix, _t, _unary, add, div, exp, mul, neg, sub
+from .shape import reshape
 
 __all__ = [
     "tanh",
@@ -238,7 +240,6 @@ def ceil_div(input: Any, other: Any) -> Tensor:  # noqa: A002
     if not _is_int(x):
         raise _core.UserError(f"pypto.ceil_div needs an integer tensor, got {x!r}" + _suffix()
                               + "\nhint: for floats use pypto.ceil(pypto.div(a, b))")
-    from .core import neg
     return neg(_binary("floor_div", neg(x), other))
 
 
@@ -274,14 +275,12 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     if w.ndim != 1:
         raise _core.UserError(f"pypto.prelu: weight must be 1-D, got {w!r}" + _suffix())
     if x.ndim >= 2 and not (isinstance(w.shape[0], int) and w.shape[0] == 1):
-        from .shape import reshape
         w = reshape(w, [1, w.shape[0]] + [1] * (x.ndim - 2))
     return _binary("lrelu", x, w)
 
 
 def expand_exp_dif(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """exp(input - other) with broadcasting (x - row max, then exp: one fused instruction)."""
-    from .core import exp, sub
     return exp(sub(input, other))
 
 
@@ -290,8 +289,6 @@ def axpy_(y: Tensor, x: Tensor, alpha: float = 1.0) -> Tensor:
     the function made) is written; a view made by ``pypto.view`` takes the result as its value
     and the viewed tensor keeps its data (PyPTO's views are handles). x broadcasts to y, y does
     not broadcast. fp32 + fp32, fp16 + fp16 (in fp32, rounded once) and fp32 (y) + fp16 (x)."""
-    from .._dtypes import DT_FP16
-    from .core import add
     yt, xt = _t(y, "axpy_"), _t(x, "axpy_")
     if (yt.dtype, xt.dtype) not in ((DT_FP32, DT_FP32), (DT_FP16, DT_FP16), (DT_FP32, DT_FP16)):
         raise _core.UserError(f"pypto.axpy_: y {yt!r} and x {xt!r}: the dtypes must be DT_FP32 + DT_FP32, "

@@ -9,14 +9,15 @@ from ... import _core
 from ..._core import DataType
 from .._dtypes import DT_FP32, DT_INT8, DT_UINT8, is_float_dtype, is_int_dtype
 from ..tensor import Tensor
-from .core import CastMode, _suffix, _t, add, cast, mul, sub
+from .cast import cast
+from .core import CastMode, _suffix, _t, add, mul, sub
+from .shape import unsqueeze
 
 __all__ = ["quantize", "dequantize"]
 
 
 def _per(op: str, x: Tensor, v: Any, axis: int, what: str) -> Tensor:
     """A scale or zero-point tensor (x's shape without `axis`) with `axis` back as a dim of 1."""
-    from .shape import unsqueeze
     v = _t(v, op)
     want = [d for i, d in enumerate(x.shape) if i != axis % x.ndim]
     if v.ndim != len(want) or any(not _core.to_sym(a).same_as(_core.to_sym(b)) for a, b in zip(v.shape, want)):

@@ -15,8 +15,11 @@ from ..._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
 from .._tracing import automatic_tiles, current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _suffix, cast, log, maximum, mul, sqrt
+from .cast import cast
+from .core import _suffix, log, maximum, mul, sqrt
 from .math import cos, sin
+from .shape import concat, reshape
+from .index import deinterleave, interleave
 
 __all__ = ["uniform", "normal"]
 
@@ -58,7 +61,6 @@ def _flat_uniform(op: str, n: int, key: int, offset: int, dtype: DataType) -> Te
 
 
 def _shaped(x: Tensor, shape: List[int]) -> Tensor:
-    from .shape import reshape
     return x if len(shape) == 1 else reshape(x, shape)
 
 
@@ -75,8 +77,6 @@ def normal(shape: Sequence[int], key: Sequence[int], counter: Sequence[int], alg
     """Standard normal values of ``shape``: Box-Muller on the uniform fp32 pairs (u1, u2) =
     (element 2i, element 2i + 1): sin(2 pi u2) * sqrt(-2 log max(u1, 1e-7)) at 2i and the cos at
     2i + 1, in fp32 (then cast to ``dtype``)."""
-    from .index import deinterleave, interleave
-    from .shape import concat
     shape, n, k, off, dt = _args("normal", shape, key, counter, alg, dtype)
     even = (n + 1) // 2 * 2
     with automatic_tiles("normal"):

@@ -10,7 +10,8 @@ from ... import _core
 from .._dtypes import DT_INT64, DT_UINT16, DT_UINT32, DT_UINT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor
-from .core import _narrow, _on_reduced, _reduce, _suffix, _t, _widen, cast, div, mean, mul, sub, sum
+from .cast import cast
+from .core import _narrow, _on_reduced, _reduce, _suffix, _t, _widen, div, mean, mul, sqrt, sub, sum
 
 __all__ = ["prod", "argmax", "argmin", "cumsum", "cumprod", "var", "std"]
 
@@ -106,7 +107,6 @@ def var(input: Tensor, dim: Union[int, Sequence[int], None] = None, correction: 
 def std(input: Tensor, dim: Union[int, Sequence[int], None] = None, *, correction: float = 1,  # noqa: A002
         keepdim: bool = False) -> Tensor:
     """Standard deviation: sqrt(var(...))."""
-    from .core import sqrt
     x = _t(input, "std")
     xw, dt = _widen(x)
     v = var(xw, dim, correction=correction, keepdim=keepdim)

@@ -11,9 +11,12 @@ from ... import _core
 from ..._core import SymbolicScalar
 from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, DT_UINT8, DataType, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
-from ..tensor import Tensor, _dim, tensor
-from .core import _suffix, _t, assemble, cast, sub
+from ..tensor import Tensor, _dim
+from ..tensor_factory import tensor
+from .core import _convert as cast
+from .core import _reinterpret, _suffix, _t, assemble, sub, view
 from .creation import full_value as full
+from .logic import eq, ge, le, where
 
 __all__ = ["transpose", "permute", "squeeze", "unsqueeze", "reshape", "expand_clone", "clone", "concat", "pad",
            "tril", "triu", "one_hot", "fillpad", "pack", "unpack"]
@@ -121,7 +124,6 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
             _elements(list(x.shape)) == _elements(list(target)) and _elements(list(x.shape)) != _elements(shape):
         # A whole (static) tensor reshaped with a valid shape: PyPTO's reshape, then the valid
         # part of it (a view that remembers its padded shape, as pypto.view(valid_shape=)).
-        from .core import view
         whole = reshape(x, list(target))
         return view(whole, list(target), [0] * len(target), valid_shape=shape)
     if valid_shape is not None and not _same_count(list(x.shape), shape):
@@ -129,7 +131,6 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
         # dims, x sliced from another's): PyPTO reshapes the padded tile and takes its first
         # elements. Here: x's elements in a row, the first of them as many as the valid shape
         # holds (a window the run time checks lies inside x), in that shape.
-        from .core import view
         flat = reshape(x, [_product(list(x.shape))])
         first = view(flat, [_product(list(target))], [0], valid_shape=[_product(shape)])
         out = reshape(first, shape)
@@ -288,7 +289,6 @@ def _tri(op: str, x: Any, diagonal: Any, lower: bool) -> Tensor:
     if not isinstance(diagonal, (int, _core.SymbolicScalar)) or isinstance(diagonal, bool):
         raise _core.UserError(f"pypto.{op}: diagonal must be an int or a symbolic scalar, got {diagonal!r}"
                               + _suffix())
-    from .logic import ge, le, where
     lead = [1] * (x.ndim - 2)
     rec = current_recorder(op)
     rows = Tensor(_rec=rec, _id=rec.op("iota", [], {"shape": lead + [x.shape[-2], 1], "dim": x.ndim - 2,
@@ -320,7 +320,6 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
         raise _core.UserError(f"pypto.one_hot needs an integer tensor, got {x!r}" + _suffix())
     if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes <= 0:
         raise _core.UserError(f"pypto.one_hot: num_classes must be a positive int, got {num_classes!r}" + _suffix())
-    from .logic import eq
     rec = current_recorder("one_hot")
     idx_dt = DT_INT64 if x.dtype == DT_INT64 else DT_INT32
     x = x if x.dtype == idx_dt else cast(x, idx_dt)
@@ -354,21 +353,6 @@ def fillpad(input: Tensor, mode: str = "constant", value: Any = 0) -> Tensor:  #
     out = tensor(list(padded), x.dtype, "fillpad")
     out[...] = full(list(padded), value, x.dtype)
     assemble(x, [0] * x.ndim, out)  # the valid part over the fill (the runtime orders the writes)
-    return out
-
-
-def _reinterpret(rec: Any, x: Tensor, dtype: DataType) -> Tensor:
-    """``pypto.view(x, dtype=...)``: x's bytes read as ``dtype``, the last dim holding as many bytes
-    (int8 ``[n, 16]`` -> fp32 ``[n, 4]``), as PyPTO reads the tile. A slice is copied densely first.
-    PyPTO's padded shape scales with it (a ``[2048, 32]`` int8 tile of 16 valid columns is a
-    ``[2048, 8]`` fp32 one of 4)."""
-    src = clone(x) if rec.value_kind(x._vid) == "view" else x
-    out = Tensor(_rec=rec, _id=rec.bitcast(src._id, dtype, user_loc()))
-    padded = getattr(x, "_padded_shape", None)
-    if padded and isinstance(padded[-1], int):
-        scaled = padded[-1] * _core.dtype_bytes(x.dtype)
-        if scaled % _core.dtype_bytes(dtype) == 0:
-            out._padded_shape = list(padded[:-1]) + [scaled // _core.dtype_bytes(dtype)]
     return out
 
 

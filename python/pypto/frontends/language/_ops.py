@@ -20,7 +20,7 @@ from ...core._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8
 from ...core._tracing import _format_loc, current_recorder, user_loc
 from ...core.control import bytes_of, sym_min
 from ...core.tensor import Tensor
-from ...core.tensor import tensor as new_tensor
+from ...core.tensor_factory import tensor as new_tensor
 from ._program import current_trace
 from ._types import AtomicType, Level, MemorySpace, PadValue
 
