@@ -24,6 +24,7 @@ import numpy as np
 from .. import _core
 from ..core._tracing import current_probes, current_recorder, maybe_recorder, user_loc
 from ..core.tensor import Tensor
+from . import verify
 
 _goldens = threading.local()
 
@@ -115,22 +116,11 @@ def pass_verify_save(tensor: Tensor, fname: Union[str, int, _core.SymbolicScalar
                        "values": dict(kwargs), "cond": _cond(cond, "pass_verify_save"), "loc": user_loc()})
 
 
-def eval_scalar(v: Any, env: Dict[str, int]) -> Optional[int]:
-    """A probe's int or symbolic scalar at one point of the evaluation (None if unknown there)."""
-    if isinstance(v, _core.SymbolicScalar):
-        try:
-            return int(v.eval(env))
-        except (_core.UserError, _core.InternalError, KeyError):
-            return None
-    return int(v)
-
-
 def verify_call(fn_name: str, compiled: Any, before: List[np.ndarray], outs: List[np.ndarray],
                 after: List[np.ndarray], run_mode: str, dbg: Dict[str, Any], vopt: Dict[str, Any],
                 stats: Dict[str, Any]) -> None:
     """Checks one call of a jit function: verify_passes (ours: a level that changes the answer
     raises) or PyPTO's pass verify (goldens, the probes, PASS / FAILED / NO_COMPARE lines)."""
-    from . import verify
     pypto_mode = bool(vopt["enable_pass_verify"])
     save_dir = ""
     if pypto_mode:

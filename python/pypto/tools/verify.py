@@ -18,6 +18,17 @@ from . import tensor_semantics
 from .tensor_semantics import eval_sym as _eval_sym
 from .tensor_semantics import storage_dtype
 
+
+def eval_scalar(v: Any, env: Dict[str, int]) -> Optional[int]:
+    """A probe's int or symbolic scalar at one point of the evaluation (None if unknown there)."""
+    if isinstance(v, _core.SymbolicScalar):
+        try:
+            return int(v.eval(env))
+        except (_core.UserError, _core.InternalError, KeyError):
+            return None
+    return int(v)
+
+
 class TensorGraphEvaluator:
     """Runs a tensor graph (the JSON of Program.to_json("tensor_graph")) with numpy."""
 
@@ -71,7 +82,6 @@ class TensorGraphEvaluator:
 
     def _probes(self, pos: Tuple[int, ...], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
         """Runs the pass_verify_print / _save calls made at this point of the program."""
-        from .pass_verify import eval_scalar
         for p in self.probes.get(pos, ()):
             if not eval_scalar(p["cond"], env):
                 continue
@@ -97,7 +107,6 @@ class TensorGraphEvaluator:
     def _save(self, p: Dict[str, Any], env: Dict[str, int], store: Dict[int, np.ndarray]) -> None:
         import os
 
-        from .pass_verify import eval_scalar
         name = p["fname"]
         for key, val in p["values"].items():
             s = eval_scalar(val, env) if not isinstance(val, str) else val

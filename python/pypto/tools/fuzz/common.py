@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -283,3 +283,32 @@ def wchoice(r: random.Random, items: Sequence[Tuple[Any, int]]) -> Any:
         if x <= 0:
             return it
     return items[-1][0]
+
+
+EDGE_NEW: Dict[str, List[Any]] = {
+    "uint8": [0, 255, 1, 254, 128, 127],
+    "uint16": [0, 65535, 1, 32768, 32767, 257],
+    "uint32": [0, 2 ** 32 - 1, 1, 2 ** 31, 2 ** 31 - 1, 2 ** 24 + 1],
+    "uint64": [0, 2 ** 64 - 1, 1, 2 ** 63, 2 ** 63 - 1, 2 ** 53 + 1, 2 ** 32],
+    "fp8e4m3": [NAN, 0.0, -0.0, 448.0, -448.0, 2.0 ** -9, -2.0 ** -9, 2.0 ** -6, 1.0, -1.0, 240.0, 0.875 * 2 ** -6],
+    "fp8e5m2": [NAN, INF, -INF, 0.0, -0.0, 57344.0, -57344.0, 2.0 ** -16, 2.0 ** -14, 1.0, -1.0, 0.75 * 2 ** -14],
+    "hf8": [NAN, INF, -INF, 0.0, -0.0, 32768.0, -32768.0, 2.0 ** -22, 2.0 ** -23, 1.0, -1.0, 1.5 * 2 ** -15, 24576.0,
+            28672.0, 1.9375 * 8],
+}
+
+
+def bcast(s1: Tuple[int, ...], s2: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+    """The broadcast shape of two values of one rank, or with a 0-d one; None if they do not."""
+    if not s1 or not s2:
+        return tuple(s1 or s2)
+    if len(s1) != len(s2):
+        return None
+    out = []
+    for a, b in zip(s1, s2):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            return None
+    return tuple(out)

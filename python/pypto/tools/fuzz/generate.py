@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .common import (ALL_DTYPES, BINARY, BINARY_I, FLOATS, FP8S, IBOUNDS, INF, INTS, NAN, UINTS, have_torch,
                      wchoice as _wchoice)
+from .common import bcast as _bcast
 from .kinds import ProgramKinds
 from .kinds_new import NewKinds
 from .program import BIN_SYM, Program, V
@@ -62,23 +63,6 @@ METHODS = {"exp", "log", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "relu", "s
            "trunc", "round", "sign", "pow", "fmod", "remainder", "hypot", "lrelu", "clip", "prod", "argmax",
            "argmin", "cumsum", "var", "transpose", "permute", "topk", "gather"}
 CMP = ["eq", "ne", "lt", "le", "gt", "ge"]
-def _bcast(s1: Tuple[int, ...], s2: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
-    """The broadcast shape of two values of one rank, or with a 0-d one; None if they do not."""
-    if not s1 or not s2:
-        return tuple(s1 or s2)
-    if len(s1) != len(s2):
-        return None
-    out = []
-    for a, b in zip(s1, s2):
-        if a == b or b == 1:
-            out.append(a)
-        elif a == 1:
-            out.append(b)
-        else:
-            return None
-    return tuple(out)
-
-
 class Gen(NewKinds, ProgramKinds):
     """Builds one program's IR.
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .common import (BITS, FLOATS, FP8S, IBOUNDS, INF, NAN, NEW_DT_WEIGHTS, P_NEW_DTYPE, SIGNED, have_torch,
+from .common import (BITS, FLOATS, FP8S, IBOUNDS, NEW_DT_WEIGHTS, P_NEW_DTYPE, SIGNED, have_torch,
                      wchoice as _wchoice)
+from .common import EDGE_NEW, bcast as _bcast  # noqa: F401 - EDGE_NEW: its old place
 from .program import Param, V
 
 # What pypto refuses over a dynamic dim (a reduction that needs the whole dim in one tile), with
@@ -170,7 +171,6 @@ class NewKinds:
         form = "op" if x.random() < 0.6 else "fn"
         if op == "bitwise_not":
             return self.emit(body, pool, cur, op, [cur], {}, form, cur.shape, dt)
-        from .generate import _bcast
         cands = [v for v in pool if v.dt == dt and v is not cur and _bcast(cur.shape, v.shape) is not None]
         shift = op.endswith("shift")
         if cands and x.random() < 0.3:
@@ -266,13 +266,3 @@ class NewKinds:
         return params, body
 
 
-EDGE_NEW: Dict[str, List[Any]] = {
-    "uint8": [0, 255, 1, 254, 128, 127],
-    "uint16": [0, 65535, 1, 32768, 32767, 257],
-    "uint32": [0, 2 ** 32 - 1, 1, 2 ** 31, 2 ** 31 - 1, 2 ** 24 + 1],
-    "uint64": [0, 2 ** 64 - 1, 1, 2 ** 63, 2 ** 63 - 1, 2 ** 53 + 1, 2 ** 32],
-    "fp8e4m3": [NAN, 0.0, -0.0, 448.0, -448.0, 2.0 ** -9, -2.0 ** -9, 2.0 ** -6, 1.0, -1.0, 240.0, 0.875 * 2 ** -6],
-    "fp8e5m2": [NAN, INF, -INF, 0.0, -0.0, 57344.0, -57344.0, 2.0 ** -16, 2.0 ** -14, 1.0, -1.0, 0.75 * 2 ** -14],
-    "hf8": [NAN, INF, -INF, 0.0, -0.0, 32768.0, -32768.0, 2.0 ** -22, 2.0 ** -23, 1.0, -1.0, 1.5 * 2 ** -15, 24576.0,
-            28672.0, 1.9375 * 8],
-}

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .common import ALL_DTYPES, IBOUNDS, INF, INTS, NAN, NP_INT, OLD_DTYPES, PDT, FMAX, UINTS, round_to
+from .common import EDGE_NEW, ALL_DTYPES, IBOUNDS, INF, INTS, NAN, NP_INT, OLD_DTYPES, PDT, FMAX, UINTS, round_to
 
 
 @dataclass
@@ -199,7 +199,6 @@ EDGE = {
 def _make_new_input(g: np.random.Generator, p: Param, shape: Tuple[int, ...], n: int) -> np.ndarray:
     """make_input for the dtypes added after the first fuzzer: unsigned integers over their whole
     range (uint64 above 2^63 too), and FP8 values (as float32) with its edges."""
-    from .kinds_new import EDGE_NEW
     a: np.ndarray
     if p.dt in UINTS:
         hi = IBOUNDS[p.dt][1]

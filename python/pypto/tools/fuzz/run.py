@@ -26,6 +26,7 @@ from .generate import generate
 from .oracle import exec_source, oracle_eval
 from .program import Param, Program, call_params, make_inputs, ops_of, render
 from .report import describe, signature, standalone
+from .shrink import shrink
 
 
 @dataclass
@@ -387,8 +388,7 @@ def run_one(seed: int, index: int, dtypes: Sequence[str], modes: Sequence[str],
         rec["signature"] = signature(prog, out)
         rec["report"] = describe(prog, out, src)
         if want_shrink and out.status == "mismatch":
-            from .shrink import shrink
-            small, sout = shrink(prog, modes, out)
+            small, sout = shrink(prog, modes, out, evaluate)
             ssrc = render(small)
             rec["shrunk"] = describe(small, sout, ssrc)
             rec["shrunk_ops"] = sorted(set(ops_of(small)))

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
-from . import run
 from .common import INTS
 from .program import Param, Program, V, render
 
@@ -158,8 +157,10 @@ def _variants(prog: Program) -> List[Program]:
     return [_dce(v) for v in out]
 
 
-def shrink(prog: Program, modes: Sequence[str], out0: Any, budget_s: float = 90.0) -> Tuple[Program, Any]:
-    """Greedy: take the first smaller variant that still fails with the same flags and modes."""
+def shrink(prog: Program, modes: Sequence[str], out0: Any, evaluate: Callable[..., Any],
+           budget_s: float = 90.0) -> Tuple[Program, Any]:
+    """Greedy: take the first smaller variant that still fails with the same flags and modes
+    (`evaluate`: run.evaluate)."""
     key = (tuple(out0.flags), tuple(out0.modes))
     best, best_out = prog, out0
     t0 = time.time()
@@ -175,7 +176,7 @@ def shrink(prog: Program, modes: Sequence[str], out0: Any, budget_s: float = 90.
             if time.time() - t0 > budget_s:
                 break
             try:
-                o = run.evaluate(cand, modes)[0]
+                o = evaluate(cand, modes)[0]
             except Exception:  # noqa: BLE001
                 continue
             if o.status == out0.status and (tuple(o.flags), tuple(o.modes)) == key:
