@@ -52,7 +52,7 @@ from .core.pass_config import (PassConfigKey, PassConfigs, get_pass_config, get_
 from .core import symbolic_scalar  # noqa: E402 - PyPTO's module, callable: pypto.symbolic_scalar(value)
 from .core.symbolic_scalar import SymInt  # noqa: E402
 from .tools.tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
-from .tools.pass_verify import (pass_verify_print, pass_verify_save, set_verify_golden_data)  # noqa: E402 - precision tool
+from .whitebox.pass_verify import (pass_verify_print, pass_verify_save, set_verify_golden_data)  # noqa: E402 - precision tool
 
 _paths.alias_loaded()
 

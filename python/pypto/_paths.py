@@ -29,7 +29,10 @@ MOVED = {
     "pypto.function_block": "pypto.compat.function_block", "pypto.experimental": "pypto.compat.experimental",
     "pypto.runtime": "pypto.compat.runtime",
     "pypto.sim": "pypto.tools.sim", "pypto.tune": "pypto.tools.tune", "pypto.pass_verify": "pypto.tools.pass_verify",
-    "pypto.fuzz": "pypto.tools.fuzz",
+    "pypto.tools.swimlane": "pypto.whitebox.swimlane", "pypto.tools.graph_html": "pypto.whitebox.graph_html",
+    "pypto.tools.debug_output": "pypto.whitebox.debug_output", "pypto.tools.verify": "pypto.whitebox.verify",
+    "pypto.tools.tensor_semantics": "pypto.whitebox.tensor_semantics",
+    "pypto.tools.pass_verify": "pypto.whitebox.pass_verify",
 }
 
 
@@ -82,10 +85,10 @@ def install() -> None:
 def alias_loaded() -> None:
     """Old paths of the modules loaded so far: the same objects, bound without importing (an
     import would set the package attribute, and `pypto.tensor` / `pypto.tune` are functions)."""
-    package = sys.modules["pypto"]
     for name, module in list(sys.modules.items()):
         for old, new in MOVED.items():
             if name == new or name.startswith(new + "."):
                 sys.modules.setdefault(old + name[len(new):], module)
-                if name == new and not hasattr(package, old[len("pypto."):]):
-                    setattr(package, old[len("pypto."):], module)  # `pypto.ops.add`, as before
+                parent, leaf = old.rsplit(".", 1)
+                if name == new and parent in sys.modules and not hasattr(sys.modules[parent], leaf):
+                    setattr(sys.modules[parent], leaf, module)  # `pypto.ops.add`, as before

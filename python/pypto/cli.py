@@ -37,7 +37,7 @@ def _find_pages(root: str) -> List[str]:
 
 def _ensure_graphs(root: str) -> List[str]:
     """Writes graph.html for function dirs that have JSON pass dumps but no page yet."""
-    from .tools import graph_html
+    from .whitebox import graph_html
     made = []
     for dirpath, dirnames, _ in os.walk(root):
         if "passes" in dirnames and not os.path.exists(os.path.join(dirpath, "graph.html")):
@@ -112,7 +112,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("\n".join(_core.op_names()))
         return 0
     if args.cmd == "summary":
-        from .tools import swimlane
+        from .whitebox import swimlane
         try:
             trace = swimlane.load(args.trace)
         except (OSError, ValueError) as e:

@@ -44,5 +44,5 @@ def LogTopFolder() -> str:  # noqa: N802 - PyPTO's name
     """The debug folder the last call with ``runtime_debug_mode`` / ``compile_debug_mode`` wrote
     (``dyn_topo.txt``, ``tilefwk_L1_prof_data.json``, ``merged_swimlane.json``; PyPTO's NPU
     profiler files are not written here), or "" before any."""
-    from ..tools import debug_output
+    from ..whitebox import debug_output
     return debug_output.last_folder

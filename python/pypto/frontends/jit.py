@@ -22,8 +22,8 @@ from ..core._aliasing import SharedOutputs, overlap
 from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
-from ..tools.sim_report import SimReport
-from ..tools import debug_output, graph_html, pass_verify, swimlane
+from ..whitebox.sim_report import SimReport
+from ..whitebox import debug_output, graph_html, pass_verify, swimlane
 
 _TORCH_NAME = {dt: name[len("torch."):] for name, dt in _TORCH_DTYPES.items()}  # pypto dtype -> torch's name
 

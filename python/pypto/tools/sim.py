@@ -21,7 +21,7 @@ from typing import Any, Optional
 from .. import _core
 from ..frontends.jit import JitFunction, _sim_request
 from ..frontends.tile import TileFunction
-from .sim_report import Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
+from ..whitebox.sim_report import Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
 
 
 def simulate(fn: Any, *args: Any, machine: Optional[str] = None, **kwargs: Any) -> SimReport:

@@ -38,14 +38,15 @@ from ._ops import (CMPMODE, BinaryRepeatParams, DataCopyExtParams, DataCopyPadEx
                    reduce_max, reduce_min, reduce_sum, relu, rsqrt, select, sqrt, sub, whole_reduce_max,
                    whole_reduce_min, whole_reduce_sum)
 from ._properties import DEFAULT_C0_SIZE, ONE_BLK_SIZE, TOTAL_L0C_SIZE, TOTAL_L1_SIZE, property
-from ._sync import CheckReport, HardEvent, PipeID, Race, TBuf, TPipe, TQue, pipe_barrier, set_flag, wait_flag
+from ._block import current_block
+from ._checker import CheckReport, HardEvent, PipeID, Race
+from ._sync import TBuf, TPipe, TQue, pipe_barrier, set_flag, wait_flag
 
 
 def ascend_is_aic() -> bool:
     """Whether this block runs on a cube core: every block of a cube-only kernel
     (``@asc.jit(matmul_cube_only=True)``), the first core of each group of a MIX kernel (one
     that registers a matmul), none of a vector-only kernel."""
-    from ._memory import current_block
     return bool(current_block("ascend_is_aic").cube)
 
 

@@ -20,7 +20,7 @@ from ... import _core
 from ...core._tracing import _format_loc, user_loc
 from ._memory import Block, GlobalAddress, _state, bfloat16
 from ._native import Tape
-from ._sync import CheckReport, Checker
+from ._checker import CheckReport, Checker
 from .adv import MatmulServer
 from .runtime.config import KernelType
 

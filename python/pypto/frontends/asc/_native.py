@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ... import _core
-from ._memory import GlobalTensor, Hardware, LocalTensor, current_block
+from ._block import Hardware, current_block
 
 OPS = {name: i for i, name in enumerate([
     "copy", "duplicate", "add", "sub", "mul", "div", "max", "min", "bitwise_and", "bitwise_or", "add_relu", "adds",
@@ -35,6 +35,15 @@ _ANY_TYPE = {"copy", "duplicate", "cast", "compare", "select", "scalar_load", "s
 Sel = Union[int, np.ndarray]  # the first `count` elements, or element positions (repeat form)
 Operand = Tuple[int, int, Optional[np.ndarray]]  # (memory, byte offset, positions or None)
 
+
+
+def _is_local(t: Any) -> bool:
+    """A LocalTensor (_memory.py builds on this module: tensors tape their scalar accesses here)."""
+    return getattr(t, "memory_kind", None) == "local"
+
+
+def _is_global(t: Any) -> bool:
+    return getattr(t, "memory_kind", None) == "global"
 
 class Tape:
     """A block's recorded instruction stream: rows of the 16 int64 fields of ElemInstr, their
@@ -76,9 +85,9 @@ def _pack(rows: Sequence[Tuple[int, ...]], scalars: Sequence[float], lists: Sequ
 
 
 def _type_name(t: Any) -> str:
-    if isinstance(t, LocalTensor):
+    if _is_local(t):
         return t.dtype.name
-    return t.dtype.name if isinstance(t, GlobalTensor) else ""
+    return t.dtype.name if _is_global(t) else ""
 
 
 def operand(t: Any, sel: Sel) -> Optional[Operand]:
@@ -86,11 +95,11 @@ def operand(t: Any, sel: Sel) -> Optional[Operand]:
     array the launch does not know)."""
     block = current_block("asc")
     idx = sel if isinstance(sel, np.ndarray) else None
-    if isinstance(t, GlobalTensor):
+    if _is_global(t):
         if t.addr is None or id(t.addr.root) not in block.gm_index:
             return None
         return block.gm_index[id(t.addr.root)], t.addr.offset * t.addr.root.itemsize, idx
-    if isinstance(t, LocalTensor) and t.hw is Hardware.UB:
+    if _is_local(t) and t.hw is Hardware.UB:
         return len(block.gm_index), t.addr, idx
     return None
 
@@ -124,7 +133,7 @@ def run(op: str, dst: Any, srcs: Sequence[Any], dst_sel: Sel, src_sels: Sequence
           and all(_type_name(s) == src_type for s in typed))
     if op == "select":
         ok = ok and dtype == src_type
-        if isinstance(other, (GlobalTensor, LocalTensor)):  # the tensor picked where the bit is 0
+        if (_is_local(other) or _is_global(other)):  # the tensor picked where the bit is 0
             o_b = operand(other, n)
             ok = ok and o_b is not None and _type_name(other) == dtype
             if o_b is not None:

@@ -18,7 +18,7 @@ from ._memory import GlobalTensor, Hardware, LocalTensor, current_block
 from . import _native
 from ._memory import bfloat16
 from ._native import plain
-from ._sync import record
+from ._checker import record
 
 Mask = Union[int, Sequence[int]]
 

@@ -19,7 +19,7 @@ import numpy as np
 from ... import _core
 from ...core._tracing import SourceLoc, _format_loc, user_loc
 from ._memory import DataType, GlobalTensor, Hardware, LocalTensor, TPosition, current_block
-from ._sync import record, wait_pipe
+from ._checker import record, wait_pipe
 
 
 class CubeFormat(enum.IntEnum):

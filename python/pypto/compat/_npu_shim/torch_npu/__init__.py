@@ -6,6 +6,6 @@ PYTHONPATH for child processes; it is never on the path otherwise."""
 import sys
 
 del sys.modules[__name__]  # the import then returns the module install() registers
-from pypto import npu_compat  # noqa: E402
+from pypto.compat import npu_compat  # noqa: E402
 
 npu_compat.install()
