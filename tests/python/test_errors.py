@@ -366,3 +366,21 @@ def test_error_does_not_poison_later_compiles():
     o = z(4, 8)
     _ok(x, o)
     np.testing.assert_array_equal(o, 2.0)
+
+
+def test_every_option_takes_none_as_its_default():
+    defaults = {g: getattr(pypto, f"get_{g}_options")() for g in ("debug", "runtime", "pass", "host", "codegen",
+                                                                     "verify")}
+    try:
+        pypto.set_debug_options(dump_dir="/tmp/pypto-none-test", compile_debug_mode=1)
+        pypto.set_runtime_options(run_mode="interp")
+        assert pypto.get_debug_options()["dump_dir"] == "/tmp/pypto-none-test"
+        pypto.set_debug_options(dump_dir=None, compile_debug_mode=None)
+        pypto.set_runtime_options(run_mode=None)
+        assert pypto.get_debug_options() == defaults["debug"]
+        assert pypto.get_runtime_options() == defaults["runtime"]
+        for g, d in defaults.items():  # each key of each group back to its default with None
+            getattr(pypto, f"set_{g}_options")(**{k: None for k in d})
+            assert getattr(pypto, f"get_{g}_options")() == d, g
+    finally:
+        pypto.reset_options()

@@ -5,7 +5,8 @@ stitching, buffer counts, PMU traces, ...) are checked against their documented 
 recorded in the dumps (``options.json`` beside the pass dumps), but change nothing. Globals are
 set with ``set_<group>_options(**kw)``, read with ``get_<group>_options()``, reset with
 ``reset_options()``; ``@pypto.jit(<group>_options={...})`` overrides them for one function, and
-``pypto.options(...)`` for a block of code (a context manager) or a function (a decorator).
+``pypto.options(...)`` for a block of code (a context manager) or a function (a decorator). Any
+option given as None goes back to its default (``set_debug_options(dump_dir=None)``).
 """
 
 from __future__ import annotations
@@ -222,6 +223,8 @@ def _check(group: str, k: str, v: Any) -> Any:
         raise _core.UserError(f"unknown {group} option '{k}'\nhint: known {group} options are: "
                               + ", ".join(sorted(keys)))
     spec = keys[k]
+    if v is None:  # every option takes None as "back to its default"
+        return copy.deepcopy(spec.default)
     if not spec.check(v):
         want = f"one of {_core.machine_names()}" if k == "machine" else spec.want
         raise _core.UserError(f"{group} option {k}={v!r} is not valid: it takes {want}")
