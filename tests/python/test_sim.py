@@ -226,3 +226,18 @@ def test_tune_apply_makes_the_best_default_tile_the_functions_own(tmp_path):
     assert f"tile=[{rows}, 1024]" in f.last.program.tile_graph()
     e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
     assert_close(f(x), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_run_mode_sim_says_where_it_wrote_the_swimlane(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    @pypto.jit(runtime_options={"run_mode": "sim"})
+    def double(x: pypto.Tensor((64, 128), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 128)
+        return x * 2.0
+
+    x = np.ones((64, 128), np.float32)
+    np.testing.assert_array_equal(double(x), x * 2)
+    path = double.last_sim.output_path
+    assert path.startswith(str(tmp_path)) and path.endswith("merged_swimlane.json") and os.path.isfile(path)
+    assert "summed over all cores" in double.last_sim.summary()

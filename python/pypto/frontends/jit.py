@@ -633,7 +633,9 @@ class JitFunction:
         if sim_machine is not None:
             self.last_sim = SimReport.from_run(self.fn.__name__, compiled, stats, sim_machine, outs, torch_in)
             if rt["run_mode"] == "sim":
-                self.last_sim.write_outputs(compiled.dump_dir)
+                where = self.last_sim.output_path = self.last_sim.write_outputs(compiled.dump_dir)
+                _say_once("sim-output", f"run_mode SIM: the predicted swimlane of {self.fn.__name__} is {where} "
+                          "(each call writes its own output/<function>_<pid>_<time>/ folder; fn.last_sim holds it)")
         if before is not None:
             pass_verify.verify_call(self.fn.__name__, compiled, before, outs, arrays, rt["run_mode"], dbg,
                                     groups["verify"], stats)

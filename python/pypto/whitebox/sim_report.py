@@ -82,6 +82,7 @@ class SimReport:
         self.bounds_us: Dict[str, float] = dict(data["bounds_us"])
         self.utilization: Dict[str, float] = dict(data["utilization"])
         self.kernels: List[Dict[str, Any]] = sorted(data["kernels"], key=lambda k: -k["busy_us"])
+        self.output_path = ""  # run_mode SIM: where write_outputs put merged_swimlane.json
         self.pipes_us: Dict[str, float] = dict(data["pipes_us"])
         self.hbm_read_bytes: float = data["hbm_read_bytes"]
         self.l2_read_bytes: float = data["l2_read_bytes"]
@@ -113,7 +114,7 @@ class SimReport:
             lines.append(f"  cube: {self.cube_flops / 1e9:.2f} GFLOP, "
                          f"{self.cube_flops / max(self.total_us, 1e-9) / 1e6:.1f} TFLOPS achieved of "
                          f"{m.cube_fp16_tflops:.0f} (fp16 peak)")
-        lines.append("  kernels (busy us, tasks, pipes us):")
+        lines.append("  kernels (busy us summed over all cores, tasks, pipes us summed over all cores):")
         for k in self.kernels:
             pipes = ", ".join(f"{p} {v:.1f}" for p, v in k["pipes_us"].items() if v > 0)
             lines.append(f"    {k['name']:<24} {k['core']} {k['busy_us']:10.1f} {k['tasks']:6d}  {pipes}")
