@@ -12,12 +12,12 @@ import argparse
 import os
 import sys
 from typing import List, Optional
+import pypto._core as _core
 
 
 def package_dir() -> str:
     """The installed package's directory: where the compiled modules, headers and library are (an
     editable install keeps its Python files elsewhere)."""
-    from . import _core
     return os.path.dirname(os.path.abspath(_core.__file__))
 
 

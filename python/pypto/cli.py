@@ -14,6 +14,9 @@ import argparse
 import os
 import sys
 from typing import List, Optional
+from .whitebox import graph_html, swimlane
+from .compat import npu_compat
+import pypto._core as _core
 
 PAGES = ("graph.html", "swimlane.html", "swimlane.json", "swimlane.txt")
 
@@ -37,7 +40,6 @@ def _find_pages(root: str) -> List[str]:
 
 def _ensure_graphs(root: str) -> List[str]:
     """Writes graph.html for function dirs that have JSON pass dumps but no page yet."""
-    from .whitebox import graph_html
     made = []
     for dirpath, dirnames, _ in os.walk(root):
         if "passes" in dirnames and not os.path.exists(os.path.join(dirpath, "graph.html")):
@@ -95,7 +97,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not os.path.isfile(args.script):
             print(f"pypto run: {args.script} is not a file", file=sys.stderr)
             return 2
-        from .compat import npu_compat
         try:
             npu_compat.run_script(args.script, args.args)
         except SystemExit as e:
@@ -108,11 +109,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 1
         return 0
     if args.cmd == "ops":
-        from . import _core
         print("\n".join(_core.op_names()))
         return 0
     if args.cmd == "summary":
-        from .whitebox import swimlane
         try:
             trace = swimlane.load(args.trace)
         except (OSError, ValueError) as e:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from .. import _core
+import pypto._core as _core
 from ..core._tracing import _format_loc, automatic_tiles, user_loc
 from ..core.config import operation_options
 from ..core.tensor import Tensor

@@ -19,10 +19,11 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from .. import _core
+import pypto._core as _core
 from ..core import config, ops
 from ..core._tracing import NO_LOC, Tracing, _format_loc, maybe_recorder, user_loc
 from ..core.tensor import Tensor
+from ..core._dtypes import DT_BF16, STORAGE_DTYPES, to_numpy_dtype
 
 
 class _Compiled:
@@ -95,7 +96,6 @@ class function:  # noqa: N801 - PyPTO's name
 
 
 def _as_array(a: Any, t: Tensor, i: int, name: str) -> np.ndarray:
-    from ..core._dtypes import DT_BF16, STORAGE_DTYPES, to_numpy_dtype
     if type(a).__module__.startswith("torch"):
         import torch
         a = a.detach()

@@ -37,6 +37,9 @@ import runpy
 import sys
 import types
 from typing import Any, Iterator, List, Optional
+from .npu_reference import hifloat8, KERNELS
+from .npu_platform import platform
+from ..frontends.jit import call_recorders
 
 _NPU_DEVICE = re.compile(r"^npu(:\d+)?$")
 _installed = False
@@ -176,12 +179,10 @@ class NPUGraph:
         self.calls: List[Any] = []
 
     def capture_begin(self, *args: Any, **kwargs: Any) -> None:
-        from ..frontends.jit import call_recorders
         call_recorders.append(self.calls)
         _capturing.append(self)
 
     def capture_end(self) -> None:
-        from ..frontends.jit import call_recorders
         if self in _capturing:
             _capturing.remove(self)
             call_recorders.remove(self.calls)
@@ -320,7 +321,6 @@ def install() -> None:
     torch_npu.npu = npu  # type: ignore[attr-defined]
     torch_npu.npu_format_cast = _format_cast  # type: ignore[attr-defined]
     torch_npu.get_npu_format = lambda t: getattr(t, "_pypto_npu_format", 2)  # type: ignore[attr-defined]
-    from .npu_reference import KERNELS, hifloat8
     for name, fn in KERNELS.items():  # the NPU kernels model tests compute their goldens with
         setattr(torch_npu, name, fn)
     torch_npu.hifloat8 = hifloat8  # type: ignore[attr-defined]
@@ -371,7 +371,6 @@ def soc_tag() -> str:
     in the environment sets it before the tests import (DAV_2201, "910", by default)."""
     import os
 
-    from .npu_platform import platform
     arch = os.environ.get("PYPTO_NPUARCH")
     if arch:
         platform.npuarch = arch

@@ -5,7 +5,7 @@ the default) unless set."""
 
 from __future__ import annotations
 
-from .. import _core
+import pypto._core as _core
 
 # The NPU architectures PyPTO names, and the machine model of each.
 NPU_ARCHS = {"DAV_2201": "a2a3", "DAV_3510": "a5"}

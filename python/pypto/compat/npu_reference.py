@@ -11,6 +11,7 @@ could pass but these do not implement (int4 outputs, MoE group indices) raise a 
 from __future__ import annotations
 
 from typing import Any, Optional, Tuple
+from ..core.hifloat8 import from_hifloat8, to_hifloat8
 
 _INT_RANGES = {"int8": (-128, 127), "qint8": (-128, 127), "uint8": (0, 255), "quint8": (0, 255),
                "int32": (-2**31, 2**31 - 1), "qint32": (-2**31, 2**31 - 1), "int16": (-2**15, 2**15 - 1)}
@@ -47,7 +48,6 @@ def npu_dtype_cast(input: Any, dtype: Any, *, input_dtype: Any = None) -> Any:  
     ``input_dtype=hifloat8`` give their values in ``dtype``."""
     import torch
 
-    from ..core.hifloat8 import from_hifloat8, to_hifloat8
     if dtype is hifloat8:
         return torch.from_numpy(to_hifloat8(input.detach().cpu().float()))
     if input_dtype is hifloat8:

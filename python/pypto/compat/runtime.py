@@ -3,6 +3,8 @@ runs to completion before it returns (the outputs are written), so a device sync
 nothing to wait for."""
 
 from ..core.config import RunMode
+from .function_block import run_once
+from ..frontends.language import RunConfig
 
 __all__ = ["RunMode", "RunConfig"]
 
@@ -22,7 +24,6 @@ def _device_fini() -> None:
 def _device_run_once_data_from_host(*tensors: object) -> None:
     """Runs the program the last ``pypto.function`` block compiled on ``tensors`` (torch
     tensors or numpy arrays, in the block's order), writing its outputs into them."""
-    from .function_block import run_once
     run_once(*tensors)
 
 
@@ -30,6 +31,5 @@ def __getattr__(name: str) -> object:
     # RunConfig belongs to pypto.language (the hw-native-sys runtime's config, `from
     # pypto.runtime import RunConfig`); imported on first use to keep this module light.
     if name == "RunConfig":
-        from ..frontends.language import RunConfig
         return RunConfig
     raise AttributeError(f"module 'pypto.runtime' has no attribute {name!r}")

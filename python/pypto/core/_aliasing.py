@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import List, Tuple
 
 import numpy as np
+from ._tracing import _format_loc, user_loc
+import pypto._core as _core
 
 
 def _disjoint_in_rows(a: np.ndarray, b: np.ndarray) -> bool:
@@ -91,8 +93,6 @@ class SharedOutputs:
                 if not mask.any():
                     continue
                 if _changed(dst[mask], b[mask]).any():
-                    from .. import _core
-                    from ._tracing import _format_loc, user_loc
                     raise _core.UserError(f"@{fn}: the outputs '{first}' and '{names[p]}' share memory and the "
                                           "function changed the same elements through both" + _format_loc(user_loc())
                                           + "\nhint: write each element through one of them")

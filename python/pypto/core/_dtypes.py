@@ -6,7 +6,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._core import DataType
+from .._core import DataType, UserError
+import pypto._core as _core
 
 DT_FP32 = DataType.FP32
 DT_FP16 = DataType.FP16
@@ -88,7 +89,6 @@ def _core_name(dt: DataType) -> str:
 def check_dtype(x: Any, what: str, suffix: str = "") -> DataType:
     """`x` as a pypto dtype, or a UserError naming `what` (PyPTO's dtypes without a CPU
     implementation say so)."""
-    from .._core import UserError
     if isinstance(x, DataType):
         return x
     if isinstance(x, PackedDType):
@@ -182,7 +182,6 @@ def from_torch(tensor: Any, name: str = "", *, dynamic_axis: Any = None, tensor_
     this checks what PyPTO requires (a contiguous torch tensor, a dtype it can hold, ``dtype``
     equal to the tensor's if given) and returns the tensor itself. ``name``, ``dynamic_axis`` (the
     function's annotations say which dims are dynamic) and ``tensor_format`` are accepted."""
-    from .. import _core
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is installed with the package's test extras

@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .. import _core
+import pypto._core as _core
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package root (python/pypto)
 _state = threading.local()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import _core
+import pypto._core as _core
 from ._tracing import _format_loc, user_loc
 
 

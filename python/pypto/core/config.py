@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import _core
+import pypto._core as _core
 from . import ops, pass_config
 from .ops import tiles
 

@@ -39,7 +39,7 @@ import textwrap
 import types
 from typing import Any, Callable, Dict, Iterator, List, Tuple
 
-from .. import _core
+import pypto._core as _core
 from .._core import SymbolicScalar
 from ._unavailable import Unavailable as _Unavailable
 from ._tracing import (_format_loc, automatic_tiles, current_probes, current_recorder, decide_in_loop,  # noqa: F401

@@ -11,7 +11,7 @@ import sys
 import types
 from typing import Any
 
-from .. import _core
+import pypto._core as _core
 from ._dtypes import DT_DOUBLE, check_dtype, is_int_dtype
 
 

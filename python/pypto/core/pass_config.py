@@ -13,7 +13,7 @@ import enum
 import re
 from typing import Dict, Tuple
 
-from .. import _core
+import pypto._core as _core
 
 __all__ = ["PassConfigs", "PassConfigKey", "get_pass_default_config", "set_pass_default_config", "get_pass_config",
            "set_pass_config", "get_pass_configs"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .. import _core
+import pypto._core as _core
 from .._core import SymbolicScalar
-from ._tracing import _format_loc, decide_in_loop, user_loc
+from ._tracing import _format_loc, decide_in_loop, maybe_recorder, user_loc
 
 
 class SymbolicPrintWarning(UserWarning):
@@ -42,7 +42,6 @@ def _add_location_to_symbolic_errors() -> None:
     # ("compile phase print"); a warning says so once per line, since the run-time value is
     # what a user usually wants.
     def to_text(self: SymbolicScalar, *args: Any) -> str:
-        from ._tracing import maybe_recorder
         text = sym_text(self)
         if maybe_recorder() is not None and not self.is_const():
             loc = user_loc()

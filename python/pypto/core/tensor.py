@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._enums import CachePolicy, TileOpFormat  # noqa: F401 - PyPTO names, re-exported here
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .. import _core
+import pypto._core as _core
 from .._core import DataType, SymbolicScalar
 from ._dtypes import DT_FP32, PackedDType, UnsupportedDType, check_dtype
 from ._tracing import (_format_loc, automatic_tiles, current_recorder, maybe_recorder, note_write, read_point,

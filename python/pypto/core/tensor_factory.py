@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .. import _core
+import pypto._core as _core
 from .._core import DataType, SymbolicScalar
 from ._dtypes import check_dtype
 from ._tracing import current_recorder, maybe_recorder, open_loop_indices, user_loc

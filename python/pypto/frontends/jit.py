@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import _core
+import pypto._core as _core
 from ..core import config, control, ops
 from ..core._aliasing import SharedOutputs, overlap
 from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc

@@ -33,13 +33,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import _core
+import pypto._core as _core
 from ..core._tracing import current_recorder
 from ..core.tensor import Tensor
 from ..core.ops.core import _suffix, amax, amin, assemble, sum as _sum, view
 from ..core.ops import core
 from ..core.tensor_factory import tensor as new_tensor
 from .jit import JitFunction, register_function_kind
+from ..core.ops.shape import expand_clone
+from ..core import ops
 
 __all__ = ["Tile", "TileFunction", "row_max", "row_min", "row_sum", "col_max", "col_min", "col_sum",
            "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
@@ -123,7 +125,6 @@ def _expand(op: str, x: Tensor, v: Tensor, row: bool, fn: Optional[Callable[[Any
         raise _core.UserError(f"pypto.{op}: the {'row' if row else 'column'} vector {v!r} is not {want} for the "
                               f"tile {x!r}" + _suffix())
     if fn is None:
-        from ..core.ops.shape import expand_clone
         return expand_clone(v, list(x.shape))
     return fn(x, v)
 
@@ -327,7 +328,6 @@ class TileFunction:
         return outs
 
     def _trace(self, per_tile: bool, tr: int, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-        from ..core import ops
         b = self.sig.bind(*args, **kwargs)
         b.apply_defaults()
         vals = dict(b.arguments)

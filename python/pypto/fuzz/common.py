@@ -13,6 +13,7 @@ import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from ..core.hifloat8 import to_hifloat8, VALUES
 
 # Program dtypes (the dtype of a program's main values); results may also be int64 (integer
 # cumsum), uint64 (cumsum of uint16/32/64) and bool (comparisons, logical ops). OLD_DTYPES are the
@@ -146,7 +147,6 @@ def fp8_round64(dt: str, x: np.ndarray) -> np.ndarray:
     nearest, ties away from zero, saturating at +-2^15, no -0 (pypto.hifloat8, which
     tests/python/test_hifloat8.py checks against a brute-force search)."""
     if dt == "hf8":
-        from ..core.hifloat8 import VALUES, to_hifloat8
         return VALUES[to_hifloat8(np.asarray(x, np.float64))].astype(np.float64)
     p, emin = PREC[dt]
     with np.errstate(all="ignore"):
@@ -169,7 +169,6 @@ _FP8_TABLES: dict = {}
 def _fp8_table(dt: str) -> np.ndarray:
     """The float32 value of each byte 0..255 of dt (NaN codes: E4M3 S.1111.111, E5M2 S.11111.mm)."""
     if dt == "hf8":
-        from ..core.hifloat8 import VALUES
         return VALUES
     if dt not in _FP8_TABLES:
         mbits = PREC[dt][0] - 1
@@ -194,7 +193,6 @@ def fp8_encode(dt: str, v32: np.ndarray) -> np.ndarray:
     """Values of dt (as float32; others are rounded first) -> their bytes; NaN is 0x7F (HiFloat8:
     0x80)."""
     if dt == "hf8":
-        from ..core.hifloat8 import to_hifloat8
         return to_hifloat8(np.asarray(v32, np.float32))
     v = fp8_round(dt, v32).astype(np.float64)
     table = _fp8_table(dt)[:128].astype(np.float64)

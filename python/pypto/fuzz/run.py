@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+import pypto
+
 from .bounds import OT
 from .common import (FLOATS, INTS, PREC, SENTINEL, ExpectedUserError, from_storage, np_dtype, storage_dtype,
                      to_storage)
@@ -54,7 +56,6 @@ def run_pypto(prog: Program, src: str, calls: List[Call], modes: Sequence[str]) 
     """{mode: ("ok", [(dtype or None, output array) of every call in turn], inputs_modified, notes)
     | ("usererror", msg) | ("exception", msg)}. One jit function serves every call of a mode: a
     program with a dynamic dim must not compile again for another size (note "recompiled")."""
-    import pypto
     fn = exec_source(src, prog.filename, pypto)
     res: Dict[str, Any] = {}
     for mode in modes:
@@ -363,7 +364,6 @@ def _apply_pass_options() -> None:
     spec = os.environ.get("PYPTO_FUZZ_PASS_OPTIONS", "")
     if not spec:
         return
-    import pypto
     opts: Dict[str, Any] = {}
     for kv in spec.split(";"):
         k, _, v = kv.partition("=")
@@ -412,7 +412,6 @@ def worker_main(args: argparse.Namespace) -> None:
     """Reads commands (JSON lines) on stdin, writes results marked with MARK on stdout."""
     dtypes = args.dtypes.split(",")
     modes = args.modes.split(",")
-    import pypto  # noqa: F401 - import once, before the first program
     out = sys.stdout
     for line in sys.stdin:
         line = line.strip()

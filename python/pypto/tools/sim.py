@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import _core
+import pypto._core as _core
 from ..frontends.jit import JitFunction, _sim_request
 from ..frontends.tile import TileFunction
 from ..whitebox.sim_report import Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
 
+__all__ = ["simulate", "SimReport", "Machine", "machine", "machines"]
 
-def simulate(fn: Any, *args: Any, machine: Optional[str] = None, **kwargs: Any) -> SimReport:
+
+def simulate(fn: Any, *args: Any, machine: Optional[str] = None, **kwargs: Any) -> SimReport:  # noqa: F811
     """Calls the @pypto.jit function `fn` on `args` compiled for NPU model `machine` (default
     "a2a3"), runs it on the CPU for its outputs and returns the model's prediction."""
     if not isinstance(fn, (JitFunction, TileFunction)):

@@ -20,7 +20,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from .. import _core
+import pypto._core as _core
+from ..core import config
+from . import sim
+from ..frontends.jit import _swimlane_request, JitFunction
+from ..frontends.tile import TileFunction
 
 __all__ = ["tune", "TuneResult"]
 
@@ -93,10 +97,6 @@ def tune(fn: Any, *args: Any, space: Dict[str, Sequence[Any]], target: str = "si
     ranked (``result.best``, ``result.table()``). With ``apply=True`` the best
     ``vec_tile_shapes`` / ``cube_tile_shapes`` become the function's own defaults: later calls of a
     function that sets no tile shape use them. See the module documentation."""
-    from ..core import config
-    from . import sim
-    from ..frontends.jit import JitFunction
-    from ..frontends.tile import TileFunction
     if target not in ("sim", "cpu"):
         raise _core.UserError(f"pypto.tune: target must be \"sim\" or \"cpu\", got {target!r}")
     if not isinstance(fn, (JitFunction, TileFunction)):
@@ -162,8 +162,6 @@ def tune(fn: Any, *args: Any, space: Dict[str, Sequence[Any]], target: str = "si
 
 def _cpu_swimlane(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], defaults: Dict[str, Any], path: str) -> None:
     """One traced run on the CPU, its swimlane written to `path`."""
-    from ..core import config
-    from ..frontends.jit import _swimlane_request
     _swimlane_request.path = path
     try:
         with config.options(**defaults):

@@ -25,6 +25,7 @@ import os
 import time
 from collections import defaultdict
 from typing import Any, Dict, List
+from . import swimlane
 
 _calls: Dict[str, int] = defaultdict(int)  # seqNo: calls per function in this process
 last_folder = ""  # the folder the last call wrote (pypto_impl.LogTopFolder)
@@ -48,7 +49,6 @@ def _core_type(kernel: Dict[str, Any]) -> int:
 def write(program: Any, stats: Dict[str, Any], function: str, workers: int) -> str:
     """Writes the folder for one traced call (``stats`` with ``events`` and ``deps``); returns it."""
     global last_folder
-    from . import swimlane
     path = last_folder = output_dir(function)
     seq = _calls[function]
     _calls[function] += 1

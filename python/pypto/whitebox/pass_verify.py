@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from .. import _core
+import pypto._core as _core
 from ..core._tracing import current_probes, current_recorder, maybe_recorder, user_loc
 from ..core.tensor import Tensor
 from . import verify

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List
 
-from .. import _core
+import pypto._core as _core
 from . import swimlane
 
-__all__ = ["simulate", "SimReport", "Machine", "machine", "machines"]
+__all__ = ["SimReport", "Machine", "machine", "machines"]
 
 
 class Machine:

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import _core
+import pypto._core as _core
 from . import tensor_semantics
 from .tensor_semantics import eval_sym as _eval_sym
 from .tensor_semantics import storage_dtype

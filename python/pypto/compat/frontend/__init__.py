@@ -6,6 +6,7 @@ import functools
 from typing import Any, Callable, Optional
 
 from ...frontends.jit import JitFunction, jit
+from ...core import control
 
 __all__ = ["jit", "JitFunction", "function"]
 
@@ -14,7 +15,6 @@ def function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``@pypto.frontend.function``: a reusable helper of @pypto.jit kernels (PyPTO: inlined into
     the calling kernel). Its body is traced where it is called; an ``if`` on a loop index or another
     symbolic value in it is a runtime branch (see docs/porting.md)."""
-    from ...core import control
 
     rewritten: Optional[Callable[..., Any]] = None
 

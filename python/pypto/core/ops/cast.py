@@ -3,7 +3,7 @@ formats (MX, HiFloat8: ops/mx_codec.py) and a float rounded to an integer in its
 
 from __future__ import annotations
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import STORAGE_DTYPES, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc

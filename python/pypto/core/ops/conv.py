@@ -15,7 +15,7 @@ import enum
 import math as _pymath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, DataType, check_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ... import _core
+import pypto._core as _core
 from .._enums import PyptoEnum
 from ..._core import DataType
 from .._dtypes import (DT_BF16, DT_FP16, DT_FP32, is_float_dtype, is_int_dtype)

@@ -8,7 +8,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType, SymbolicScalar
 from .._dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, check_dtype, is_int_dtype, to_numpy_dtype
 from .._tracing import at_top_level, automatic_tiles, current_recorder, user_loc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import DT_FP32, DT_INT64, DT_UINT32, DT_UINT64, is_float_dtype, is_int_dtype
 from ..tensor import Tensor

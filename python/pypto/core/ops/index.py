@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import DT_INT32, DT_INT64, is_float_dtype, is_int_dtype, to_numpy_dtype
 from .._tracing import completed_tiles, current_recorder, user_loc
 from ..tensor import Tensor

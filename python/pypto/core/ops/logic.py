@@ -8,7 +8,7 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import (DT_BOOL, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8, DT_UINT16, is_float_dtype,
                        is_int_dtype, to_numpy_dtype)
 from .._tracing import current_recorder, user_loc

@@ -8,7 +8,7 @@ from __future__ import annotations
 import linecache
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
-from ... import _core
+import pypto._core as _core
 from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exits, loop_carried, runtime_scope,
                         user_frame, user_loc)
 from ..tensor import Tensor

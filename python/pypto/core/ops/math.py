@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import DT_FP16, DT_FP32, is_int_dtype
 from ..tensor import Tensor
 from .core import _convert as cast

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import DT_BF16, DT_FP8E4M3, DT_FP8E5M2, DT_FP32, DT_HF8, check_dtype
 from .._tracing import batched_tiles, current_recorder, user_loc

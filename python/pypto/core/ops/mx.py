@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, Optional, Tuple
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import (DT_BF16, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32,
                        DT_INT32, DT_UINT8, DataType, check_dtype)
 from ..tensor import Tensor

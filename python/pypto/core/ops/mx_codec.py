@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import (DT_BF16, DT_FP4_E1M2X2, DT_FP4_E2M1X2, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0, DT_FP16, DT_FP32,
                        DT_HF8, DT_INT32, DT_UINT8, DT_UINT16, STORAGE_DTYPES)

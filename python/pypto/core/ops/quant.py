@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import DT_FP32, DT_INT8, DT_UINT8, is_float_dtype, is_int_dtype
 from ..tensor import Tensor

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence
 
-from ... import _core
+import pypto._core as _core
 from ..._core import DataType
 from .._dtypes import DT_BF16, DT_FP16, DT_FP32, check_dtype
 from .._tracing import automatic_tiles, current_recorder, user_loc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence, Union
 
-from ... import _core
+import pypto._core as _core
 from .._dtypes import DT_INT64, DT_UINT16, DT_UINT32, DT_UINT64, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc
 from ..tensor import Tensor

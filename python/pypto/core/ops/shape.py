@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-from ... import _core
+import pypto._core as _core
 from ..._core import SymbolicScalar
 from .._dtypes import DT_BOOL, DT_INT32, DT_INT64, DT_UINT8, DataType, check_dtype, is_float_dtype, is_int_dtype
 from .._tracing import current_recorder, user_loc

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ... import _core
+import pypto._core as _core
 from .._tracing import current_recorder, maybe_recorder, user_loc
 from .core import _suffix
 

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import SourceLoc, _format_loc, user_loc
 
 _state = threading.local()

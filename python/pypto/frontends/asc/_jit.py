@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import _format_loc, user_loc
 from ._memory import Block, GlobalAddress, _state, bfloat16
 from ._native import Tape

@@ -9,7 +9,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import _format_loc, user_loc
 from ._block import (_BY_NP, HW_OF, Block, DataType, Hardware, TPosition, _state, bfloat16, bool_,  # noqa: F401
                      current_block, double, dtype_of, float16, float32, float64, float_, half, int8, int16, int32,

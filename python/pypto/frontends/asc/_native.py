@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ._block import Hardware, current_block
 
 OPS = {name: i for i, name in enumerate([

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import _format_loc, user_loc
 from ._memory import GlobalTensor, Hardware, LocalTensor, current_block
 

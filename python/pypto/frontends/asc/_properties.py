@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import _format_loc, user_loc
 from ._memory import Block, Hardware, current_block
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import _format_loc, user_loc
 from ._block import HW_OF, DataType, Hardware, TPosition, current_block, float32
 from ._checker import _P, HardEvent, PipeID

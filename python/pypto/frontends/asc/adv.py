@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional, Tuple
 
 import numpy as np
 
-from ... import _core
+import pypto._core as _core
 from ...core._tracing import SourceLoc, _format_loc, user_loc
 from ._memory import DataType, GlobalTensor, Hardware, LocalTensor, TPosition, current_block
 from ._checker import record, wait_pipe

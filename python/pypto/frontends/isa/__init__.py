@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from ... import _isa
+import pypto._isa as _isa
 
 __all__ = ["instructions", "describe", "run", "canonical", "isa", "dtype"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, List, Optional, Sequence, Union
 
-from ... import _core
+import pypto._core as _core
 from ...core import ops as _ops
 from .. import tile as _tile
 from ...core._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8

@@ -16,8 +16,8 @@ import functools
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ... import _core
-from ...core import control
+import pypto._core as _core
+from ...core import config, control
 from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
@@ -363,7 +363,6 @@ def _incore_level(type_: Optional[FunctionType], level: Optional[Level], role: O
 
 
 def _config_machine() -> str:
-    from ...core import config
     return str(config.merged("pass", {})["machine"])
 
 

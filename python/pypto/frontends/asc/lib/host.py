@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Optional, Tuple
 
-from .... import _core
+import pypto._core as _core
 from ....core._tracing import _format_loc, user_loc
 from ..adv import CubeFormat, TCubeTiling
 from .._memory import TPosition
