@@ -716,3 +716,28 @@ def test_the_mix_matmul_tutorial_covers_all_of_c_with_48_vector_blocks():
     c = np.zeros((m, n), np.float32)
     mm_kernel[24](a, b, c, tiling, np.zeros(64, np.uint8))
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_ctrl_c_stops_an_interpreted_launch_within_a_second():
+    # A launch of 4 blocks on 2 threads that would take minutes: Ctrl-C (interrupt_main, as the
+    # terminal's SIGINT) raises KeyboardInterrupt in the caller at once, the blocks end at their next
+    # instruction, and the kernel launches again afterwards.
+    import _thread
+    import threading
+    import time
+
+    @asc.jit(workers=2)
+    def spin(x: asc.GlobalAddress, n: int):
+        xl = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+        for _ in range(n):
+            asc.adds(xl, xl, 1.0, 64)
+
+    x = np.zeros(64, np.float32)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        spin[4](x, 4 * 10 ** 5)  # some 10 s uninterrupted
+    assert time.monotonic() - t0 < 3.0
+    timer.cancel()
+    spin[4](x, 3)  # usable again

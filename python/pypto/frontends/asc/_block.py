@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -126,6 +126,7 @@ class Block:
         self.tape: Any = None  # the instruction stream being recorded (_native.Tape)
         self.gm_roots: List[np.ndarray] = []  # the launch's arrays: native memories 0..n-1, then UB
         self.gm_index: Dict[int, int] = {}
+        self.cancelled: Optional[threading.Event] = None  # set when the launch is interrupted
 
     def memories(self) -> List[np.ndarray]:
         """The memories a native instruction addresses: the launch's arrays, then this UB."""
@@ -139,9 +140,16 @@ class Block:
         return m
 
 
+class LaunchCancelled(BaseException):
+    """Ends a block whose launch was interrupted (Ctrl-C in the caller): raised at the block's next
+    instruction; a BaseException so that a kernel's own ``except Exception`` does not swallow it."""
+
+
 def current_block(op: str) -> Block:
     b = getattr(_state, "block", None)
     if b is None:
         raise _core.UserError(f"asc.{op} can only be used in an @asc.jit kernel while it runs (launch it as "
                               "kernel[core_num](args...))" + _format_loc(user_loc()))
+    if b.cancelled is not None and b.cancelled.is_set():
+        raise LaunchCancelled()
     return b

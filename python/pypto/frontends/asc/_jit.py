@@ -10,8 +10,9 @@ import copy
 import functools
 import inspect
 import os
+import threading
 import types
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -175,10 +176,15 @@ class Launch:
         recording = key is not None and key not in k.native
         tapes: List[Optional[Tape]] = [None] * len(cores)
 
+        stop = threading.Event()  # Ctrl-C: the blocks still running end at their next instruction
+
         def one(n: int) -> None:
+            if stop.is_set():
+                return
             idx, cube, sub, ratio, mix = cores[n]
             checker = Checker(idx, report) if report is not None else None
             block = _state.block = Block(idx, self.core_num, k.machine, checker, cube, sub, ratio, mix)
+            block.cancelled = stop
             block.gm_roots, block.gm_index = roots, gm_index
             if recording:
                 block.tape = tapes[n] = Tape()
@@ -195,9 +201,20 @@ class Launch:
             for n in range(len(cores)):  # checked: one report, in block order
                 one(n)
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:  # numpy releases the GIL in big ops
-                for f in [pool.submit(one, n) for n in range(len(cores))]:
-                    f.result()
+            pool = ThreadPoolExecutor(max_workers=workers)  # numpy releases the GIL in big ops
+            try:
+                futures = [pool.submit(one, n) for n in range(len(cores))]
+                pending = set(futures)
+                while pending:  # short waits: a Ctrl-C is handled between them, not after the launch
+                    _, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+                    for f in futures:
+                        if f.done() and f.exception() is not None:
+                            f.result()
+            except BaseException:
+                stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
         k.last_report = report
         if recording and key is not None:
             ok = all(t is not None and t.valid for t in tapes)
