@@ -468,3 +468,102 @@ def test_program_id_is_the_task_index_of_pl_parallel(mode):
 
     with pytest.raises(pypto.UserError, match="not inside a pl.parallel loop"):
         outside(x, out)
+
+
+# --- the bare pl.Tensor, pl.move, pl.concat, pl.reshape (hw-native-sys pypto's examples' forms) ---------
+
+
+@pl.jit
+def bare_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows, cols = a.shape
+        for i in pl.range(rows // 16):
+            pl.store(pl.add(pl.load(a, [i * 16, 0], [16, cols]), pl.load(b, [i * 16, 0], [16, cols])), [i * 16, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_bare_tensor_annotation_takes_shape_and_dtype_from_the_argument(mode):
+    r = _rng(4)
+    for shape, dt in (((32, 64), np.float32), ((48, 32), np.float32), ((32, 64), np.float16)):
+        a, b = r.standard_normal(shape).astype(dt), r.standard_normal(shape).astype(dt)
+        c = np.zeros_like(a)
+        run_in(mode, bare_add, a, b, c, config=CFG)  # one compiled program per shape and dtype
+        np.testing.assert_array_equal(c, (a.astype(np.float32) + b.astype(np.float32)).astype(dt))
+
+
+@pl.jit
+def moved_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.move(pl.load(a, [0, 0], [32, 48], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        tb = pl.move(pl.load(b, [0, 0], [48, 16], target_memory=pl.MemorySpace.Mat),
+                     target_memory=pl.MemorySpace.Right)
+        acc = pl.matmul(ta, tb)
+        pl.store(pl.move(acc, target_memory=pl.MemorySpace.Vec), [0, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_move_mat_to_left_and_right_then_matmul(mode):
+    r = _rng(5)
+    a, b = r.standard_normal((32, 48), np.float32), r.standard_normal((48, 16), np.float32)
+    c = np.zeros((32, 16), np.float32)
+    run_in(mode, moved_matmul, a, b, c, config=CFG)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def _move_kernel(src_mem, dst_mem, shape=(16, 16)):
+    @pl.jit
+    def k(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [0, 0], list(shape), target_memory=src_mem)
+            pl.store(pl.move(t, target_memory=dst_mem), [0, 0], c)
+        return c
+    return k
+
+
+@pytest.mark.parametrize("src,dst,why", [
+    (pl.MemorySpace.Vec, pl.MemorySpace.Left, "no on-chip path from Vec to Left"),
+    (pl.MemorySpace.Left, pl.MemorySpace.Vec, "from Left: none: it only feeds the cube"),
+    (pl.MemorySpace.Mat, pl.MemorySpace.Acc, "only a matmul writes Acc"),
+])
+def test_move_refuses_the_paths_the_chip_lacks(src, dst, why):
+    a = np.ones((16, 16), np.float32)
+    with pytest.raises(pypto.UserError, match=why):
+        _move_kernel(src, dst)(a, np.zeros_like(a), config=CFG)
+
+
+def test_move_checks_the_target_memory_size():
+    a = np.ones((128, 256), np.float32)  # 128 KiB: fits L1, not L0A (64 KiB on a2a3)
+    with pytest.raises(pypto.UserError, match="Left"):
+        _move_kernel(pl.MemorySpace.Mat, pl.MemorySpace.Left, (128, 256))(a, np.zeros_like(a), config=CFG)
+
+
+@pl.jit
+def concat_reshape(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [8, 16])
+        tb = pl.load(b, [0, 0], [8, 24])
+        pl.store(pl.concat(ta, tb), [0, 0], c)
+        col = pl.row_sum(ta)  # [8, 1]
+        pl.store(pl.reshape(pl.mul(pl.reshape(col, [1, 8]), 2.0), [8, 1]), [0, 0], d)
+    return c
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_concat_joins_columns_and_reshape_keeps_the_elements(mode):
+    r = _rng(6)
+    a, b = r.standard_normal((8, 16), np.float32), r.standard_normal((8, 24), np.float32)
+    c, d = np.zeros((8, 40), np.float32), np.zeros((8, 1), np.float32)
+    run_in(mode, concat_reshape, a, b, c, d, config=CFG)
+    np.testing.assert_array_equal(c, np.concatenate([a, b], 1))
+    np.testing.assert_allclose(d, a.sum(1, keepdims=True) * 2, rtol=1e-6, atol=1e-6)
+
+    @pl.jit
+    def uneven(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.concat(pl.load(a, [0, 0], [8, 16]), pl.load(b, [0, 0], [4, 24])), [0, 0], c)
+        return c
+
+    with pytest.raises(pypto.UserError, match="same rows"):
+        uneven(a, b, c, config=CFG)

@@ -378,6 +378,75 @@ def matmul_bias(lhs: Tensor, rhs: Tensor, bias: Tensor) -> Tensor:
     return _ops.matmul(lhs, rhs, DT_FP32, extend_params={"bias_tensor": bias})
 
 
+# --- moves between on-chip memories, and shape ---------------------------------------------------------
+
+
+# The on-chip paths a tile can move along (Ascend's MTE1 / fixpipe / UB copies): the cube reads
+# Left (L0A) and Right (L0B) only from Mat (L1); only a matmul writes Acc (L0C).
+_MOVES = {
+    MemorySpace.Mat: {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Vec},
+    MemorySpace.Vec: {MemorySpace.Vec, MemorySpace.Mat},
+    MemorySpace.Acc: {MemorySpace.Vec, MemorySpace.Mat},
+    MemorySpace.Left: set(), MemorySpace.Right: set(),
+}
+
+
+def move(tile: Tensor, target_memory: MemorySpace, blayout: Any = None, slayout: Any = None) -> Tensor:
+    """``pl.move(tile, target_memory=pl.MemorySpace.Left)``: the tile in another on-chip memory
+    (Mat -> Left / Right before a matmul, Acc -> Vec for a vector epilogue, ...). On the CPU the
+    values stay where they are; the move is checked as the chip's data paths allow it and the
+    result is a tile of the target memory (sized against it). `blayout` / `slayout` (the
+    destination's layouts) are accepted: tiles here are row-major."""
+    _require("move", "move")
+    if not isinstance(target_memory, MemorySpace):
+        raise _core.UserError(f"pl.move: target_memory must be a pl.MemorySpace, got {target_memory!r}" + _loc())
+    if not isinstance(tile, Tensor) or not _is_tile(tile):
+        raise _core.UserError(f"pl.move moves an on-chip tile (from pl.load, an op or a matmul), got "
+                              f"{tile!r}" + _loc() + "\nhint: pl.load a tensor into the memory you want")
+    src = getattr(tile, "_pl_mem", MemorySpace.Vec)
+    if target_memory not in _MOVES.get(src, set()):
+        paths = ", ".join(sorted(m.name for m in _MOVES.get(src, set()))) or "none: it only feeds the cube"
+        hint = {MemorySpace.Acc: "only a matmul writes Acc (L0C); use pl.matmul / pl.matmul_acc",
+                MemorySpace.DDR: "pl.store writes a tile to a global tensor"}.get(
+            target_memory, "the cube reads Left / Right from Mat: move the tile to Mat first")
+        raise _core.UserError(f"pl.move: no on-chip path from {src.name} to {target_memory.name} (from {src.name}: "
+                              f"{paths})" + _loc() + "\nhint: " + hint)
+    shape = _tile_shape(tile)
+    _check_fits("move", shape, tile.dtype, target_memory)
+    out = Tensor(_rec=current_recorder("move"), _id=tile._id)
+    return _mark(out, shape, target_memory)
+
+
+def concat(src0: Tensor, src1: Tensor) -> Tensor:
+    """``pl.concat(a, b)``: the two tiles side by side along the columns (same rows and dtype)."""
+    _require("concat", "vector")
+    for name, t in (("src0", src0), ("src1", src1)):
+        if not isinstance(t, Tensor) or not t.is_traced:
+            raise _core.UserError(f"pl.concat: {name} must be a tile, got {t!r}" + _loc())
+    a, b = _tile_shape(src0) or list(src0.shape), _tile_shape(src1) or list(src1.shape)
+    if len(a) != len(b) or a[:-1] != b[:-1] or src0.dtype != src1.dtype:
+        raise _core.UserError(f"pl.concat: tiles {a} {src0.dtype} and {b} {src1.dtype} must have the same rows and "
+                              "dtype (they are joined along the last dim)" + _loc())
+    shape = a[:-1] + [a[-1] + b[-1]]
+    _check_fits("concat", shape, src0.dtype, getattr(src0, "_pl_mem", MemorySpace.Vec))
+    out = _ops.concat([src0, src1], -1)
+    return _mark(out, shape, getattr(src0, "_pl_mem", MemorySpace.Vec))
+
+
+def reshape(tile: Tensor, shape: Sequence[int]) -> Tensor:
+    """``pl.reshape(tile, [rows, cols])``: the tile's elements in another shape (as many, row-major)."""
+    _require("reshape", "move")
+    if not isinstance(tile, Tensor) or not tile.is_traced:
+        raise _core.UserError(f"pl.reshape reshapes a tile, got {tile!r}" + _loc())
+    dims = _static_dims(shape, "reshape", "shape")
+    old = _tile_shape(tile) or [d for d in tile.shape]
+    if all(isinstance(d, int) for d in old) and math.prod(old) != math.prod(dims):
+        raise _core.UserError(f"pl.reshape: a {old} tile has {math.prod(old)} elements, the shape {dims} "
+                              f"{math.prod(dims)}" + _loc())
+    out = _one_tile(lambda: _ops.reshape(tile, dims), [tile])
+    return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec))
+
+
 # --- the cross-core pipe ---------------------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from ...core import config, control
 from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
+from ...core.tensor import Tensor
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
@@ -292,7 +293,10 @@ class LanguageFunction(JitFunction):
 
     def _resolve(self, ann: Any) -> Any:
         ann = super()._resolve(ann)
-        return ann.inner if isinstance(ann, _Directed) else ann
+        ann = ann.inner if isinstance(ann, _Directed) else ann
+        # The bare `a: pl.Tensor` (the language's usual form): shape and dtype from the argument,
+        # one compiled program per shape and dtype passed, as pypto.Tensor() annotates it.
+        return Tensor() if ann is Tensor else ann
 
     def _machine(self) -> str:
         cfg = getattr(self._config, "value", None)
