@@ -51,8 +51,13 @@ def run_one(root: Path, script: Path, timeout: float) -> Tuple[str, float, str]:
                PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
     try:
-        p = subprocess.run([sys.executable, str(script)], cwd=root, env=env, capture_output=True, text=True,
-                           timeout=timeout)
+        text = script.read_text(errors="replace")
+        if "\nfrom ." in text or "\nimport ." in text:  # a package's module: run it as one (python -m)
+            module = ".".join(script.relative_to(root).with_suffix("").parts)
+            cmd = [sys.executable, "-m", module]
+        else:
+            cmd = [sys.executable, str(script)]
+        p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", time.monotonic() - t0, ""
     dt = time.monotonic() - t0
