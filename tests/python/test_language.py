@@ -567,3 +567,43 @@ def test_concat_joins_columns_and_reshape_keeps_the_elements(mode):
 
     with pytest.raises(pypto.UserError, match="same rows"):
         uneven(a, b, c, config=CFG)
+
+
+@pl.jit
+def tile_assemble_slice(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [16, 32])
+        tb = pl.load(b, [0, 0], [16, 8])
+        pl.store(pl.tile.assemble(ta, tb, [0, 16]), [0, 0], c)  # ta's columns 16..23 replaced
+        pl.store(pl.slice(ta, [8, 16], [4, 8]), [0, 0], d)      # ta itself unchanged
+    return c
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_assemble_makes_a_new_tile_and_slice_takes_a_window(mode):
+    r = _rng(7)
+    a, b = r.standard_normal((16, 32), np.float32), r.standard_normal((16, 8), np.float32)
+    c, d = np.zeros((16, 32), np.float32), np.zeros((8, 16), np.float32)
+    run_in(mode, tile_assemble_slice, a, b, c, d, config=CFG)
+    want = a.copy()
+    want[:, 16:24] = b
+    np.testing.assert_array_equal(c, want)
+    np.testing.assert_array_equal(d, a[4:12, 8:24])
+
+
+def test_lower_gives_the_functions_and_the_levels_without_running():
+    import pypto.ir as ir
+    from pypto.ir.pass_manager import OptimizationStrategy
+
+    a = np.ones((16, 32), np.float32)
+    c = np.full((16, 32), 7.0, np.float32)
+    prog = tile_assemble_slice.lower(a, np.ones((16, 8), np.float32), c, np.zeros((8, 16), np.float32))
+    assert np.all(c == 7.0)  # nothing ran
+    kinds = [f.func_type for f in prog.functions.values()]
+    assert kinds[0] is pl.FunctionType.Orchestration and len(kinds) >= 2
+    assert all(k in (pl.FunctionType.AIV, pl.FunctionType.AIC, pl.FunctionType.InCore) for k in kinds[1:])
+    text = prog.as_python()
+    assert "tensor_graph @tile_assemble_slice" in text and "assemble" in text
+    assert ir.lower(tile_assemble_slice, a, np.ones((16, 8), np.float32), c,
+                    np.zeros((8, 16), np.float32)).functions.keys() == prog.functions.keys()
+    assert OptimizationStrategy.Default.name == "Default"

@@ -27,8 +27,9 @@ from ._ops import (
     create_tile, div, divs, exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias,
     maximum, maximums, minimum, minimums, move, mul, muls, neg, recip, reshape, relu, row_expand, row_expand_add,
     row_expand_div, row_expand_expdif, row_expand_max, row_expand_min, row_expand_mul,
-    row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, sqrt, store, sub, subs, tanh,
+    row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh,
     tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
+from . import tile  # noqa: E402 - pl.tile, the tile-op namespace
 from ._program import (Optimization, RunConfig, at, cross_core_slot, function, get_block_idx, get_block_num, jit,
                        parallel, program_id, range, split, yield_)
 from ._types import (BF16, BOOL, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
@@ -48,7 +49,7 @@ __all__ = [
     "row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "row_expand_max",
     "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul",
     "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif",
-    "matmul", "matmul_acc", "matmul_bias", "move", "concat", "reshape",
+    "matmul", "matmul_acc", "matmul_bias", "move", "concat", "reshape", "slice",
     "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv",
-    "aic_initialize_pipe", "aiv_initialize_pipe",
+    "aic_initialize_pipe", "aiv_initialize_pipe", "tile",
 ]

@@ -447,6 +447,26 @@ def reshape(tile: Tensor, shape: Sequence[int]) -> Tensor:
     return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec))
 
 
+def slice(tile: Tensor, shape: Sequence[int], offset: Sequence[Any], valid_shape: Optional[Sequence[Any]] = None,  # noqa: A001
+          drop_dims: Optional[Sequence[int]] = None, pad_value: Any = None) -> Tensor:
+    """``pl.slice(tile, shape, offset)``: the window of an on-chip tile (static `shape` at
+    `offset`, in the tile's memory), optionally only `valid_shape` of it valid. `drop_dims` and
+    `pad_value` are refused here (the window keeps its rank; invalid parts are not read)."""
+    _require("slice", "move")
+    if not isinstance(tile, Tensor) or not tile.is_traced:
+        raise _core.UserError(f"pl.slice slices a tile, got {tile!r}" + _loc())
+    if drop_dims:
+        raise _core.UserError("pl.slice: drop_dims is not supported here; slice with the unit dim and "
+                              "pl.reshape the result" + _loc())
+    if pad_value is not None:
+        raise _core.UserError("pl.slice: pad_value is not supported here; pl.fillpad the result" + _loc())
+    dims = _static_dims(shape, "slice", "shape")
+    src = _tile_shape(tile) or list(tile.shape)
+    _window_check("slice", tile, list(offset), dims, "shape")
+    out = _ops.view(tile, dims, list(offset), valid_shape=list(valid_shape) if valid_shape is not None else None)
+    return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec)) if src else out
+
+
 # --- the cross-core pipe ---------------------------------------------------------------------------------
 
 

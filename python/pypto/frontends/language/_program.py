@@ -22,6 +22,7 @@ from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
 from ...core.tensor import Tensor
+from ._lowered import Program
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
@@ -297,6 +298,16 @@ class LanguageFunction(JitFunction):
         # The bare `a: pl.Tensor` (the language's usual form): shape and dtype from the argument,
         # one compiled program per shape and dtype passed, as pypto.Tensor() annotates it.
         return Tensor() if ann is Tensor else ann
+
+    def lower(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> Any:
+        """``fn.lower(args...)``: traced and compiled for these arguments (arrays, torch tensors,
+        or shapes), nothing run; a ``pypto.ir.Program`` (its ``functions``, ``as_python()``)."""
+        self._config.value = config
+        try:
+            compiled = self.compile(*args, **kwargs)
+        finally:
+            self._config.value = None
+        return Program(self.fn.__name__, compiled)
 
     def _machine(self) -> str:
         cfg = getattr(self._config, "value", None)
