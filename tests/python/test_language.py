@@ -607,3 +607,36 @@ def test_lower_gives_the_functions_and_the_levels_without_running():
     assert ir.lower(tile_assemble_slice, a, np.ones((16, 8), np.float32), c,
                     np.zeros((8, 16), np.float32)).functions.keys() == prog.functions.keys()
     assert OptimizationStrategy.Default.name == "Default"
+
+
+@pl.jit
+def read_valid_length(data: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        is_last = pl.read(cfg, [0])
+        last_len = pl.cast(pl.read(cfg, [1]), pl.INDEX)
+        full_len = pl.cast(pl.read(cfg, [2]), pl.INDEX)
+        if is_last == 1:
+            vlen = last_len
+        else:
+            vlen = full_len
+        t = pl.load(data, [0, 0], [16, 32], valid_shape=[16, vlen])
+        pl.store(pl.muls(t, 2.0), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_read_a_length_at_run_time_and_load_that_much(mode):
+    r = _rng(8)
+    data = r.standard_normal((16, 32), np.float32)
+    for cfg, n in (([1, 12, 32], 12), ([0, 12, 32], 32), ([1, 1, 32], 1)):  # one compiled program
+        out = np.zeros((16, 32), np.float32)
+        run_in(mode, read_valid_length, data, np.array(cfg, np.int64), out, config=CFG)
+        np.testing.assert_array_equal(out[:, :n], data[:, :n] * 2)
+        np.testing.assert_array_equal(out[:, n:], 0)  # only the valid part is stored
+    with pytest.raises(pypto.UserError, match="integer type"):
+        @pl.jit
+        def bad(cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                pl.store(pl.full([1, 8], pl.FP32, pl.cast(pl.read(cfg, [0]), pl.FP32)), [0, 0], out)
+            return out
+        bad(np.array([3], np.int64), np.zeros((1, 8), np.float32), config=CFG)

@@ -16,7 +16,7 @@ from typing import Any, Callable, List, Optional, Sequence, Union
 import pypto._core as _core
 from ...core import ops as _ops
 from .. import tile as _tile
-from ...core._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8
+from ...core._dtypes import DT_FP32, DT_INT8, DT_INT32, DT_UINT8, is_int_dtype
 from ...core._tracing import _format_loc, current_recorder, user_loc
 from ...core.control import bytes_of, sym_min
 from ...core.tensor import Tensor
@@ -287,7 +287,13 @@ _CAST_MODES = {"none": "CAST_NONE", "rint": "CAST_RINT", "round": "CAST_ROUND", 
 def cast(tile: Tensor, target_type: Any, mode: str = "round") -> Tensor:
     """``pl.cast(x, target_type, mode=)``: conversion rounding by `mode` ("round": to nearest,
     ties away from zero; "rint": ties to even; "floor", "ceil", "trunc"; "none": the
-    conversion's default, pypto.CastMode's)."""
+    conversion's default, pypto.CastMode's). A scalar (an int, or one read with pl.read) cast to
+    an integer type such as pl.INDEX stays that scalar."""
+    if isinstance(tile, (int, _core.SymbolicScalar)) and not isinstance(tile, bool):
+        if not is_int_dtype(target_type):
+            raise _core.UserError(f"pl.cast: a scalar converts to an integer type (pl.INDEX, pl.INT32, ...) here, "
+                                  f"got {target_type}" + _loc())
+        return tile
     _require("cast", "vector")
     if mode not in _CAST_MODES:
         raise _core.UserError(f"pl.cast: mode {mode!r} is not one of {sorted(_CAST_MODES)}" + _format_loc(user_loc()))
@@ -465,6 +471,18 @@ def slice(tile: Tensor, shape: Sequence[int], offset: Sequence[Any], valid_shape
     _window_check("slice", tile, list(offset), dims, "shape")
     out = _ops.view(tile, dims, list(offset), valid_shape=list(valid_shape) if valid_shape is not None else None)
     return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec)) if src else out
+
+
+def read(tensor: Tensor, indices: Sequence[Any]) -> Any:
+    """``pl.read(t, [i, ...])``: one element of an integer tensor as a scalar known when the
+    kernel runs (loop bounds, valid lengths, branch conditions)."""
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.read reads an element of a tensor, got {tensor!r}" + _loc())
+    idx = list(indices)
+    if len(idx) != len(tensor.shape):
+        raise _core.UserError(f"pl.read: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
+                              f"{list(tensor.shape)}" + _loc())
+    return tensor[tuple(idx)]
 
 
 # --- the cross-core pipe ---------------------------------------------------------------------------------

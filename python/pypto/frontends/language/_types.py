@@ -22,8 +22,10 @@ UINT16 = _dtypes.DT_UINT16
 UINT32 = _dtypes.DT_UINT32
 UINT64 = _dtypes.DT_UINT64
 BOOL = _dtypes.DT_BOOL
+# The language's index type (loop indices, lengths, offsets): a 64-bit integer here.
+INDEX = _dtypes.DT_INT64
 
-__all__ = ["FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
+__all__ = ["INDEX", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
            "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "MemorySpace", "Level", "Role", "FunctionType",
            "PadValue", "SplitMode", "AtomicType", "Direction"]
 
