@@ -204,6 +204,16 @@ def _unpack_e2m1x2(x: Tensor) -> Tensor:
     return reshape(pairs, list(x.shape[:-1]) + [2 * x.shape[-1]])
 
 
+def check_packable(x: Tensor, what: str, dtype: DataType) -> None:
+    """The user's tensor, before its values are encoded: a two-per-byte FP4 format needs a static
+    even last dim (the error names `x`, not an intermediate of the encoding)."""
+    n = x.shape[-1] if x.shape else 1
+    if not isinstance(n, int) or n % 2:
+        raise _core.UserError(f"{what}: {_core.dtype_name(dtype)} packs two values per byte: the last dim of "
+                              f"{x!r} must be static and even" + _suffix()
+                              + "\nhint: pad the last dim to an even size (pypto.pad) before the cast")
+
+
 def _pack_e2m1x2(codes: Tensor, what: str, dtype: DataType = DT_FP4_E2M1X2) -> Tensor:
     """int32 4-bit codes [..., 2n] as bytes [..., n] of ``dtype`` (a two-per-byte FP4 format)."""
     lead, n2 = list(codes.shape[:-1]), codes.shape[-1]
@@ -272,8 +282,10 @@ def convert(x: Tensor, dtype: DataType) -> Tensor:
                                   "pypto.quant_mx)" + _suffix())
         x32 = x if x.dtype == DT_FP32 else cast(x, DT_FP32)
         if dtype == DT_FP4_E2M1X2:
+            check_packable(x, "pypto.cast", dtype)
             return _pack_e2m1x2(_encode_e2m1(x32), "pypto.cast")
         if dtype == DT_FP4_E1M2X2:
+            check_packable(x, "pypto.cast", dtype)
             return _pack_e2m1x2(_encode_e1m2(x32), "pypto.cast", DT_FP4_E1M2X2)
         if dtype == DT_HF8:
             code = _encode_hf8(x32)
