@@ -2,6 +2,7 @@
 // kernel compiled separately can be loaded with dlopen).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PYPTO_MAX_RANK 8
@@ -12,6 +13,18 @@ typedef struct PyptoParamView {
   int64_t shape[PYPTO_MAX_RANK];
   int64_t stride[PYPTO_MAX_RANK];  // in elements; 0 along dims the value does not have
 } PyptoParamView;
+
+/// Memory the tasks of one launch share: the first kernel that needs it sets `table` (compare
+/// and swap) and `release`; the runtime calls release(table) once, when the launch's last task
+/// has finished (or the call ended). The cube kernels keep there the Left / Right packings that
+/// several grid points read (pypto_kernel::SharedPacks). alloc / free (may be null) are the
+/// runtime's host memory: blocks kept mapped from call to call (no page faults when warm).
+typedef struct PyptoShared {
+  void* table;
+  void (*release)(void* table);
+  void* (*alloc)(size_t bytes);
+  void (*free)(void* p, size_t bytes);
+} PyptoShared;
 
 /// One task: grid points [first, first + count) of one launch.
 typedef struct PyptoKernelCall {
@@ -26,6 +39,7 @@ typedef struct PyptoKernelCall {
   // end one long task, not only the wait between tasks.
   int (*stop)(void* stop_ctx);
   void* stop_ctx;
+  PyptoShared* shared;  // this launch's (may be null)
 } PyptoKernelCall;
 
 typedef void (*PyptoKernelFn)(const PyptoKernelCall*);

@@ -14,9 +14,10 @@
 
 #include <pto/pto.hpp>
 
+#include "pypto/cube_shared.hpp"
 #include "pypto/cube_support.hpp"
-#include "pypto/kernel_abi.h"
 #include "pypto/index_nd.hpp"
+#include "pypto/kernel_abi.h"
 #include "pypto/random.hpp"
 
 namespace pypto_kernel {

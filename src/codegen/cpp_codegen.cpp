@@ -264,35 +264,71 @@ class KernelWriter {
       os_ << "  CubeT<" << T << ">* const " << CubeBuf(b.id) << " = reinterpret_cast<CubeT<" << T << ">*>(cube_arena + "
           << offset << ");\n";
       offset += " + " + bytes;
-      // Left is read through a pointer and a row stride: its own copy, or the Mat tile in place.
+      // Left is read through a pointer and a row stride (its own copy, the Mat tile in place, or a
+      // packing shared by the launch's tasks), Right through a pointer (its own copy or a shared one).
       if (b.space == MemSpace::Left)
         os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << "; int64_t "
             << CubeBuf(b.id) << "ld = LeftLd<" << T << ">(" << cols << ");\n";
+      else
+        os_ << "  const CubeT<" << T << ">* " << CubeBuf(b.id) << "p = " << CubeBuf(b.id) << ";\n";
       if (PackReusable(b.id)) {
         reusable_.insert(b.id);
         os_ << "  PackedWindow " << CubeBuf(b.id) << "w;\n";
+        // Shared by the launch's tasks when the grid has points that read the same windows.
+        std::string cond = SharedPackCondition(b.id);
+        if (!cond.empty()) {
+          shared_.insert(b.id);
+          os_ << "  const bool " << CubeBuf(b.id) << "s = call->shared != nullptr && (" << cond << ");\n";
+        }
       }
     }
     arena_bytes_ = offset;
+  }
+  // The grid dims a Left/Right buffer's windows do not depend on, as "call->grid[d] > 1 || ...":
+  // the points along them read the same windows ("" when there is none).
+  std::string SharedPackCondition(int buf) {
+    std::set<std::string> vars;
+    auto add = [&](const Instr* in) {
+      for (auto& e : in->coord)
+        for (auto& v : e.FreeVars()) vars.insert(v);
+    };
+    std::vector<const Instr*> extracts = FindAll(Opcode::TEXTRACT, buf);
+    for (const Instr* x : extracts) {
+      add(x);
+      for (const Instr* l : FindAll(Opcode::TLOAD, x->srcs[0])) add(l);
+    }
+    std::string cond;
+    if (extracts.empty()) return cond;
+    for (size_t d = 0; d < k_.grid.size(); ++d) {
+      auto c = k_.grid[d].as_const();
+      if ((c && *c == 1) || vars.count(GridVar(static_cast<int>(d)))) continue;
+      cond += (cond.empty() ? "" : " || ") + std::string("call->grid[") + std::to_string(d) + "] > 1";
+    }
+    return cond;
   }
   // A Left/Right buffer may keep its packing from one point to the next when the tensor it is
   // extracted from is only read by this kernel (nothing this kernel stores can change it).
   bool PackReusable(int buf) {
     int param = -1;
-    std::function<void(const std::vector<Instr>&)> find = [&](const std::vector<Instr>& body) {
-      for (auto& in : body) {
-        if (in.opcode == Opcode::TEXTRACT && in.dst == buf)
-          for (auto& l : body)
-            if (l.opcode == Opcode::TLOAD && l.dst == in.srcs[0]) param = l.param;
-        find(in.body);
-      }
-    };
-    find(k_.body);
+    for (const Instr* x : FindAll(Opcode::TEXTRACT, buf))
+      for (const Instr* l : FindAll(Opcode::TLOAD, x->srcs[0])) param = l->param;
     if (param < 0) return false;
     int src = Root(k_.params[param].value);
     for (auto& q : k_.params)
       if (q.write && Root(q.value) == src) return false;
     return true;
+  }
+  // The instructions `op` writing buffer `dst`, at any loop depth.
+  std::vector<const Instr*> FindAll(Opcode op, int dst) const {
+    std::vector<const Instr*> found;
+    std::function<void(const std::vector<Instr>&)> find = [&](const std::vector<Instr>& body) {
+      for (auto& in : body) {
+        if (in.opcode == op && in.dst == dst) found.push_back(&in);
+        find(in.body);
+      }
+    };
+    find(k_.body);
+    return found;
   }
   // The tensor a value is, or is a view of.
   int Root(int value) const { return fn_.Root(value); }
@@ -369,23 +405,33 @@ class KernelWriter {
       if (d.space == MemSpace::Left) {
         std::string L = CubeBuf(in.dst),
                     ld = "LeftLd<" + std::string(CppType(d.dtype)) + ">(" + std::to_string(d.cols()) + ")";
-        std::string call = "PackLeft<" + std::string(CppType(d.dtype)) + ">(" + L + ", " + ld + ", " + base + ", " +
-                           first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+        std::string args = ld + ", " + base + ", " + first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " +
+                           ValidAt(in.dst, 1) + ")";
+        std::string T = CppType(d.dtype);
+        std::string call = "PackLeft<" + T + ">(" + L + ", " + args;
         std::string pack = KeptPacking(in.dst, base) + call + "; " + L + "p = " + L + "; " + L + "ld = " + ld;
+        if (shared_.count(in.dst))
+          pack = KeptPacking(in.dst, base) + L + "p = " + L + "s ? PackLeftShared<" + T + ">(call->shared, " + L +
+                 ", " + args + " : (" + call + ", " + L + "); " + L + "ld = " + ld;
         if (d.dtype != DataType::FP32 || in.transpose) return pack;
         // fp32 rows already contiguous: read A in place unless its rows are a multiple of 4 KiB
         // apart (then the micro-kernel's six rows would share L1 sets, so copy them).
         return "if (" + m + ".cs == 1 && " + m + ".rs % 1024 != 0) { " + L + "p = " + base + "; " + L + "ld = " + m +
                ".rs; } else { " + pack + "; }";
       }
-      return KeptPacking(in.dst, base) + "PackRight<" + std::string(CppType(d.dtype)) + ">(" + CubeBuf(in.dst) + ", " +
-             base + ", " + first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      std::string R = CubeBuf(in.dst), T = CppType(d.dtype);
+      std::string args =
+          base + ", " + first + ", " + second + ", " + ValidAt(in.dst, 2) + ", " + ValidAt(in.dst, 1) + ")";
+      if (shared_.count(in.dst))
+        return KeptPacking(in.dst, base) + R + "p = " + R + "s ? PackRightShared<" + T + ">(call->shared, " + R + ", " +
+               args + " : (PackRight<" + T + ">(" + R + ", " + args + ", " + R + ")";
+      return KeptPacking(in.dst, base) + "PackRight<" + T + ">(" + R + ", " + args;
     }
     // TMATMUL_ACC
     const TileBuf& c = k_.bufs[in.dst];
     std::string init = !zero_acc_.count(in.dst) ? ", false" : in_inner_ ? ", r == 0 && s == 0" : ", r == 0";
     return "CubeMatmulAcc<" + std::string(CppType(c.dtype)) + ">(" + AccPtr(in.dst) + ", " + CubeBuf(in.srcs[0]) +
-           "p, " + CubeBuf(in.srcs[0]) + "ld, " + CubeBuf(in.srcs[1]) + ", " + ValidAt(in.srcs[0], 2) + ", " +
+           "p, " + CubeBuf(in.srcs[0]) + "ld, " + CubeBuf(in.srcs[1]) + "p, " + ValidAt(in.srcs[0], 2) + ", " +
            ValidAt(in.srcs[1], 1) + ", " + ValidAt(in.srcs[0], 1) + init + ")";
   }
 
@@ -525,6 +571,7 @@ class KernelWriter {
   bool in_inner_ = false;  // emitting the body of the L0 loop over K
   std::string arena_bytes_ = "0";
   std::set<int> reusable_;    // Left/Right buffers whose packing may be kept (PackReusable)
+  std::set<int> shared_;      // reusable buffers packed into the launch's shared table (SharedPackCondition)
   std::set<int> zero_acc_;    // (see FoldsZero)
   std::set<int> direct_acc_;  // accumulators living in the stored tensor (DeclareDirectAccumulators)
   std::map<int, int> reads_;  // instructions reading each buffer

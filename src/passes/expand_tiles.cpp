@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ir/op_registry.h"
+#include "runtime/cpu_isa.h"
 
 namespace pypto {
 
@@ -50,10 +51,14 @@ class TileExpander {
       t.tile_reason = "automatic m=[128, 128] k=[64, 256] n=[256, 256]: fits L0A/L0B/L0C of " + ctx_.machine().name;
     } else {
       // The host: a 256 x 256 output block per task keeps the packed B block (k0 x 256) in L2
-      // and amortizes its packing over 256 rows; k0 = 256 keeps a micro-kernel's A rows and B
-      // panel in L1.
-      t.cube = {256, 256, 256, 512, 256, 256};
-      t.tile_reason = "automatic m=[256, 256] k=[256, 512] n=[256, 256] for the host's caches";
+      // and amortizes its packing over 256 rows; k0 is 1 KiB of packed elements per row (256
+      // fp32, 512 bf16 pairs, 1024 int8 quads: cube_isa.hpp's compute types at the CPU level in
+      // force), which keeps a micro-kernel's A rows in L1 and makes the accumulator's round
+      // trips per step of K few.
+      const int64_t k0 = 1024 / CubeComputeBytes(a.dtype, ChooseCpuIsa().level);
+      t.cube = {256, 256, k0, 2 * k0, 256, 256};
+      t.tile_reason = "automatic m=[256, 256] k=[" + std::to_string(k0) + ", " + std::to_string(2 * k0) +
+                      "] n=[256, 256] for the host's caches";
     }
     // Clip to static extents (a tile larger than the matrix only wastes buffer).
     auto clip = [&](int l0, int l1, const Expr& ext) {

@@ -73,6 +73,24 @@ struct Instance {
   int64_t remaining = 0;         // chunks not yet run
   std::vector<char> chunk_done;  // per chunk: finished (for instances linking to it later)
   bool finished = false;
+  // What the native kernel's tasks share (packed operands): released when the last task ends.
+  PyptoShared shared{nullptr, nullptr, &SharedAlloc, &FreeHost};
+  void ReleaseShared() {
+    if (shared.table && shared.release) shared.release(shared.table);
+    shared.table = nullptr;
+    shared.release = nullptr;
+  }
+  static void* SharedAlloc(size_t bytes) {
+    try {
+      return AllocHost(bytes);
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  Instance() = default;
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  ~Instance() { ReleaseShared(); }
 };
 
 class CallState {

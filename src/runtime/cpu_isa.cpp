@@ -347,6 +347,13 @@ std::vector<std::pair<std::string, std::string>> CubePaths(CpuIsa level) {
           {"int8", int8}};
 }
 
+int64_t CubeComputeBytes(DataType dtype, CpuIsa level) {
+  const PathNames p = Names(level);
+  if (dtype == DataType::INT8) return std::string(p.int8) == "avx2" || std::string(p.int8) == "generic" ? 2 : 1;
+  if (dtype == DataType::BF16) return std::string(p.bf16) == "widen" ? 4 : 2;
+  return 4;
+}
+
 std::string CubePathsKey(CpuIsa level) {
   const PathNames p = Names(level);
   return std::string("fp32=") + p.fp32 + ";fp16=" + p.fp32 + ";bf16=" + p.bf16 + ";int8=" + p.int8;

@@ -9,9 +9,12 @@
 // (any CPU, slow), to check the AMX layouts where there is no AMX.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "pypto/data_type.h"
 
 namespace pypto {
 
@@ -57,6 +60,10 @@ CpuIsaChoice ChooseCpuIsa();
 /// bf16 and int8. The path name before the colon is what the compiled kernels report (see
 /// CubePathsKey) and what tests check.
 std::vector<std::pair<std::string, std::string>> CubePaths(CpuIsa level);
+/// Bytes per element of the cube's packed operands for `dtype` at `level` (cube_isa.hpp's CubeT):
+/// 4 for fp32 / fp16 (widened) and bf16 without a bf16 dot product, 2 for bf16 pairs and int8 as
+/// int16 pairs, 1 for int8 quads (VNNI, AMX).
+int64_t CubeComputeBytes(DataType dtype, CpuIsa level);
 /// "fp32=...;fp16=...;bf16=...;int8=..." of the path names alone: equal to the string the
 /// generated kernels export as pypto_cube_paths() when compiled for `level` (checked at load).
 std::string CubePathsKey(CpuIsa level);

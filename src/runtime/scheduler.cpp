@@ -157,6 +157,7 @@ RunStats CallState::Execute() {
       }
       if (--in.remaining == 0) {
         in.finished = true;
+        in.ReleaseShared();  // (no task of it runs any more)
         --outstanding_;
         bool more = false;
         for (int s : in.successors)
@@ -238,7 +239,7 @@ void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
   const bool cancellable = workers_ > 1 || opts_.interrupted || opts_.timeout_s > 0;
   int (*stop)(void*) = cancellable ? &CallState::StopRequested : nullptr;
   if (entries_) {
-    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this};
+    PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this, &in.shared};
     (*entries_)[in.kernel->id](&call);
     return;
   }
