@@ -54,12 +54,13 @@ from .core.symbolic_scalar import SymInt  # noqa: E402
 from .tools.tune import tune  # noqa: E402 - tile-shape search on the model or the CPU
 from .whitebox.pass_verify import (pass_verify_print, pass_verify_save, set_verify_golden_data)  # noqa: E402 - precision tool
 
+from .core.machine_info import VERSION as __version__  # noqa: E402
+from .core.machine_info import info  # noqa: E402 - the CPU level and the cube path per dtype
+
 _paths.alias_loaded()
 
-__version__ = "0.1.0"
-
 __all__ = [
-    "platform", "symbolic_scalar", "SymInt", "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
+    "info", "platform", "symbolic_scalar", "SymInt", "DataType", "SymbolicScalar", "UserError", "InternalError", "Tensor", "tensor", "DYNAMIC", "DYN", "STATIC",
     "DT_FP32", "DT_FP16", "DT_BF16", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_BOOL",
     "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_DOUBLE", "DT_INT4", "DT_FP8", "DT_HF8", "DT_HF4", "DT_FP8E4M3",
     "DT_FP8E5M2", "DT_FP8E8M0", "DT_FP4_E2M1", "DT_FP4_E2M1X2", "DT_FP4_E1M2", "DT_FP4_E1M2X2", "DT_BOTTOM",
