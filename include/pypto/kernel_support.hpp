@@ -184,6 +184,48 @@ inline void StreamRow(T* dst, const T* src, int64_t n) {
   std::memcpy(dst, src, n * sizeof(T));
 }
 
+// Converts n floats to the 16-bit float T, rounding to nearest even as TCVT does (the same
+// conversion), straight into memory written once: non-temporal 32-byte stores where aligned.
+template <class T>
+inline void CvtStreamRow(T* dst, const float* src, int64_t n) {
+  int64_t i = 0;
+#if defined(PTO_SIMD_AVX2)
+  while (i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0) {
+    dst[i] = T(src[i]);
+    ++i;
+  }
+  for (; i + 16 <= n; i += 16) {
+    const __m128i lo = pto::simd::cvt8_from_float<T>(_mm256_loadu_ps(src + i));
+    const __m128i hi = pto::simd::cvt8_from_float<T>(_mm256_loadu_ps(src + i + 8));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_set_m128i(hi, lo));
+  }
+#endif
+  for (; i < n; ++i) dst[i] = T(src[i]);
+}
+
+// TCVT (fp32 -> fp16 / bf16, round to nearest even) of a tile fused with its store to an output
+// of the function: the converted values go straight to the output (no converted tile, no copy).
+template <class T, int R>
+inline void CvtStoreNDStream(const char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R],
+                             const int64_t (&start)[R], const PyptoParamView& p) {
+  const int64_t cols = shape[R - 1], vcols = valid[R - 1];
+  const int64_t vrows = R >= 2 ? valid[R - 2] : 1;
+  const int64_t srow = R >= 2 ? p.stride[R - 2] : 0, scol = p.stride[R - 1];
+  ForEachSlab<R>(shape, valid, start, p.stride, [&](int64_t row, int64_t off) {
+    const float* src = reinterpret_cast<const float*>(tile) + row * cols;
+    T* dst = reinterpret_cast<T*>(p.data) + off;
+    for (int64_t r = 0; r < vrows; ++r) {
+      if (scol == 1)
+        CvtStreamRow(dst + r * srow, src + r * cols, vcols);
+      else
+        for (int64_t c = 0; c < vcols; ++c) dst[r * srow + c * scol] = T(src[r * cols + c]);
+    }
+  });
+#if defined(__AVX__)
+  _mm_sfence();  // order the streamed lines before the task is reported done
+#endif
+}
+
 // StoreND with non-temporal stores, for outputs of the function (written once).
 template <class T, int R>
 inline void StoreNDStream(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],

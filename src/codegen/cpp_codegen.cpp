@@ -240,6 +240,15 @@ class KernelWriter {
         os_ << pad << "}\n";
         continue;
       }
+      if (i + 1 < body.size() && FusesCvtStore(in, body[i + 1])) {  // converted straight into the output
+        const Instr& st = body[i + 1];
+        const TileBuf& d = k_.bufs[in.dst];
+        os_ << pad << "CvtStoreNDStream<" << CppType(d.dtype) << ", " << d.shape.size() << ">(" << Ptr(in.srcs[0])
+            << ", " << Array(d.shape) << ", " << Array(d.valid) << ", " << Array(st.coord) << ", P[" << st.param
+            << "]);\n";
+        ++i;
+        continue;
+      }
       if (in.opcode == Opcode::TSTORE && direct_acc_.count(in.srcs[0])) {  // stored unless it lived there
         os_ << pad << "if (a" << in.srcs[0] << " == reinterpret_cast<" << CppType(k_.bufs[in.srcs[0]].dtype) << "*>"
             << Ptr(in.srcs[0]) << ") " << Instruction(in) << ";\n";
@@ -361,6 +370,21 @@ class KernelWriter {
           << "); " << n << " = const_cast<" << T << "*>(d.p); " << n << "ld = d.rs; }\n";
       direct_acc_.insert(b);
     }
+  }
+  // TCVT of an fp32 tile to fp16 / bf16 (round to nearest even) whose result only the next
+  // instruction reads, storing it whole to an output no kernel reads back: one pass that
+  // converts into the output with streaming stores, instead of a converted tile then a copy.
+  bool FusesCvtStore(const Instr& cvt, const Instr& st) {
+    if (cvt.opcode != Opcode::TCVT || st.opcode != Opcode::TSTORE || st.srcs.empty() || st.srcs[0] != cvt.dst)
+      return false;
+    const TileBuf& d = k_.bufs[cvt.dst];
+    const TileBuf& s = k_.bufs[cvt.srcs[0]];
+    if (s.dtype != DataType::FP32 || (d.dtype != DataType::BF16 && d.dtype != DataType::FP16) ||
+        cvt.round != RoundMode::RINT || reads_[cvt.dst] != 1 || views_.count(cvt.dst) || views_.count(cvt.srcs[0]) ||
+        d.shape != s.shape || d.shape.size() < 1)
+      return false;
+    const Value& v = fn_.value(k_.params[st.param].value);
+    return v.kind != ValueKind::Temp && !read_roots_.count(fn_.Root(v.id)) && v.dtype == d.dtype;
   }
   // acc = 0 followed by the K loop: the loop's first TMATMUL_ACC writes instead of adding
   // (every step covers the whole valid block), which saves a pass over the accumulator.

@@ -473,6 +473,9 @@ class CallState {
     constexpr int64_t kTaskBytes = 256 << 10;
     int64_t target = std::max<int64_t>(1, std::min<int64_t>(in.points, workers_ * 4));
     int64_t by_bytes = std::max<int64_t>(1, kTaskBytes / std::max<int64_t>(1, TileBytesPerPoint(*in.kernel, in.env)));
+    // A cube kernel's consecutive points read the same A windows (one row of output blocks):
+    // up to 4 in a task find them in L2 (measured on 2048^3 bf16 / int8: 2-4% faster than 1).
+    if (in.kernel->core == CoreKind::AIC) by_bytes = std::max<int64_t>(by_bytes, 4);
     in.chunk = !in.link_from.empty() ? instances_[in.link_from[0]]->chunk
                                      : std::min((in.points + target - 1) / target, by_bytes);
     // Chunk i of a link means chunk i of every source: a source chunked otherwise (made with
