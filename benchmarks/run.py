@@ -1,6 +1,6 @@
 """PyPTO benchmarks: each kernel with pypto (native CPU backend), torch eager, torch.compile and
 numpy in the same process, with medians, spread, and the percentage of this machine's roofline
-(STREAM triad bandwidth and FMA peak, measured here by benchmarks/probes.cpp).
+(STREAM triad bandwidth and the compute peak per dtype, measured here by benchmarks/probes.cpp).
 
     python benchmarks/run.py                # all kernels, 64 MiB fp32 inputs, writes docs/benchmarks.md
     python benchmarks/run.py --quick        # small sizes, a smoke run
@@ -40,23 +40,88 @@ def load_probes() -> ctypes.CDLL:
     lib.triad_gbs.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int]
     lib.fma_gflops.restype = ctypes.c_double
     lib.fma_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.compute_peak.restype = ctypes.c_double
+    lib.compute_peak.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int]
     return lib
+
+
+PEAKS = ("fp32", "bf16", "int8", "amx_bf16", "amx_int8")
+
+
+def measure_peaks(probes: ctypes.CDLL, workers: int, quick: bool) -> Dict[str, Tuple[float, float, str]]:
+    """The compute peak per dtype with the best instruction this CPU has for it (benchmarks/probes.cpp):
+    name -> (1 core, `workers` cores, instruction); AMX only where the CPU has it."""
+    iters = 20_000_000 // (10 if quick else 1)
+    peaks = {}
+    for what in PEAKS:
+        isa = ctypes.create_string_buffer(128)
+        one = probes.compute_peak(what.encode(), 1, iters, isa, 128)
+        if one <= 0:
+            continue
+        peaks[what] = (one, probes.compute_peak(what.encode(), workers, iters, isa, 128), isa.value.decode())
+    return peaks
+
+
+def peak_key(dtype: str, info: Dict[str, Any]) -> str:
+    """The peak a matmul of `dtype` is measured against: its path's instruction (AMX tiles where the
+    cube takes them, else the vector dot products, else fp32 FMA: probes.cpp falls back alike)."""
+    if dtype in ("bf16", "int8") and info["paths"][dtype].startswith("amx"):
+        return "amx_" + dtype
+    return dtype
+
+
+def peaks_text(peaks: Dict[str, Tuple[float, float, str]], workers: int) -> str:
+    unit = {"int8": "GOP/s", "amx_int8": "GOP/s"}
+    parts = [f"{k} {v[0]:.0f} {unit.get(k, 'GFLOP/s')} on 1 core, {v[1]:.0f} on {workers} ({v[2]})"
+             for k, v in peaks.items()]
+    if "amx_bf16" not in peaks:
+        parts.append("AMX: not on this CPU")
+    return "; ".join(parts)
 
 
 def machine_info() -> Dict[str, Any]:
     model = platform.processor()
+    fields: Dict[str, str] = {}
     try:
         for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
+            if ":" in line:
+                k, v = (x.strip() for x in line.split(":", 1))
+                fields.setdefault(k, v)
+            if not line.strip() and fields:
                 break
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
-    except Exception:
-        flags = []
+    except OSError:
+        pass
+    model = fields.get("model name", model)
+    flags = fields.get("flags", "").split()
     simd = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "avx512_fp16",
                         "amx_tile", "amx_bf16", "amx_int8") if f in flags]
+    vendor, family, mdl = fields.get("vendor_id", "?"), fields.get("cpu family", "?"), fields.get("model", "?")
     return {"cpu": model, "cores": os.cpu_count(), "simd": " ".join(simd), "python": platform.python_version(),
-            "numpy": np.__version__, "avx512_bf16": "avx512_bf16" in flags, "paths": cube_paths()}
+            "numpy": np.__version__, "avx512_bf16": "avx512_bf16" in flags, "paths": cube_paths(),
+            "class_key": f"{vendor}-{family}-{mdl}", "class": cpu_class(vendor, family, mdl)}
+
+
+def cpu_class(vendor: str, family: str, model: str) -> str:
+    """A name for the CPU's microarchitecture class from its CPUID family and model (a VM's model
+    name often hides it)."""
+    try:
+        fam, mdl = int(family), int(model)
+    except ValueError:
+        return f"{vendor} family {family} model {model}"
+    name = ""
+    if vendor == "AuthenticAMD":
+        if fam == 0x1A:
+            name = "Zen 5"
+        elif fam == 0x19:
+            name = "Zen 4" if 0x10 <= mdl <= 0x1F or 0x60 <= mdl <= 0x7F or 0xA0 <= mdl <= 0xAF else "Zen 3"
+        elif fam == 0x17:
+            name = "Zen / Zen 2"
+    elif vendor == "GenuineIntel" and fam == 6:
+        name = {0x8F: "Sapphire Rapids", 0xCF: "Emerald Rapids", 0xAD: "Granite Rapids", 0xAE: "Granite Rapids",
+                0x6A: "Ice Lake-SP", 0x6C: "Ice Lake-SP", 0x55: "Skylake-SP / Cascade Lake / Cooper Lake",
+                0x97: "Alder Lake", 0x9A: "Alder Lake", 0xB7: "Raptor Lake", 0xBA: "Raptor Lake"}.get(mdl, "")
+    desc = f"{vendor} family {fam} model {mdl}"
+    return f"{name} ({desc})" if name else desc
 
 
 def cube_paths() -> Dict[str, Any]:
@@ -77,13 +142,6 @@ def paths_lines(info: Dict[str, Any]) -> List[str]:
     if p["amx"] != "usable":
         lines.append(f"AMX: {p['amx']}")
     return lines
-
-
-def bf16_note(info: Dict[str, Any]) -> str:
-    """How bf16 compares with the fp32 peak, from the CPU features detected at run time."""
-    return ("this CPU has AVX512_BF16: pypto's cube multiplies bf16 pairs with VDPBF16PS (twice the MACs of an "
-            "fp32 FMA per instruction), so bf16 may pass the fp32 peak"
-            if info.get("avx512_bf16") else "this CPU has no AVX512_BF16: pypto's cube widens bf16 to fp32")
 
 
 # --- kernels ------------------------------------------------------------------------------------
@@ -278,8 +336,8 @@ def torch_impls(torch: Any) -> Dict[str, Callable[..., Any]]:
 
 # --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
 
-COMPUTE = ["matmul_fp32", "matmul_bf16", "ffn", "conv2d", "attention", "attention_causal", "attention_d128",
-           "tile_attention", "tile_attention_causal"]
+COMPUTE = ["matmul_fp32", "matmul_bf16", "matmul_int8", "ffn", "conv2d", "attention", "attention_causal",
+           "attention_d128", "tile_attention", "tile_attention_causal"]
 
 
 def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
@@ -311,7 +369,18 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
         cases["matmul_bf16"] = {"what": f"{n}x{n}x{n} bf16 (fp32 accumulation, bf16 out)", "flops": 2 * n ** 3,
                                 "pypto": (mm16, (a16, b16)), "torch eager": (torch.matmul, (a16, b16)),
                                 "ref": lambda out: ref16.float().to(torch.bfloat16).double().numpy(),
-                                "to_np": lambda out: out.double().numpy()}
+                                "to_np": lambda out: out.double().numpy(), "peak": "bf16"}
+
+        @pypto.jit
+        def mm8(a: pypto.Tensor((n, n), pypto.DT_INT8), b: pypto.Tensor((n, n), pypto.DT_INT8)):
+            return pypto.matmul(a, b, pypto.DT_INT32)
+        a8 = rng.integers(-128, 128, (n, n), dtype=np.int8)
+        b8 = rng.integers(-128, 128, (n, n), dtype=np.int8)
+        ta8, tb8 = torch.from_numpy(a8), torch.from_numpy(b8)
+        cases["matmul_int8"] = {"what": f"{n}x{n}x{n} int8 -> int32 (torch: `torch._int_mm`)", "flops": 2 * n ** 3,
+                                "pypto": (mm8, (a8, b8)), "torch eager": (torch._int_mm, (ta8, tb8)),
+                                "ref": lambda out: (a8.astype(np.int64) @ b8.astype(np.int64)).astype(np.int32),
+                                "exact": True, "peak": "int8"}
 
     t, d, h = (256, 256, 512) if quick else (2048, 1024, 4096)
 
@@ -386,7 +455,8 @@ def compute_cases(quick: bool, torch: Any) -> Dict[str, Dict[str, Any]]:
     return cases
 
 
-def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peak: float) -> List[Any]:
+def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peaks: Dict[str, Tuple[float, float, str]],
+                info: Dict[str, Any]) -> List[Any]:
     rows = []
     cases = compute_cases(quick, torch)
     for name in names:
@@ -399,27 +469,44 @@ def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peak: floa
         got = c.get("result", got)
         got = c["to_np"](got) if "to_np" in c else np.asarray(got, dtype=np.float64)
         ref = c["ref"](got)
-        ok = bool(np.allclose(got, ref, rtol=2e-2 if "bf16" in name else 1e-3, atol=1e-3))
-        results: Dict[str, Tuple[float, float, float]] = {}
-        for impl in ("pypto", "torch eager", "numpy"):
-            if impl in c:
+        if c.get("exact"):
+            ok = bool(np.array_equal(got, ref))
+        else:
+            ok = bool(np.allclose(got, ref, rtol=2e-2 if "bf16" in name else 1e-3, atol=1e-3))
+        impls = [impl for impl in ("pypto", "torch eager", "numpy") if impl in c]
+        samples: Dict[str, List[float]] = {impl: [] for impl in impls}
+        per_round: Dict[str, int] = {}
+        for impl in impls:
+            f, a = c[impl]
+            t0 = time.perf_counter()
+            f(*a)
+            once = time.perf_counter() - t0
+            # A very slow baseline (torch's bf16 matmul on the CPU can take
+            # a minute) is timed over fewer runs.
+            per_round[impl] = max(1, (reps if once < 2.0 else max(1, min(reps, int(20 / once)))) // ROUNDS)
+        # The implementations take turns, ROUNDS times, so that a noisy stretch of the machine
+        # (a VM) falls on all of them; medians and quartiles pool the rounds.
+        for r in range(ROUNDS):
+            for impl in impls:
                 f, a = c[impl]
-                t0 = time.perf_counter()
-                f(*a)
-                once = time.perf_counter() - t0
-                # A very slow baseline (torch's bf16 matmul on the CPU can take
-                # a minute) is timed over fewer runs.
-                n = reps if once < 2.0 else max(1, min(reps, int(20 / once)))
-                results[impl] = summary(measure(f, a, n, warmup=0 if once >= 2.0 else 2))
+                samples[impl] += measure(f, a, per_round[impl], warmup=2 if r == 0 else 0)
+        results = {impl: summary(t) for impl, t in samples.items()}
         p_med = results["pypto"][0]
         gflops = c["flops"] / p_med / 1e9
+        pk = peak_key(c.get("peak", "fp32"), info)
+        peak = peaks.get(pk, peaks.get("fp32", (0.0, 0.0, "")))
+        unit = "GOP/s" if pk.endswith("int8") else "GFLOP/s"
         print(f"\n{name} ({c['what']}) check={'OK' if ok else 'MISMATCH'}")
         for impl, (med, q1, q3) in results.items():
             print(f"  {impl:>14}: {med * 1e3:8.2f} ms  [IQR {q1 * 1e3:.2f}-{q3 * 1e3:.2f}]  "
-                  f"{c['flops'] / med / 1e9:7.1f} GFLOP/s  pypto speedup x{med / p_med:5.2f}")
-        print(f"  pypto at {100 * gflops / peak:.0f}% of the FP32 FMA peak")
-        rows.append((name, c["what"], ok, results, gflops))
+                  f"{c['flops'] / med / 1e9:7.1f} {unit}  pypto speedup x{med / p_med:5.2f}")
+        if peak[1] > 0:
+            print(f"  pypto at {100 * gflops / peak[1]:.0f}% of the {pk} peak ({peak[1]:.0f} {unit}: {peak[2]})")
+        rows.append((name, c["what"], ok, results, gflops, pk, peak[1]))
     return rows
+
+
+ROUNDS = 3
 
 
 def measure(fn: Callable[..., Any], args: Tuple[Any, ...], reps: int, warmup: int = 2) -> List[float]:
@@ -461,12 +548,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     n = 1 << (22 if args.quick else 25)
     triad1 = probes.triad_gbs(n, 1, 5)
     triadN = probes.triad_gbs(n, args.workers, 5)
-    fma1 = probes.fma_gflops(1, 20_000_000 // (10 if args.quick else 1))
-    fmaN = probes.fma_gflops(args.workers, 20_000_000 // (10 if args.quick else 1))
+    peaks = measure_peaks(probes, args.workers, args.quick)
     print(f"machine: {info['cpu']}, {info['cores']} cores, {info['simd']}")
     print("cube paths:\n  " + "\n  ".join(paths_lines(info)))
-    print(f"measured: triad {triad1:.1f} GB/s (1 core), {triadN:.1f} GB/s ({args.workers} cores); "
-          f"FP32 FMA {fma1:.0f} GFLOP/s (1 core), {fmaN:.0f} GFLOP/s ({args.workers} cores)")
+    print(f"measured: triad {triad1:.1f} GB/s (1 core), {triadN:.1f} GB/s ({args.workers} cores)")
+    print("compute peaks: " + peaks_text(peaks, args.workers))
 
     try:
         # torch.compile otherwise compiles in a pool of worker processes that stay busy after
@@ -526,10 +612,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"  pypto at {100 * gbs / triadN:.0f}% of the {args.workers}-core triad bandwidth")
         rows.append((name, ok, bytes_moved, results, gbs))
 
-    compute_rows = run_compute(compute_names, args.quick, reps, torch, fmaN) if compute_names else []
+    compute_rows = run_compute(compute_names, args.quick, reps, torch, peaks, info) if compute_names else []
     asc_rows = run_asc(args.quick, reps, triadN) if "asc_vadd" in (args.only or ["asc_vadd"]) else []
     if not args.quick:
-        write_markdown(args.out, info, triad1, triadN, fma1, fmaN, args.workers, R, C, reps, rows, args.note,
+        write_markdown(args.out, info, triad1, triadN, peaks, args.workers, R, C, reps, rows, args.note,
                        compute_rows, asc_rows)
         print(f"\nwrote {os.path.relpath(args.out)}")
     return 0
@@ -632,30 +718,33 @@ def _cell(res: Dict[str, Tuple[float, float, float]], impl: str) -> str:
     return f"{med * 1e3:.1f} ms [{q1 * 1e3:.1f}-{q3 * 1e3:.1f}]"
 
 
-def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float, fma1: float, fmaN: float,
+def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float,
+                   peaks: Dict[str, Tuple[float, float, str]],
                    workers: int, R: int, C: int, reps: int, rows: List[Any], note: str = "",
                    compute_rows: Optional[List[Any]] = None, asc_rows: Optional[List[Any]] = None) -> None:
     impls = ["pypto", "torch eager", "torch.compile", "numpy"]
     lines = [
-        "# Benchmarks",
+        f"## {info['cpu']}: {info['class']}",
+        f"<!-- cpu-class: {info['class_key']} -->",
         "",
-        f"Generated by `python benchmarks/run.py` on {datetime.date.today()}; do not edit by hand.",
+        f"Generated by `python benchmarks/run.py` on {datetime.date.today()}.",
         "",
-        f"- Machine: {info['cpu']}, {info['cores']} cores ({info['simd']}), Python {info['python']}, "
-        f"numpy {info['numpy']}.",
+        f"- Machine: {info['cpu']}, {info['class']}, {info['cores']} cores ({info['simd']}), "
+        f"Python {info['python']}, numpy {info['numpy']}.",
         "- Cube paths (`pypto._core.cpu_paths()`): " + "; ".join(paths_lines(info)) + ".",
-        f"- Measured by the suite: STREAM triad {triad1:.1f} GB/s on 1 core, {triadN:.1f} GB/s on {workers}; "
-        f"FP32 FMA peak {fma1:.0f} GFLOP/s on 1 core, {fmaN:.0f} on {workers}.",
+        f"- Measured by the suite: STREAM triad {triad1:.1f} GB/s on 1 core, {triadN:.1f} GB/s on {workers}.",
+        f"- Compute peaks (benchmarks/probes.cpp): {peaks_text(peaks, workers)}.",
         f"- Inputs {R}x{C} fp32 ({R * C * 4 / 2**20:.0f} MiB); pypto with {workers} workers on the native "
-        f"backend, torch with {workers} threads; median of {reps} runs after warm-up, IQR in brackets.",
+        f"backend, torch with {workers} threads; median of {reps} runs after warm-up (compute-bound kernels: "
+        f"{ROUNDS} rounds taking turns), IQR in brackets.",
         "- GB/s counts the bytes each kernel must move (inputs read once, output written once).",
         "- pypto reuses its output buffers across calls (a pool of huge-page blocks); torch and numpy "
         "allocate a fresh 64 MiB output per call and pay its page faults, which is part of the gap.",
-    ] + ([f"- Conditions: {note}"] if note else []) + [
+    ] + ([f"- Conditions: {note}"] if note else []) + ([
         "",
         "| kernel | " + " | ".join(impls) + " | pypto GB/s | % of triad |",
         "|---|" + "---|" * (len(impls) + 2),
-    ]
+    ] if rows else [])
     for name, ok, moved, res, gbs in rows:
         cells = [_cell(res, impl) for impl in impls]
         lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | " + " | ".join(cells) +
@@ -663,23 +752,27 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
     if compute_rows:
         lines += [
             "",
-            "## Compute-bound kernels (the cube path)",
+            "### Compute-bound kernels (the cube path)",
             "",
-            f"GFLOP/s of the useful work (2*M*N*K per matmul) and its share of the {workers}-core FP32 FMA "
-            f"peak ({fmaN:.0f} GFLOP/s). bf16 runs on the fp32 FMA units ({bf16_note(info)}), so "
-            "its peak is the same. torch: `torch.matmul`, `scaled_dot_product_attention`; numpy: OpenBLAS.",
+            f"GFLOP/s (GOP/s for int8) of the useful work (2*M*N*K per matmul) and its share of the {workers}-core "
+            "peak of the instruction the row's dtype runs on (the compute peaks above: fp32 FMA for fp32, the bf16 "
+            "and int8 dot products, AMX tiles where the cube takes them). The implementations take turns "
+            f"({ROUNDS} rounds), so a noisy stretch of the machine falls on all of them. torch: `torch.matmul`, "
+            "`torch._int_mm`, `scaled_dot_product_attention`; numpy: OpenBLAS.",
             "",
-            "| kernel | shape | pypto | torch eager | numpy | pypto GFLOP/s | % of FMA peak |",
-            "|---|---|---|---|---|---|---|",
+            "| kernel | shape | pypto | torch eager | numpy | pypto / torch | pypto GFLOP/s | % of peak |",
+            "|---|---|---|---|---|---|---|---|",
         ]
-        for name, what, ok, res, gflops in compute_rows:
+        for name, what, ok, res, gflops, pk, peak in compute_rows:
             cells = [_cell(res, impl) for impl in ("pypto", "torch eager", "numpy")]
+            ratio = f"{res['torch eager'][0] / res['pypto'][0]:.2f}x" if "torch eager" in res else "n/a"
+            share = f"{100 * gflops / peak:.0f}% of {pk}" if peak > 0 else "n/a"
             lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | {what} | " + " | ".join(cells) +
-                         f" | {gflops:.1f} | {100 * gflops / fmaN:.0f}% |")
+                         f" | {ratio} | {gflops:.1f} | {share} |")
     if asc_rows:
         lines += [
             "",
-            "## The element level (pypto.asc)",
+            "### The element level (pypto.asc)",
             "",
             "A PyAsc-style vadd (8 blocks, TQue double buffering, 8192-element tiles; GM -> UB -> add -> GM) against "
             "numpy's `np.add(x, y, out=z)` on the same 64 MiB operands, and the TQue row softmax of "
@@ -696,8 +789,40 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
                          f"{_cell(res, 'torch eager')} | {res['pypto.asc'][0] / res['numpy'][0]:.2f}x | {gbs:.1f} | "
                          f"{100 * gbs / triadN:.0f}% |")
     lines.append("")
+    merge_class_section(path, info["class_key"], "\n".join(lines))
+
+
+HEADER = """# Benchmarks
+
+Generated by `python benchmarks/run.py`: one section per CPU class it ran on (CPUID vendor,
+family and model, named in the heading with the CPU's flags below it); a run replaces the
+section of its own class and keeps the others. Do not edit by hand. Figures of one class say
+nothing of another: each was measured on the machine its section names.
+"""
+
+
+def merge_class_section(path: str, key: str, section: str) -> None:
+    """Writes `section` into the file at `path` in place of the section of CPU class `key`,
+    keeping the sections of the other classes (a file from before the sections is replaced)."""
+    marker = "<!-- cpu-class: "
+    sections: Dict[str, str] = {}
+    order: List[str] = []
+    try:
+        text = open(path).read()
+    except OSError:
+        text = ""
+    chunks = text.split("\n## ")
+    for chunk in chunks[1:]:
+        body = "## " + chunk
+        if marker in body:
+            k = body.split(marker, 1)[1].split(" -->", 1)[0]
+            sections[k] = body.rstrip("\n") + "\n"
+            order.append(k)
+    if key not in sections:
+        order.append(key)
+    sections[key] = section.rstrip("\n") + "\n"
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write(HEADER + "\n" + "\n".join(sections[k] for k in order))
 
 
 if __name__ == "__main__":
