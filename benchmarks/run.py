@@ -760,7 +760,8 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
             f"({ROUNDS} rounds), so a noisy stretch of the machine falls on all of them. torch: `torch.matmul`, "
             "`torch._int_mm`, `scaled_dot_product_attention`; numpy: OpenBLAS.",
             "",
-            "| kernel | shape | pypto | torch eager | numpy | pypto / torch | pypto GFLOP/s | % of peak |",
+            "| kernel | shape | pypto | torch eager | numpy | pypto speed vs torch (torch time / pypto time) "
+            "| pypto GFLOP/s | % of peak |",
             "|---|---|---|---|---|---|---|---|",
         ]
         for name, what, ok, res, gflops, pk, peak in compute_rows:
