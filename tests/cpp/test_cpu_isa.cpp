@@ -4,6 +4,7 @@
 // paths the level promises. A level the CPU lacks is skipped with what it lacks printed.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "frontend/recorder.h"
 #include "passes/pipeline.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/runtime.h"
 
 using namespace pypto;
@@ -150,4 +152,65 @@ TEST(CpuIsa, EveryLevelThisCpuRunsComputesItsMatmuls) {
         ASSERT_NEAR(c32[i * N + j], s32, 1e-4) << CpuIsaName(l) << " at " << i << "," << j;
       }
   }
+}
+
+// The AMX path compiles on every machine (it runs only where the CPU has AMX and Linux granted
+// the tile data): the cube headers built with the AMX level's flags and a kernel that
+// instantiates the bf16 and int8 matmuls, compiled (not run) with the kernels' compiler.
+TEST(CpuIsa, AmxPathCompilesOnEveryMachine) {
+  const std::string dir = testing::TempDir() + "pypto_amx_compile";
+  std::string cmd = "mkdir -p '" + dir + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string src = dir + "/amx.cpp", obj = dir + "/amx.o";
+  {
+    FILE* f = std::fopen(src.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "#include <pypto/kernel_support.hpp>\n"
+        "#if !PYPTO_CUBE_AMX || PYPTO_CUBE_BF16 != 2 || PYPTO_CUBE_I8 != 4\n#error the AMX paths are not selected\n"
+        "#endif\n"
+        "using namespace pypto_kernel;\n"
+        "extern \"C\" void amx_bf16(float* c, const pto::bfloat16* a, const pto::bfloat16* b) {\n"
+        "  alignas(64) static CubeT<pto::bfloat16> L[LeftElems<pto::bfloat16>(40, 70)], "
+        "R[RightElems<pto::bfloat16>(70, 50)];\n"
+        "  PackLeft<pto::bfloat16>(L, LeftLd<pto::bfloat16>(70), a, 70, 1, 40, 70);\n"
+        "  PackRight<pto::bfloat16>(R, b, 50, 1, 70, 50);\n"
+        "  CubeMatmulAcc<float>(c, 50, (const CubeT<pto::bfloat16>*)L, LeftLd<pto::bfloat16>(70), R, 40, 50, 70, "
+        "true);\n"
+        "}\n"
+        "extern \"C\" void amx_int8(int32_t* c, const int8_t* a, const int8_t* b) {\n"
+        "  alignas(64) static CubeT<int8_t> L[LeftElems<int8_t>(40, 70)], R[RightElems<int8_t>(70, 50)];\n"
+        "  PackLeft<int8_t>(L, LeftLd<int8_t>(70), a, 70, 1, 40, 70);\n"
+        "  PackRight<int8_t>(R, b, 50, 1, 70, 50);\n"
+        "  CubeMatmulAcc<int32_t>(c, 50, (const CubeT<int8_t>*)L, LeftLd<int8_t>(70), R, 40, 50, 70, true);\n"
+        "}\n",
+        f);
+    std::fclose(f);
+  }
+  // The AMX level's flags on top of -march=native, as the runtime compiles for it on an AMX CPU
+  // (minus -shared: an object file is enough).
+  std::string compile = KernelCompileCommand(
+      "-mamx-tile -mamx-bf16 -mamx-int8 -mavx512f -mavx512bw -mavx512vl "
+      "-mavx512dq -mavx512bf16 -mavx512vnni");
+  const std::string shared = " -shared";
+  compile.erase(compile.find(shared), shared.size());
+  cmd = compile + " -c '" + src + "' -o '" + obj + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  if (status != 0 && out.find("amx") != std::string::npos && out.find("unrecognized") != std::string::npos)
+    GTEST_SKIP() << "this compiler does not know the AMX flags: " << out.substr(0, 300);
+  ASSERT_EQ(status, 0) << cmd << "\n" << out.substr(0, 4000);
+  // The object holds the tile instructions.
+  cmd = "objdump -d '" + obj + "' 2>/dev/null | grep -c -E 'tdpbf16ps|tdpbssd'";
+  p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  out.clear();
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  if (!out.empty() && out != "0\n") EXPECT_GE(std::atoi(out.c_str()), 2) << out;
 }
