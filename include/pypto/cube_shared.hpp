@@ -24,8 +24,8 @@ namespace pypto_kernel {
 
 class SharedPacks {
  public:
-  /// What identifies a packed window within a launch: Left or Right, the window's first element,
-  /// its strides, valid extents and (Left) row stride.
+  /// What identifies a packed window within a launch: Left or Right and the element type
+  /// (PackKind), the window's first element, its strides, valid extents and (Left) row stride.
   using Key = std::tuple<int, const void*, int64_t, int64_t, int64_t, int64_t, int64_t>;
   struct Entry {
     void* buf = nullptr;
@@ -123,14 +123,25 @@ class SharedPacks {
   int64_t used_ = 0;
 };
 
+/// The first field of a packing's key: Left (0) or Right (1) and the element type (a bitcast
+/// view may read the same bytes as another type).
+template <class In>
+constexpr int PackKind(int side) {
+  const int type = std::is_same_v<In, float>           ? 1
+                   : std::is_same_v<In, pto::bfloat16> ? 2
+                   : std::is_same_v<In, int8_t>        ? 3
+                                                       : 4 + static_cast<int>(sizeof(In));
+  return side * 16 + type;
+}
+
 /// Left packed into the launch's shared table (or, without room, into `own`): the buffer to read.
 template <class In>
 inline const CubeT<In>* PackLeftShared(PyptoShared* shared, CubeT<In>* own, int64_t ldl, const In* base, int64_t ms,
                                        int64_t ks, int64_t vm, int64_t vk) {
   using CT = CubeT<In>;
   bool pack = false;
-  SharedPacks::Entry* e =
-      SharedPacks::Of(shared)->Find({0, base, ms, ks, vm, vk, ldl}, ArenaBytes<CT>((vm + kRowSlack) * ldl), pack);
+  SharedPacks::Entry* e = SharedPacks::Of(shared)->Find({PackKind<In>(0), base, ms, ks, vm, vk, ldl},
+                                                        ArenaBytes<CT>((vm + kRowSlack) * ldl), pack);
   if (!e || (!pack && !SharedPacks::Ready(e))) {  // no room, or another task is packing it now
     PackLeft<In>(own, ldl, base, ms, ks, vm, vk);
     return own;
@@ -156,8 +167,8 @@ inline const CubeT<In>* PackRightShared(PyptoShared* shared, CubeT<In>* own, con
                                         int64_t vk, int64_t vn) {
   using CT = CubeT<In>;
   bool pack = false;
-  SharedPacks::Entry* e =
-      SharedPacks::Of(shared)->Find({1, base, ks, ns, vk, vn, 0}, ArenaBytes<CT>(RightElems<In>(vk, vn)), pack);
+  SharedPacks::Entry* e = SharedPacks::Of(shared)->Find({PackKind<In>(1), base, ks, ns, vk, vn, 0},
+                                                        ArenaBytes<CT>(RightElems<In>(vk, vn)), pack);
   if (!e || (!pack && !SharedPacks::Ready(e))) {  // no room, or another task is packing it now
     PackRight<In>(own, base, ks, ns, vk, vn);
     return own;
