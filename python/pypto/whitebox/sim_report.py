@@ -1,18 +1,6 @@
-"""``pypto.sim``: the NPU machine model. Predicts where the time goes on an Ascend-class chip.
-
-    report = pypto.sim.simulate(fn, *args, machine="a2a3")
-    report.total_us, report.bound, report.utilization["AIV"], report.machine.gm_bandwidth_gbps
-    report.write_swimlane("sim_swimlane.json")      # Perfetto / chrome://tracing; `pypto summary`
-
-The call is compiled for the modeled chip (its UB, L1 and L0 capacities are checked), run on this
-CPU for its outputs (the same values as an ordinary call), and its launches are replayed on the
-model: each grid point is a task on a modeled AIC or AIV core, timed from the cost of each PTO
-instruction on its pipe (MTE2, MTE1, M, FIX, V, MTE3). ``runtime_options={"run_mode":
-pypto.RunMode.SIM}`` (or ``"sim"``) does the same for an ordinary call: ``fn.last_sim`` holds the
-report, and the swimlane is written where CANN PyPTO writes it
-(``output/<fn>_<pid>_<time>/CostModelSimulationOutput/merged_swimlane.json``). docs/sim.md
-describes the model, the sources of its numbers and its limits.
-"""
+"""The machine model's report of a simulated call (SimReport: predicted time, bound, utilization,
+the swimlane) and the modeled chips (Machine, machine, machines). pypto.sim (tools/sim.py) runs
+the simulation and describes the model; docs/sim.md."""
 
 from __future__ import annotations
 
