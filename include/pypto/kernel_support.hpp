@@ -16,6 +16,7 @@
 
 #include "pypto/cube_shared.hpp"
 #include "pypto/cube_support.hpp"
+#include "pypto/dist_signal.hpp"
 #include "pypto/index_nd.hpp"
 #include "pypto/kernel_abi.h"
 #include "pypto/random.hpp"

@@ -481,6 +481,18 @@ class KernelWriter {
       return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " + Array(b.shape) + ", " + Array(b.valid) + ", " +
              Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }
+    if (op == Opcode::TNOTIFY || op == Opcode::TWAIT) {  // one int32 cell of a window (pypto/dist_signal.hpp)
+      std::ostringstream c;
+      c << "{ const int64_t at[] = " << Array(in.coord) << "; int32_t* cell = SignalCell(P[" << in.param << "], "
+        << in.coord.size() << ", at); ";
+      if (op == Opcode::TNOTIFY)
+        c << "Notify(cell, " << in.IntScalar() << ", " << static_cast<int>(in.notify) << "); }";
+      else
+        c << "if (Wait(cell, " << in.IntScalar() << ", " << static_cast<int>(in.cmp) << ", "
+          << (in.notify == NotifyOp::AtomicAdd ? 1 : 0) << ", call->stop, call->stop_ctx, \"a signal wait\", "
+          << Quoted(FormatLocation(in.loc)) << ")) return; }";
+      return c.str();
+    }
     if (op == Opcode::TSCATTERND) {  // (no destination tile: before `d`)
       const TileBuf& s = k_.bufs[in.srcs[0]];
       const int R = static_cast<int>(s.shape.size());

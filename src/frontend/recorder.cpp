@@ -147,12 +147,15 @@ int Recorder::Record(OpCall call, const std::string& result_name) {
   }
   if (WritesInPlace(def.kind)) {
     written_.insert(f_.MemoryRoot(call.inputs.back()));
-    if (def.kind == OpKind::Scatter) {
+    if (def.kind == OpKind::Scatter || def.kind == OpKind::Signal) {
       const Value& d = f_.value(call.inputs.back());
       if (!f_.value(f_.MemoryRoot(d.id)).is_storage())
-        throw UserError("pypto." + call.op + ": the destination " + DescribeValue(d) +
-                            " is an intermediate result, not a tensor in memory",
-                        call.loc, "scatter into a parameter or a tensor made with pypto.tensor(...)");
+        throw UserError("pypto." + call.op + ": the " + (def.kind == OpKind::Signal ? "signal " : "destination ") +
+                            DescribeValue(d) + " is an intermediate result, not a tensor in memory",
+                        call.loc,
+                        def.kind == OpKind::Signal
+                            ? "signal a cell of a window (pld.window / create_shmem_signal)"
+                            : "scatter into a parameter or a tensor made with pypto.tensor(...)");
       Value unused;
       InferOpType(f_, call, unused);  // checks only: a scatter has no result
       MakeOutput(call.inputs.back());

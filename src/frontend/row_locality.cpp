@@ -45,6 +45,9 @@ std::string FirstRowMixingOp(const Function& f, const std::vector<int>& row_valu
       case OpKind::Scatter:
         if (along_rows() || def.kind == OpKind::Scatter) mixing = "pypto." + c.op + " across rows";
         break;
+      case OpKind::Signal:
+        mixing = "a signal (pypto." + c.op + ")";
+        break;
       case OpKind::Permute:
         mixing = "pypto." + c.op;
         break;

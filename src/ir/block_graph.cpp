@@ -64,6 +64,12 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
     if (in.opcode == Opcode::TEXTRACT) os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
+    if (in.opcode == Opcode::TNOTIFY || in.opcode == Opcode::TWAIT) {
+      os << ", " << (in.opcode == Opcode::TWAIT ? CmpModeName(in.cmp) : NotifyOpName(in.notify)) << " "
+         << in.ScalarText() << (in.opcode == Opcode::TWAIT && in.notify == NotifyOp::AtomicAdd ? ", consume" : "")
+         << ")\n";
+      continue;
+    }
     if (in.opcode == Opcode::TSCATTERND) {
       const char* how[] = {"assign", "add", "multiply"};
       os << ", axis=" << in.axis << ", " << how[static_cast<int>(in.scalar)] << ")\n";

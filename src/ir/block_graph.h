@@ -62,7 +62,8 @@ struct Instr {
   DataType dtype = DataType::FP32;    // TCVT destination
   int axis = -1;                      // column reductions and broadcasts: the tile axis
   bool transpose = false;             // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
-  CmpMode cmp = CmpMode::EQ;          // TCMP / TCMPS: the comparison
+  CmpMode cmp = CmpMode::EQ;          // TCMP / TCMPS / TWAIT: the comparison
+  NotifyOp notify = NotifyOp::Set;    // TNOTIFY: set or add; TWAIT: AtomicAdd consumes what it waited for
   RoundMode round = RoundMode::RINT;  // TCVT: the rounding
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;
@@ -91,6 +92,10 @@ struct Kernel {
   // Acc buffers hold l0_blocks_m (x l0_blocks_n) L0 tiles, which the NPU runs one after another
   // and the host computes at once (docs/ARCHITECTURE.md, "Cube tiles").
   int64_t l0_blocks_m = 1, l0_blocks_n = 1;
+  // A signal kernel (TNOTIFY / TWAIT): it runs after every earlier launch of the call has
+  // finished and before any later one starts, so the memory other ranks read or wrote is
+  // ordered by the signals as the program wrote them (docs/ARCHITECTURE.md, "Distributed").
+  bool fence = false;
 };
 
 struct Launch {

@@ -219,7 +219,9 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
       if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.opcode == Opcode::TCVT) w.Key("round").Str(RoundModeName(in.round));
-      if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS) w.Key("cmp").Str(CmpModeName(in.cmp));
+      if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS || in.opcode == Opcode::TWAIT)
+        w.Key("cmp").Str(CmpModeName(in.cmp));
+      if (in.opcode == Opcode::TNOTIFY || in.opcode == Opcode::TWAIT) w.Key("notify").Str(NotifyOpName(in.notify));
       if (in.axis >= 0) w.Key("axis").Int(in.axis);
     }
     w.Key("loc").Loc(in.loc).EndObject();
@@ -232,6 +234,7 @@ void KernelsJson(JsonWriter& w, const std::vector<Kernel>& kernels) {
   for (auto& k : kernels) {
     w.BeginObject().Key("id").Int(k.id).Key("name").Str(k.name).Key("core").Str(CoreKindName(k.core));
     w.Key("grid").Exprs(k.grid).Key("ub_bytes").Int(k.ub_bytes).Key("reason").Str(k.reason);
+    if (k.fence) w.Key("fence").Bool(true);
     w.Key("tile_ops").Ints(k.tile_ops);
     w.Key("params").BeginArray();
     for (auto& p : k.params)

@@ -167,6 +167,26 @@ std::vector<OpDef> MakeOpDefs() {
                {},
                {},
                "write (or add, multiply) src into dst along a dim at the positions of an index tensor"});
+  d.push_back({"notify",
+               OpKind::Signal,
+               false,
+               O::TNOTIFY,
+               {},
+               {},
+               {},
+               {},
+               {},
+               "set or add to a window's int32 signal cell (on this or a peer rank) and wake its waiters"});
+  d.push_back({"wait",
+               OpKind::Signal,
+               false,
+               O::TWAIT,
+               {},
+               {},
+               {},
+               {},
+               {},
+               "sleep until a window's int32 signal cell compares true with a value (optionally taking it)"});
   d.push_back({"full", OpKind::Fill, false, O::TEXPANDS, {}, {}, {}, {}, {}, "a tensor of one value"});
   d.push_back({"iota", OpKind::Iota, false, O::TCI, {}, {}, {}, {}, {}, "0, 1, ..., n - 1 along one dim"});
   d.push_back({"uniform",
@@ -456,6 +476,17 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       return;
     case OpKind::Assemble:
       throw InternalError("assemble has no output");
+    case OpKind::Signal: {  // checks only: it has no result
+      const Value& cellv = in(0);
+      if (cellv.dtype != DataType::INT32)
+        throw UserError("pypto." + name + ": a signal is an int32 cell, got " + DTypeShape(cellv), call.loc,
+                        "allocate the signal window with dtype INT32");
+      for (auto& d : cellv.shape)
+        if (!d.same_as(Expr(1)))
+          throw UserError("pypto." + name + ": a signal op takes one cell (every dim 1), got " + DTypeShape(cellv),
+                          call.loc, "give the cell's offsets; one op signals one cell");
+      return;
+    }
     case OpKind::Scatter: {  // checks only: it writes its destination
       const Value& idx = in(1);
       const Value& dst = in(2);

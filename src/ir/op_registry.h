@@ -36,10 +36,13 @@ enum class OpKind : uint8_t {
                  // Philox generator under attrs "key" and "offset" (uint64 bit patterns)
   Scatter,       // dst[..., index[p], ...] (=|+=|*=) src[p] along attr "dim" (attr "reduce" 0|1|2); inputs
                  // src, index (src's shape), dst; writes dst in place
+  Signal,        // one int32 cell of a window (its only input, all dims 1), in program order with every other
+                 // launch: notify (attrs "value", "op": NotifyOp) or wait (attrs "expected", "cmp": CmpMode,
+                 // "consume" 0|1); the cell counts as written
 };
 
 /// Ops that write their last input in place and have no result (assemble, scatter).
-inline bool WritesInPlace(OpKind k) { return k == OpKind::Assemble || k == OpKind::Scatter; }
+inline bool WritesInPlace(OpKind k) { return k == OpKind::Assemble || k == OpKind::Scatter || k == OpKind::Signal; }
 
 /// Ops whose tile spans the whole of their axis (attr "dim"): an index or a running value
 /// depends on every element before it along the axis.

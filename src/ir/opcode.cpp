@@ -14,6 +14,10 @@ const char* OpcodeName(Opcode op) {
       return "TGATHERND";
     case Opcode::TPHILOX:
       return "TPHILOX";
+    case Opcode::TNOTIFY:
+      return "TNOTIFY";
+    case Opcode::TWAIT:
+      return "TWAIT";
     case Opcode::LOOP:
       return "LOOP";
     default:
@@ -32,6 +36,8 @@ std::optional<Opcode> ParseOpcode(std::string_view name) {
   if (it == by_name.end()) return std::nullopt;
   return it->second;
 }
+
+const char* NotifyOpName(NotifyOp op) { return op == NotifyOp::Set ? "Set" : "AtomicAdd"; }
 
 InstrForm FormOf(Opcode op) {
   if (static_cast<int>(op) >= pto::isa::kCount) return InstrForm::Special;

@@ -24,7 +24,13 @@ enum class Opcode : uint16_t {
   TSCATTERND,      // a tile into global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
   TGATHERND,       // a tile from global memory along `axis` at the rows an index tile names (pypto/index_nd.hpp)
   TPHILOX,  // uniform random numbers of flat elements coord[0].. (key coord[1], offset coord[2]; pypto/random.hpp)
-  LOOP,     // Instr::body runs for Instr::var in [0, Instr::trip)
+  // The signals of distributed programs (pypto/dist_signal.hpp), on one int32 cell of a window
+  // parameter at `coord`: TNOTIFY sets or atomically adds `scalar_int` and wakes its waiters;
+  // TWAIT sleeps until `cell cmp scalar_int` holds (then subtracts it with `notify` AtomicAdd:
+  // a barrier consumes its tokens). Kernels holding one are fences (Kernel::fence).
+  TNOTIFY,
+  TWAIT,
+  LOOP,  // Instr::body runs for Instr::var in [0, Instr::trip)
 };
 
 using InstrForm = pto::isa::Form;
@@ -49,6 +55,10 @@ bool HasScalarFirstForm(Opcode op);
 inline bool IsRowReduction(Opcode op) { return FormOf(op) == InstrForm::RowReduce; }
 inline bool IsColReduction(Opcode op) { return FormOf(op) == InstrForm::ColReduce; }
 inline std::ostream& operator<<(std::ostream& os, Opcode op) { return os << OpcodeName(op); }
+
+/// How TNOTIFY writes its cell (hw-native-sys's pld.NotifyOp; CANN's shmem_signal AtomicType).
+enum class NotifyOp : uint8_t { Set, AtomicAdd };
+const char* NotifyOpName(NotifyOp op);
 
 /// Where a tile buffer lives: UB for vector work, the cube's L1 (Mat), L0A (Left), L0B (Right)
 /// and L0C (Acc).

@@ -13,12 +13,18 @@ namespace pypto {
 
 const char* PipeName(Pipe p) {
   switch (p) {
-    case Pipe::MTE2: return "MTE2";
-    case Pipe::MTE1: return "MTE1";
-    case Pipe::M: return "M";
-    case Pipe::FIX: return "FIX";
-    case Pipe::V: return "V";
-    case Pipe::MTE3: return "MTE3";
+    case Pipe::MTE2:
+      return "MTE2";
+    case Pipe::MTE1:
+      return "MTE1";
+    case Pipe::M:
+      return "M";
+    case Pipe::FIX:
+      return "FIX";
+    case Pipe::V:
+      return "V";
+    case Pipe::MTE3:
+      return "MTE3";
   }
   return "?";
 }
@@ -44,33 +50,64 @@ enum class VecClass { Simple, TileTile, Transcendental, Math, Divide, RowReduce,
 
 VecClass ClassOf(Opcode op) {
   switch (op) {
-    case Opcode::TEXP: case Opcode::TLOG: case Opcode::TSQRT: case Opcode::TRSQRT:
-    case Opcode::TROWEXPANDEXPDIF: case Opcode::TCOLEXPANDEXPDIF:
+    case Opcode::TEXP:
+    case Opcode::TLOG:
+    case Opcode::TSQRT:
+    case Opcode::TRSQRT:
+    case Opcode::TROWEXPANDEXPDIF:
+    case Opcode::TCOLEXPANDEXPDIF:
       return VecClass::Transcendental;
-    case Opcode::TDIV: case Opcode::TDIVS: case Opcode::TRECIP: case Opcode::TROWEXPANDDIV:
-    case Opcode::TCOLEXPANDDIV: case Opcode::TREM: case Opcode::TREMS:
+    case Opcode::TDIV:
+    case Opcode::TDIVS:
+    case Opcode::TRECIP:
+    case Opcode::TROWEXPANDDIV:
+    case Opcode::TCOLEXPANDDIV:
+    case Opcode::TREM:
+    case Opcode::TREMS:
       return VecClass::Divide;
-    case Opcode::TROWSUM: case Opcode::TROWMAX: case Opcode::TROWMIN: case Opcode::TROWPROD:
+    case Opcode::TROWSUM:
+    case Opcode::TROWMAX:
+    case Opcode::TROWMIN:
+    case Opcode::TROWPROD:
       return VecClass::RowReduce;
-    case Opcode::TROWARGMAX: case Opcode::TROWARGMIN: case Opcode::TCOLARGMAX: case Opcode::TCOLARGMIN:
-    case Opcode::TROWCUMSUM: case Opcode::TROWCUMPROD: case Opcode::TCOLCUMSUM: case Opcode::TCOLCUMPROD:
-    case Opcode::TROWTOPK: case Opcode::TROWTOPKIDX: case Opcode::TCOLGATHER: case Opcode::TGATHER:
-    case Opcode::TSCATTER: case Opcode::TSORT32: case Opcode::TMRGSORT: case Opcode::TSCATTERND: case Opcode::TGATHERND:
+    case Opcode::TROWARGMAX:
+    case Opcode::TROWARGMIN:
+    case Opcode::TCOLARGMAX:
+    case Opcode::TCOLARGMIN:
+    case Opcode::TROWCUMSUM:
+    case Opcode::TROWCUMPROD:
+    case Opcode::TCOLCUMSUM:
+    case Opcode::TCOLCUMPROD:
+    case Opcode::TROWTOPK:
+    case Opcode::TROWTOPKIDX:
+    case Opcode::TCOLGATHER:
+    case Opcode::TGATHER:
+    case Opcode::TSCATTER:
+    case Opcode::TSORT32:
+    case Opcode::TMRGSORT:
+    case Opcode::TSCATTERND:
+    case Opcode::TGATHERND:
     case Opcode::TPHILOX:
-    case Opcode::MGATHER: case Opcode::MSCATTER: case Opcode::TCI: case Opcode::TTRI:
+    case Opcode::MGATHER:
+    case Opcode::MSCATTER:
+    case Opcode::TCI:
+    case Opcode::TTRI:
       return VecClass::Irregular;
     default:
       break;
   }
   switch (FormOf(op)) {
-    case InstrForm::Binary: case InstrForm::RowExpandBinary: case InstrForm::ColExpandBinary:
-    case InstrForm::ColReduce: case InstrForm::Ternary: case InstrForm::Concat:
+    case InstrForm::Binary:
+    case InstrForm::RowExpandBinary:
+    case InstrForm::ColExpandBinary:
+    case InstrForm::ColReduce:
+    case InstrForm::Ternary:
+    case InstrForm::Concat:
       return VecClass::TileTile;
     case InstrForm::Unary:
       // The math list beyond exp/log/sqrt (tanh, sin, erf, ...) is a short polynomial chain.
-      return op == Opcode::TABS || op == Opcode::TNEG || op == Opcode::TRELU || op == Opcode::TNOT
-                 ? VecClass::Simple
-                 : VecClass::Math;
+      return op == Opcode::TABS || op == Opcode::TNEG || op == Opcode::TRELU || op == Opcode::TNOT ? VecClass::Simple
+                                                                                                   : VecClass::Math;
     default:
       return VecClass::Simple;
   }
@@ -238,16 +275,15 @@ class Simulator {
       r.cube_flops += k.cube_flops;
     }
     // Global memory: HBM, or the L2 in front of it, whichever feeds the cores slower.
-    r.memory_us = std::max((r.hbm_read_bytes + r.write_bytes) / (f_.hbm_gbps * 1e9),
-                           r.l2_read_bytes / (f_.l2_gbps * 1e9)) *
-                  1e6;
+    r.memory_us =
+        std::max((r.hbm_read_bytes + r.write_bytes) / (f_.hbm_gbps * 1e9), r.l2_read_bytes / (f_.l2_gbps * 1e9)) * 1e6;
     r.cube_us = m_.aic_cores ? cube_cycles / (m_.aic_cores * hz) * 1e6 : 0;
     r.vector_us = m_.aiv_cores ? vector_cycles / (m_.aiv_cores * hz) * 1e6 : 0;
     r.dispatch_us = static_cast<double>(r.tasks.size()) * f_.dispatch_us / std::max(1, f_.schedulers);
     r.bound = "memory";
     double best = r.memory_us;
-    for (auto [name, v] : {std::pair<const char*, double>{"cube", r.cube_us}, {"vector", r.vector_us},
-                           {"dispatch", r.dispatch_us}})
+    for (auto [name, v] :
+         {std::pair<const char*, double>{"cube", r.cube_us}, {"vector", r.vector_us}, {"dispatch", r.dispatch_us}})
       if (v > best) {
         best = v;
         r.bound = name;
@@ -333,7 +369,8 @@ class Simulator {
   void Cost(const Kernel& k, const Instr& in, const SymEnv& env, double times, PointCost& c) const {
     auto buf = [&](int id) -> const TileBuf& { return k.bufs.at(id); };
     switch (in.opcode) {
-      case Opcode::TLOAD: case Opcode::TGATHERND: {  // a gather from memory: a load of the tile's elements
+      case Opcode::TLOAD:
+      case Opcode::TGATHERND: {  // a gather from memory: a load of the tile's elements
         const TileBuf& d = buf(in.dst);
         double bytes = Elems(d, env) * DataTypeBytes(d.dtype);
         c.read_bytes[g_.fn.MemoryRoot(k.params.at(in.param).value)] += bytes * times;
@@ -342,13 +379,17 @@ class Simulator {
         c.load_bytes += bytes * times;
         return;
       }
-      case Opcode::TSTORE: case Opcode::TSCATTERND: {
+      case Opcode::TSTORE:
+      case Opcode::TSCATTERND: {
         const TileBuf& s = buf(in.srcs.at(0));
         c.write_bytes += Elems(s, env) * DataTypeBytes(s.dtype) * times;
         c.stores += static_cast<int>(times);
         return;
       }
-      case Opcode::TMATMUL: case Opcode::TMATMUL_ACC: case Opcode::TMATMUL_BIAS: case Opcode::TGEMV: {
+      case Opcode::TMATMUL:
+      case Opcode::TMATMUL_ACC:
+      case Opcode::TMATMUL_BIAS:
+      case Opcode::TGEMV: {
         const TileBuf& a = buf(in.srcs.at(0));  // Left [m, k]
         const TileBuf& acc = buf(in.dst);       // Acc [m, n]
         std::vector<double> va = Valid(a, env), vc = Valid(acc, env);
@@ -362,7 +403,8 @@ class Simulator {
         c.cube_flops += 2 * m * n * kk * times;
         return;
       }
-      case Opcode::TMOV: case Opcode::TEXTRACT: {
+      case Opcode::TMOV:
+      case Opcode::TEXTRACT: {
         const TileBuf& d = buf(in.dst);
         double bytes = Elems(d, env) * DataTypeBytes(d.dtype);
         if (d.space == MemSpace::Left || d.space == MemSpace::Right) {
@@ -376,6 +418,10 @@ class Simulator {
         }
         break;  // a copy within UB: a vector instruction
       }
+      case Opcode::TNOTIFY:
+      case Opcode::TWAIT:  // one scalar access of a window (the link time is not modeled yet)
+        c.cycles[P(Pipe::MTE3)] += f_.cube_instr_cycles * times;
+        return;
       default:
         break;
     }
@@ -393,13 +439,27 @@ class Simulator {
     for (int s : in.srcs) width = std::max<double>(width, DataTypeBytes(buf(s).dtype));
     double per_elem = 0;
     switch (ClassOf(in.opcode)) {
-      case VecClass::Simple: per_elem = width / f_.vec_bytes_per_cycle; break;
-      case VecClass::TileTile: per_elem = 2 * width / f_.vec_bytes_per_cycle; break;
-      case VecClass::Transcendental: per_elem = 0.0314; break;
-      case VecClass::Math: per_elem = 2 * 0.0314; break;
-      case VecClass::Divide: per_elem = 0.0781; break;
-      case VecClass::RowReduce: per_elem = 0.0547; break;
-      case VecClass::Irregular: per_elem = 0.1; break;
+      case VecClass::Simple:
+        per_elem = width / f_.vec_bytes_per_cycle;
+        break;
+      case VecClass::TileTile:
+        per_elem = 2 * width / f_.vec_bytes_per_cycle;
+        break;
+      case VecClass::Transcendental:
+        per_elem = 0.0314;
+        break;
+      case VecClass::Math:
+        per_elem = 2 * 0.0314;
+        break;
+      case VecClass::Divide:
+        per_elem = 0.0781;
+        break;
+      case VecClass::RowReduce:
+        per_elem = 0.0547;
+        break;
+      case VecClass::Irregular:
+        per_elem = 0.1;
+        break;
     }
     c.cycles[P(Pipe::V)] += (elems * per_elem + f_.vec_instr_cycles) * times;
   }

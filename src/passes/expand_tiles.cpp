@@ -285,6 +285,10 @@ class TileExpander {
         t.extent = x.shape;
         t.output = call.inputs.back();
         break;
+      case OpKind::Signal:  // one cell: one tile of one element
+        t.extent = x.shape;
+        t.output = call.inputs.back();
+        break;
       case OpKind::Matmul: {
         t.extent = g_.fn.value(call.output).shape;
         t.output = call.output;
@@ -307,6 +311,9 @@ class TileExpander {
       // kernel instead of copying the result through a workspace.
       t.tile = producer->second;
       t.tile_reason = "the output block " + IntList(t.tile) + " of the matmul it stores";
+    } else if (def.kind == OpKind::Signal) {
+      t.tile.assign(t.extent.size(), 1);
+      t.tile_reason = "one signal cell";
     } else if (def.kind != OpKind::Matmul) {
       ChooseTile(call, t);
       if (def.kind == OpKind::Assemble) FitCopyTile(call, t);

@@ -474,6 +474,26 @@ class KernelBodyBuilder {
         out.push_back(ins);
         return x;
       }
+      case OpKind::Signal: {  // one cell of a window parameter; no tile
+        const Value& cellv = fn_.value(t.output);
+        bool wait = t.op == "wait";
+        ins.opcode = wait ? Opcode::TWAIT : Opcode::TNOTIFY;
+        ins.param = Param(b, t.output, AlignedMap(R, cellv.rank()), true);
+        b.k.params[ins.param].read = true;
+        ins.coord = Starts(coord, t.tile, std::vector<bool>(R, false));
+        ins.scalar_int = t.attrs.get<int64_t>(wait ? "expected" : "value");
+        ins.has_scalar = true;
+        ins.scalar = static_cast<double>(*ins.scalar_int);
+        if (wait) {
+          ins.cmp = static_cast<CmpMode>(t.attrs.get<int64_t>("cmp"));
+          ins.notify = t.attrs.get<int64_t>("consume") != 0 ? NotifyOp::AtomicAdd : NotifyOp::Set;
+        } else {
+          ins.notify = static_cast<NotifyOp>(t.attrs.get<int64_t>("op"));
+        }
+        b.k.fence = true;
+        out.push_back(ins);
+        return -1;
+      }
       case OpKind::Scan: {
         int x = Input(b, t, 0, coord, out);
         int axis = static_cast<int>(t.attrs.get<int64_t>("dim"));

@@ -238,7 +238,12 @@ class Partitioner {
       const TileOp& t = *e.item;
       producer_[t.output] = &t;
       CheckFits(t);
-      std::string blocker = open >= 0 ? JoinBlocker(groups_[open], t) : "first op of the region";
+      // A signal runs alone, in program order with every other launch (Kernel::fence).
+      bool signal = GetOpDef(t.op).kind == OpKind::Signal;
+      if (signal) close();
+      std::string blocker = signal      ? "a signal runs alone, ordered with every launch before and after it"
+                            : open >= 0 ? JoinBlocker(groups_[open], t)
+                                        : "first op of the region";
       if (open >= 0 && blocker.empty()) {
         Add(groups_[open], t);
         continue;
@@ -251,6 +256,7 @@ class Partitioner {
       l.id = next_launch_++;
       l.kernel = open;
       out.Add(l);
+      if (signal) close();
     }
   }
 

@@ -428,6 +428,21 @@ class CallState {
       }
       (pointwise ? inst->link_from : inst->waits).push_back(d);
     }
+    // A signal kernel (Kernel::fence) waits for every launch made before it, and every later
+    // launch waits for it: the program order other ranks see through the signals.
+    if (k.fence) {
+      for (int d : since_fence_) inst->waits.push_back(d);
+      since_fence_.clear();
+    }
+    if (last_fence_ >= 0) inst->waits.push_back(last_fence_);
+    std::sort(inst->waits.begin(), inst->waits.end());
+    inst->waits.erase(std::unique(inst->waits.begin(), inst->waits.end()), inst->waits.end());
+    for (int d : inst->waits)  // (a point-wise link to a waited-for instance is redundant)
+      inst->link_from.erase(std::remove(inst->link_from.begin(), inst->link_from.end(), d), inst->link_from.end());
+    if (k.fence)
+      last_fence_ = inst->id;
+    else
+      since_fence_.push_back(inst->id);
     if (opts_.trace) {
       if (launch_records_.size() <= static_cast<size_t>(inst->id)) launch_records_.resize(inst->id + 1);
       launch_records_[inst->id] = LaunchRecord{k.id, inst->grid, env};
@@ -597,9 +612,11 @@ class CallState {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
-  int64_t queued_ = 0;       // tasks waiting in queue_ and in the workers' own deques
-  int64_t outstanding_ = 0;  // launches not yet finished (or skipped)
-  int busy_ = 0;             // workers not waiting for a task (running, building, or deciding)
+  int64_t queued_ = 0;            // tasks waiting in queue_ and in the workers' own deques
+  int last_fence_ = -1;           // the latest signal kernel's instance (Kernel::fence)
+  std::vector<int> since_fence_;  // instances made after it
+  int64_t outstanding_ = 0;       // launches not yet finished (or skipped)
+  int busy_ = 0;                  // workers not waiting for a task (running, building, or deciding)
   int64_t total_tasks_ = 0;
   std::exception_ptr error_;
   std::atomic<bool> stop_{false};                              // error_ is set: running tasks return early

@@ -6,6 +6,7 @@
 #include <pto/pto.hpp>
 #include <unordered_map>
 
+#include "pypto/dist_signal.hpp"
 #include "pypto/index_nd.hpp"
 #include "pypto/random.hpp"
 
@@ -509,6 +510,25 @@ const HandlerTable& Handlers() {
           }
         });
       });
+    };
+    // The signals: the same functions the generated kernels call (pypto/dist_signal.hpp).
+    auto cell = [](Ctx& c, const Instr& in) {
+      const BoundParam& p = c.params[in.param];
+      int64_t off = 0;
+      for (size_t d = 0; d < in.coord.size(); ++d) off += in.coord[d].Eval(c.env) * p.strides[d];
+      return reinterpret_cast<int32_t*>(p.data) + off;
+    };
+    t[size_t(O::TNOTIFY)] = [cell](Ctx& c, const Instr& in) {
+      pypto_kernel::Notify(cell(c, in), in.IntScalar(), static_cast<int>(in.notify));
+    };
+    t[size_t(O::TWAIT)] = [cell](Ctx& c, const Instr& in) {
+      try {
+        if (pypto_kernel::Wait(cell(c, in), in.IntScalar(), static_cast<int>(in.cmp),
+                               in.notify == NotifyOp::AtomicAdd ? 1 : 0, c.stop, c.stop_ctx, "a signal wait", ""))
+          c.stopped = true;
+      } catch (const std::runtime_error& e) {
+        throw UserError(e.what(), in.loc);
+      }
     };
     t[size_t(O::TPHILOX)] = [](Ctx& c, const Instr& in) {
       const BufState& d = c.bufs[in.dst];

@@ -333,6 +333,7 @@ class JitFunction:
             for p, dt in zip(tparams, dtypes):
                 if isinstance(dt, PackedDType):  # the program sees the values, in logical units
                     args[self.params.index(p)] = ops.mx_codec.logical_values(traced[p.name], p.name, dt)
+            args = self._entry_args(args)
             ops._apply_default_tiles()
             if self._traced_fn is None:  # `if` on symbolic values: runtime branches (pypto.control)
                 self._traced_fn = control.with_runtime_branches(self.fn)
@@ -529,6 +530,11 @@ class JitFunction:
         return _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' expects dtype {want}, got {what} of shape "
                                f"{tuple(shape)}, which does not match the dtype of the annotation"
                                + _format_loc(user_loc()) + f"\nhint: {hint}")
+
+    def _entry_args(self, args: List[Any]) -> List[Any]:
+        """The arguments the traced function receives (its traced parameters, the rest as given);
+        a front door that hands a parameter over in another form overrides it."""
+        return args
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         dynamo = sys.modules.get("torch._dynamo")

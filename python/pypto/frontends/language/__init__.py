@@ -27,21 +27,21 @@ from ._ops import (
     create_tile, div, divs, exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias,
     maximum, maximums, minimum, minimums, move, mul, muls, neg, recip, reshape, relu, row_expand, row_expand_add,
     row_expand_div, row_expand_expdif, row_expand_max, row_expand_min, row_expand_mul,
-    read, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh,
+    read, write, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh,
     tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
 from . import tile  # noqa: E402 - pl.tile, the tile-op namespace
 from ._program import (Optimization, RunConfig, at, cross_core_slot, function, get_block_idx, get_block_num, jit,
                        parallel, program_id, range, split, yield_)
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
-                     AtomicType, Direction, FunctionType, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
+                     AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, Tile)
 
 __all__ = [
     "jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
     "get_block_idx", "get_block_num", "program_id",
-    "INDEX", "read", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
+    "INDEX", "read", "write", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
-    "PadValue", "SplitMode", "AtomicType",
+    "PadValue", "SplitMode", "AtomicType", "dynamic",
     "load", "store", "assemble", "create_tile", "create", "create_tensor", "full", "fillpad",
     "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums", "minimums", "fmod",
     "neg", "exp", "log", "sqrt", "rsqrt", "recip", "abs", "relu", "sin", "cos", "tanh", "sigmoid", "cast",

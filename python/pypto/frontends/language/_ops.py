@@ -289,6 +289,8 @@ def cast(tile: Tensor, target_type: Any, mode: str = "round") -> Tensor:
     ties away from zero; "rint": ties to even; "floor", "ceil", "trunc"; "none": the
     conversion's default, pypto.CastMode's). A scalar (an int, or one read with pl.read) cast to
     an integer type such as pl.INDEX stays that scalar."""
+    if isinstance(tile, (int, float)) and not isinstance(tile, bool) and not is_int_dtype(target_type):
+        return float(tile)  # a compile-time number to a float type (a rank cast to pl.FP32)
     if isinstance(tile, (int, _core.SymbolicScalar)) and not isinstance(tile, bool):
         if not is_int_dtype(target_type):
             raise _core.UserError(f"pl.cast: a scalar converts to an integer type (pl.INDEX, pl.INT32, ...) here, "
@@ -482,7 +484,38 @@ def read(tensor: Tensor, indices: Sequence[Any]) -> Any:
     if len(idx) != len(tensor.shape):
         raise _core.UserError(f"pl.read: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
                               f"{list(tensor.shape)}" + _loc())
+    trace = current_trace("read")
+    if id(tensor) in trace.windows:
+        # A window (a signal row other ranks write): read when the program gets there, after the
+        # waits before it, as a one-element tile (the control program cannot read it early).
+        return load(tensor, idx, [1] * len(idx))
     return tensor[tuple(idx)]
+
+
+def write(tensor: Tensor, indices: Sequence[Any], value: Any) -> None:
+    """``pl.write(t, [i, ...], v)``: writes one element of global tensor `t`: `v` is a value
+    ``pl.read`` returned, a one-element tile, or a number."""
+    _require("write", "move")
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.write writes an element of a tensor, got {tensor!r}" + _loc())
+    idx = list(indices)
+    if len(idx) != len(tensor.shape):
+        raise _core.UserError(f"pl.write: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
+                              f"{list(tensor.shape)}" + _loc())
+    one = [1] * len(idx)
+    if isinstance(value, Tensor) and value.is_traced:
+        if any(not (isinstance(d, int) and d == 1) for d in value.shape):
+            raise _core.UserError(f"pl.write writes one element; got a value of shape {list(value.shape)}" + _loc()
+                                  + "\nhint: pl.store writes a tile")
+        tile = value if len(value.shape) == len(idx) else _ops.reshape(value, one)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        tile = _mark(_ops.creation.full_value(one, value, tensor.dtype), one, MemorySpace.Vec)
+    else:
+        raise _core.UserError(f"pl.write: the value must be what pl.read returned, a one-element tile or a number, "
+                              f"got {value!r}" + _loc())
+    if tile.dtype != tensor.dtype:
+        tile = _ops.cast(tile, tensor.dtype)
+    store(tile, idx, tensor)
 
 
 # --- the cross-core pipe ---------------------------------------------------------------------------------

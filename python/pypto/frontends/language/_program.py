@@ -21,7 +21,10 @@ from ...core import config, control
 from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
+from ...core.ops.core import view as _ops_view
 from ...core.tensor import Tensor
+from ...dist import context as _rank
+from . import _host
 from ._lowered import Program
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
@@ -101,6 +104,9 @@ class _Trace:
         self.popped: Dict[int, Tuple[Any, str, SourceLoc]] = {}  # id(tile) -> (tile, free op, loc)
         self.loop_values: List[List[Any]] = []  # pl.range(init_values=...) state, innermost last
         self.blocks: List[Tuple[Any, Any]] = []  # (index, trip count) of the enclosing pl.parallel loops
+        # id(this rank's copy of a window) -> (every rank's copy, this rank): pld's ops find a
+        # peer's copy from the tensor the function was handed (pld.DistributedTensor).
+        self.windows: Dict[int, Window] = {}
 
     def incore(self) -> Optional[_Scope]:
         for s in reversed(self.scopes):
@@ -194,6 +200,8 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
     the hw-native-sys language unrolls its compile-time loops."""
     loc = user_loc()
     start, stop, step = _bounds("range", args)
+    if _host.active() is not None and maybe_recorder() is None:  # a host orchestrator's loop: plain Python
+        return iter(builtins.range(start, stop, step))
     if init_values is not None:
         if not _static(start, stop, step):
             raise _core.UserError("pl.range(..., init_values=...) carries values from one iteration to the next, "
@@ -316,7 +324,17 @@ class LanguageFunction(JitFunction):
     def _compile_options(self, machine: Optional[str] = None) -> Tuple[Any, ...]:
         return super()._compile_options(machine) + (self._machine(),)
 
+    def _entry_args(self, args: List[Any]) -> List[Any]:
+        # A pld.DistributedTensor parameter is every rank's copy of a window ([nranks, *shape]);
+        # the function is handed this rank's.
+        for i, p in enumerate(self.params):
+            if p.ann is not None and getattr(p.ann, "_pld_window", None) is not None and isinstance(args[i], Tensor):
+                args[i] = bind_window(args[i])
+        return args
+
     def __call__(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> Any:
+        if "device" in kwargs or (_host.active() is not None and maybe_recorder() is None):
+            return _host.dispatch(self, args, kwargs, kwargs.pop("device", None))
         if config is not None and not isinstance(config, RunConfig):
             raise _core.UserError(f"{self.fn.__name__}: config must be a pl RunConfig "
                                   f"(pypto.runtime.RunConfig), got {config!r}" + _format_loc(user_loc()))
@@ -350,6 +368,8 @@ class LanguageFunction(JitFunction):
     def _check_directions(self, tparams: List[Any], compiled: CompiledFunction) -> None:
         where = f'\n  File "{self.fn.__code__.co_filename}", line {self.fn.__code__.co_firstlineno}'
         for p, written in zip(tparams, compiled.writes):
+            if getattr(p.ann, "_pld_window", None) is not None:
+                continue  # a window: the ranks read and write it
             d = self.directions.get(p.name, Direction.In)
             if d is Direction.Out and not written:
                 raise _core.UserError(
@@ -362,6 +382,40 @@ class LanguageFunction(JitFunction):
                     f"@pl.jit {self.fn.__name__}: parameter '{p.name}' is written but its direction is In (the "
                     "default)" + where + "\nhint: annotate it pl.Out[...] (written only) or pl.InOut[...] (read "
                     "and written)")
+
+
+class Window:
+    """A window parameter as a rank's function holds it: every rank's copy as one tensor of
+    [nranks * rows, ...] (the [nranks, rows, ...] argument merged along its first two dims, the
+    same dense memory), so rank r's copy is the view at row r * rows, a tensor in memory that
+    loads, stores and the signals address like any other."""
+
+    def __init__(self, merged: Tensor, shape: List[Any], rank: int, nranks: int) -> None:
+        self.merged, self.shape, self.rank, self.nranks = merged, shape, rank, nranks
+
+    def copy(self, rank: Any) -> Tensor:
+        """`rank`'s copy of the window (an int or a symbolic rank)."""
+        return _ops_view(self.merged, list(self.shape), [rank * self.shape[0]] + [0] * (len(self.shape) - 1))
+
+    def cell(self, rank: Any, offsets: List[Any]) -> Tensor:
+        """The element at `offsets` of `rank`'s copy, as a one-element tensor."""
+        return _ops_view(self.merged, [1] * len(self.shape), [rank * self.shape[0] + offsets[0]] + list(offsets[1:]))
+
+
+def bind_window(root: Tensor) -> Tensor:
+    """This rank's copy of a window parameter (the [nranks, *shape] tensor), registered on the
+    trace so the pld ops find every rank's copy from it."""
+    ctx = _rank.require("a pld.DistributedTensor parameter")
+    shape = list(root.shape[1:])
+    if not shape or not isinstance(root.shape[0], int) or root.shape[0] != ctx.nranks:
+        raise _core.UserError(f"a pld.DistributedTensor parameter holds every rank's copy, [{ctx.nranks}, ...]; got "
+                              f"an array of shape {list(root.shape)}" + _format_loc(user_loc()))
+    rec = root._traced_rec("pld.DistributedTensor")
+    merged = Tensor(_rec=rec, _id=rec.reshape(root._id, [ctx.nranks * shape[0]] + shape[1:], user_loc(), True))
+    w = Window(merged, shape, ctx.rank, ctx.nranks)
+    own = w.copy(ctx.rank)
+    current_trace("pld.DistributedTensor").windows[id(own)] = w
+    return own
 
 
 def _incore_level(type_: Optional[FunctionType], level: Optional[Level], role: Optional[Role]) -> Optional[Level]:
@@ -394,6 +448,8 @@ class KernelFunction:
         self._entry: Optional[LanguageFunction] = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "device" in kwargs or (_host.active() is not None and maybe_recorder() is None):
+            return _host.dispatch(self, args, kwargs, kwargs.pop("device", None))
         if maybe_recorder() is not None and getattr(_state, "trace", None) is None:
             # Called from a tensor-level @pypto.jit function (on its tensors or views): the
             # levels mix in one program. The call is its own placement scope and pipe state.
@@ -453,7 +509,11 @@ class _Jit:
         return KernelFunction(fn, None, inline=True)
 
     def host(self, fn: Optional[Callable[..., Any]] = None, **kwargs: Any) -> Any:
-        return self(fn, **kwargs)
+        """``@pl.jit.host``: a host orchestrator (pypto.language._host): its calls with
+        ``device=r`` run on rank r's process."""
+        def wrap(f: Callable[..., Any]) -> _host.HostFunction:
+            return _host.HostFunction(f)
+        return wrap(fn) if fn is not None else wrap
 
     def opaque(self, fn: Optional[Callable[..., Any]] = None, **kwargs: Any) -> Any:
         return self(fn, **kwargs)

@@ -7,7 +7,7 @@ import enum
 from typing import Any, Optional
 
 from ...core import _dtypes
-from ...core.tensor import Tensor
+from ...core.tensor import DYNAMIC, Tensor
 
 # The hw-native-sys language's dtype names, as pypto dtypes.
 FP32 = _dtypes.DT_FP32
@@ -27,7 +27,7 @@ INDEX = _dtypes.DT_INT64
 
 __all__ = ["INDEX", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
            "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "MemorySpace", "Level", "Role", "FunctionType",
-           "PadValue", "SplitMode", "AtomicType", "Direction"]
+           "PadValue", "SplitMode", "AtomicType", "Direction", "dynamic"]
 
 
 class Direction(enum.Enum):
@@ -192,3 +192,12 @@ class AtomicType(enum.Enum):
 
 def is_pl_tensor_annotation(ann: Any) -> bool:
     return isinstance(ann, Tensor) and not ann.is_traced
+
+
+def dynamic(name: str) -> Any:
+    """``N = pl.dynamic("N")``: a dim of run-time size in annotations (``pl.Tensor[[N, 64], ...]``),
+    compiled once for every size. Each parameter's dim is bound from its own argument (the name
+    does not tie two parameters' dims together here; the ops check the sizes they combine)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"pl.dynamic: the name must be an identifier, got {name!r}")
+    return DYNAMIC

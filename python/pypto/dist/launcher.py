@@ -1,0 +1,322 @@
+"""The rank processes of a host: one OS process per rank, started once (``spawn``: a fresh
+interpreter, never a fork of a process that runs threads) and kept for the next run of the same
+rank count. A run hands each rank a job (its list of calls, the segments to map); the orchestrator
+then waits on every rank's pipe and process at once, so the first rank that raises, dies or
+outlives the timeout ends the run for all: the others are killed, the pool is dropped, and the
+error names the rank and what it said. Ranks die with their orchestrator (PR_SET_PDEATHSIG, and a
+closed pipe), so none is left behind.
+
+The functions a job calls travel by name (module, qualified name), as multiprocessing sends
+functions: a program's functions are module-level definitions."""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import glob
+import importlib
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import pypto._core as _core
+
+from . import context
+from .heap import SharedSegment, WindowLayout
+
+
+class DistributedError(RuntimeError):
+    """A rank failed (raised, died or timed out); the message names it."""
+
+
+@dataclass
+class HostArray:
+    """A caller's array as a rank sees it: a view of the host arena (byte offset and strides)."""
+
+    offset: int
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class WindowArg:
+    """A window buffer of the symmetric heap (the index in the job's layout)."""
+
+    index: int
+
+
+@dataclass
+class Call:
+    module: str
+    qualname: str
+    args: List[Any]
+    kwargs: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Job:
+    calls: List[Call]
+    arena: Optional[Tuple[str, int]] = None
+    heap: Optional[Tuple[str, int]] = None
+    layout: Optional[WindowLayout] = None
+
+
+def resolve(module: str, qualname: str) -> Any:
+    if module == "__main__" and "__mp_main__" in sys.modules:
+        mod = sys.modules["__mp_main__"]
+    else:
+        mod = importlib.import_module(module)
+    obj: Any = mod
+    for part in qualname.split("."):
+        if part == "<locals>":
+            raise _core.UserError(f"{qualname}: a function a rank runs must be defined at module level (ranks "
+                                  "are separate processes and find it by its module and name)")
+        obj = getattr(obj, part)
+    return obj
+
+
+def function_ref(fn: Any) -> Tuple[str, str]:
+    inner = getattr(fn, "fn", fn)
+    module, qualname = getattr(inner, "__module__", None), getattr(inner, "__qualname__", "")
+    if not module or "<locals>" in qualname or "<lambda>" in qualname:
+        raise _core.UserError(f"{qualname or fn!r}: a function a rank runs must be defined at module level "
+                              "(ranks are separate processes and find it by its module and name)")
+    return module, qualname
+
+
+# --- the rank process ----------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
+    _die_with_parent()
+    os.environ.update(env)
+    context.set_current(context.RankContext(rank, nranks))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        try:
+            _run_job(job, conn)
+            conn.send(("done", None))
+        except BaseException as e:  # noqa: BLE001 - every failure goes to the orchestrator
+            conn.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
+
+
+def _run_job(job: Job, conn: Any) -> None:
+    arena = SharedSegment(*job.arena, create=False) if job.arena else None
+    heap = SharedSegment(*job.heap, create=False) if job.heap else None
+    conn.send(("mapped", None))
+    ctx = context.require("a rank job")
+    try:
+        windows: Dict[int, np.ndarray] = {}
+
+        def arg(a: Any) -> Any:
+            if isinstance(a, HostArray):
+                assert arena is not None
+                return arena.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
+            if isinstance(a, WindowArg):
+                assert heap is not None and job.layout is not None
+                if a.index not in windows:
+                    windows[a.index] = _window_array(job.layout.all_ranks(heap, a.index), ctx.rank)
+                return windows[a.index]
+            return a
+
+        for c in job.calls:
+            fn = resolve(c.module, c.qualname)
+            fn(*[arg(a) for a in c.args], **{k: arg(v) for k, v in c.kwargs.items()})
+    finally:
+        windows = {}
+        if arena is not None:
+            arena.close()
+        if heap is not None:
+            heap.close()
+
+
+class WindowArray(np.ndarray):
+    """A window of every rank, [nranks, *shape], as a rank's program receives it: its own copy is
+    ``[rank]`` (``window_rank``); the others are the peers' (pld.DistributedTensor)."""
+
+    window_rank: int = 0
+
+
+def _window_array(a: np.ndarray, rank: int) -> WindowArray:
+    w = a.view(WindowArray)
+    w.window_rank = rank
+    return w
+
+
+# --- the orchestrator side -----------------------------------------------------------------------
+
+
+class RankPool:
+    """`nranks` rank processes; `run` gives each its job and waits for all of them."""
+
+    def __init__(self, nranks: int, env: Dict[str, str]) -> None:
+        _sweep_stale_segments()
+        ctx = mp.get_context("spawn")
+        self.nranks = nranks
+        self.procs: List[Any] = []
+        self.conns: List[Any] = []
+        for r in range(nranks):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_rank_main, args=(r, nranks, child, env), name=f"pypto-rank{r}", daemon=True)
+            p.start()
+            child.close()
+            self.procs.append(p)
+            self.conns.append(parent)
+        self.alive = True
+
+    def run(self, jobs: Sequence[Job], timeout: float, on_mapped: Optional[Callable[[], None]] = None) -> None:
+        if not self.alive:
+            raise DistributedError("this rank pool was stopped after a failure")
+        for r, job in enumerate(jobs):
+            try:
+                self.conns[r].send(job)
+            except (BrokenPipeError, OSError):
+                self.stop()
+                raise DistributedError(f"rank {r} of {self.nranks} is gone (exit code {self.procs[r].exitcode}) "
+                                       "before the run started") from None
+        pending = set(range(self.nranks))
+        mapped = 0
+        deadline = time.monotonic() + timeout
+        while pending:
+            left = deadline - time.monotonic()
+            waitables = [self.conns[r] for r in pending] + [self.procs[r].sentinel for r in pending]
+            ready = mpc.wait(waitables, timeout=max(0.0, left)) if left > 0 else []
+            if not ready:
+                ranks = sorted(pending)
+                self.stop()
+                raise DistributedError(
+                    f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))} of {self.nranks} did not "
+                    f"finish within {timeout:g} s (a wait on a signal no rank sends, or a rank far slower than the "
+                    "others); every rank was stopped\nhint: raise the limit with DistributedConfig(timeout=...) or "
+                    "PYPTO_DIST_TIMEOUT")
+            for r in sorted(pending):
+                conn, proc = self.conns[r], self.procs[r]
+                if conn in ready or conn.poll():
+                    try:
+                        kind, msg, *rest = conn.recv()
+                    except (EOFError, OSError):
+                        kind, msg, rest = "died", None, []
+                    if kind == "mapped":
+                        mapped += 1
+                        if mapped == self.nranks and on_mapped is not None:
+                            on_mapped()
+                        continue
+                    if kind == "done":
+                        pending.discard(r)
+                        continue
+                    if kind == "error":
+                        self.stop()
+                        detail = rest[0] if rest else ""
+                        raise DistributedError(f"rank {r} of {self.nranks} failed: {msg}\n--- rank {r} traceback "
+                                               f"---\n{detail}--- every other rank was stopped ---")
+                if proc.sentinel in ready or not proc.is_alive():
+                    if conn.poll():
+                        continue  # its last message first
+                    self.stop()
+                    code = proc.exitcode
+                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+                    raise DistributedError(f"rank {r} of {self.nranks} died ({how}) during the run; every other "
+                                           "rank was stopped")
+
+    def stop(self) -> None:
+        """Ends every rank process (a failed run leaves ranks mid-program: they are killed)."""
+        if not self.alive:
+            return
+        self.alive = False
+        for c in self.conns:
+            try:
+                c.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for p in self.procs:
+            p.join(timeout=0.05)
+        for p in self.procs:
+            if p.is_alive():
+                p.kill()
+        for p in self.procs:
+            p.join(timeout=5)
+        for c in self.conns:
+            c.close()
+        if _pools.get(getattr(self, "key", None)) is self:
+            del _pools[self.key]  # type: ignore[attr-defined]
+
+
+_pools: Dict[Tuple[Any, ...], RankPool] = {}
+
+
+def pool(nranks: int, env: Dict[str, str]) -> RankPool:
+    key = (nranks, tuple(sorted(env.items())))
+    p = _pools.get(key)
+    if p is None or not p.alive or not all(pr.is_alive() for pr in p.procs):
+        if p is not None:
+            p.stop()
+        p = _pools[key] = RankPool(nranks, env)
+        p.key = key  # type: ignore[attr-defined]
+    return p
+
+
+def shutdown_pools() -> None:
+    for p in list(_pools.values()):
+        p.stop()
+    _pools.clear()
+
+
+atexit.register(shutdown_pools)
+
+
+def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> None:
+    """Runs one job per rank on the pool of that many ranks; the segments are unlinked once every
+    rank has mapped them (or when the run ends, whichever comes first)."""
+    env = {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}
+    p = pool(len(jobs), env)
+
+    def unlink() -> None:
+        for s in segments:
+            s.unlink()
+
+    try:
+        p.run(jobs, timeout, on_mapped=unlink)
+    finally:
+        unlink()
+
+
+def _sweep_stale_segments() -> None:
+    """Removes segments of orchestrators that no longer run (killed before their ranks mapped)."""
+    for path in glob.glob("/dev/shm/pypto-*-*"):
+        try:
+            pid = int(os.path.basename(path).split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        except PermissionError:
+            pass

@@ -1,0 +1,267 @@
+"""``@pl.jit.host``: the host orchestrator of a distributed program (seed 002's HOST level).
+
+Its body runs in this process, in plain Python: ``pld.alloc_window_buffer`` lays out the
+symmetric heap, ``pld.window`` names a window for a rank, and a call of a ``@pl.jit`` function
+with ``device=r`` is recorded as rank r's work. When the body returns, every rank runs its calls
+at once, each in its own process (``pypto.dist.launcher``): the caller's arrays are shared with
+the ranks through a shared-memory arena (copied in before and back after the run) and the
+windows through the heap. A rank that raises, dies or outlives the timeout fails the call with
+its rank and message, and stops the others."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import pypto._core as _core
+
+from ...core._dtypes import to_numpy_dtype
+from ...core._tracing import _format_loc, user_loc
+from ...dist import launcher
+from ...dist.heap import SharedSegment, WindowLayout
+
+
+class DistributedConfig:
+    """``DistributedConfig(device_ids=[0, 1])``: the ranks of a host program (one per device id;
+    here each rank is a process of this host). ``timeout`` (seconds, default 60) bounds a run and
+    every wait on a signal; ``num_sub_workers`` is accepted for upstream's per-rank sub-worker
+    threads (the rank's runtime sizes its own worker pool here)."""
+
+    def __init__(self, device_ids: Optional[Sequence[int]] = None, num_sub_workers: int = 0,
+                 timeout: float = 60.0, **fields: Any) -> None:
+        ids = list(device_ids) if device_ids is not None else [0]
+        if not ids or len(set(ids)) != len(ids) or not all(isinstance(d, int) and d >= 0 for d in ids):
+            raise _core.UserError(f"DistributedConfig: device_ids must be distinct non-negative ints, got {ids}")
+        if not timeout > 0:
+            raise _core.UserError(f"DistributedConfig: timeout must be positive seconds, got {timeout!r}")
+        self.device_ids = ids
+        self.num_sub_workers = int(num_sub_workers)
+        self.timeout = float(timeout)
+        self.fields = fields
+
+    @property
+    def world_size(self) -> int:
+        return len(self.device_ids)
+
+    def __repr__(self) -> str:
+        return f"DistributedConfig(device_ids={self.device_ids}, timeout={self.timeout:g})"
+
+
+@dataclass
+class WindowBuffer:
+    """``pld.alloc_window_buffer(shape, dtype=)``: a window of every rank, in the host program."""
+
+    index: int
+    shape: Tuple[int, ...]
+    dtype: Any
+
+
+@dataclass
+class HostRun:
+    """The state of one run of a host body: the heap layout and each rank's calls."""
+
+    nranks: int
+    layout: WindowLayout
+    arena_base: int
+    arena: SharedSegment
+    calls: List[List[launcher.Call]] = field(default_factory=list)
+
+    def arg(self, a: Any) -> Any:
+        if isinstance(a, np.ndarray):
+            base = self.arena_base
+            ptr = a.__array_interface__["data"][0]
+            if not base <= ptr < base + self.arena.size:
+                raise _core.UserError("a rank takes arrays of the host program (its parameters, or slices of them): "
+                                      f"an array of shape {a.shape} made in the host body cannot reach the ranks"
+                                      + _format_loc(user_loc()))
+            return launcher.HostArray(ptr - base, tuple(a.shape), tuple(a.strides), a.dtype.str)
+        if isinstance(a, WindowBuffer):
+            raise _core.UserError("pass a rank pld.window(buffer, shape, dtype=...), not the window buffer itself"
+                                  + _format_loc(user_loc()))
+        if hasattr(a, "__array__") and not isinstance(a, (int, float)):
+            raise _core.UserError(f"a rank takes arrays of the host program, got {type(a).__name__}"
+                                  + _format_loc(user_loc()))
+        return a
+
+
+_active = threading.local()
+
+
+def active() -> Optional[HostRun]:
+    """The host body being run in this thread, if any."""
+    return getattr(_active, "run", None)
+
+
+def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) -> None:
+    """A call of `fn` with ``device=r`` in a host body: rank r's next call."""
+    run = active()
+    name = getattr(fn, "__name__", repr(fn))
+    if run is None:
+        raise _core.UserError(f"{name}(..., device={device!r}): device= dispatches to a rank, which only a "
+                              "@pl.jit.host orchestrator does" + _format_loc(user_loc()))
+    if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < run.nranks:
+        raise _core.UserError(f"{name}(..., device={device!r}): the rank must be an int in [0, {run.nranks})"
+                              + _format_loc(user_loc()))
+    module, qualname = launcher.function_ref(fn)
+    run.calls[device].append(launcher.Call(module, qualname, [run.arg(a) for a in args],
+                                           {k: run.arg(v) for k, v in kwargs.items()}))
+
+
+def world_size() -> Optional[int]:
+    run = active()
+    return run.nranks if run is not None else None
+
+
+def alloc_window_buffer(shape: Sequence[Any], dtype: Any) -> WindowBuffer:
+    run = active()
+    if run is None:
+        raise _core.UserError("pld.alloc_window_buffer allocates a window of every rank: call it in a @pl.jit.host "
+                              "orchestrator" + _format_loc(user_loc()))
+    dims = list(shape)
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise _core.UserError(f"pld.alloc_window_buffer: shape must be positive ints, got {dims}"
+                              + _format_loc(user_loc()))
+    index = run.layout.allocate(dims, _numpy_dtype(dtype))
+    return WindowBuffer(index, tuple(dims), dtype)
+
+
+def window(buf: Any, shape: Sequence[Any], dtype: Any) -> launcher.WindowArg:
+    if not isinstance(buf, WindowBuffer):
+        raise _core.UserError(f"pld.window takes a buffer from pld.alloc_window_buffer, got {buf!r}"
+                              + _format_loc(user_loc()))
+    if tuple(shape) != buf.shape or (dtype is not None and dtype != buf.dtype):
+        raise _core.UserError(f"pld.window: shape {list(shape)} {dtype} differs from the buffer's {list(buf.shape)} "
+                              f"{buf.dtype}" + _format_loc(user_loc()))
+    return launcher.WindowArg(buf.index)
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+    try:
+        return np.dtype(to_numpy_dtype(dtype))
+    except Exception:  # noqa: BLE001 - bf16 and the storage formats: their bytes
+        return np.dtype(np.uint16)
+
+
+def _as_numpy(a: Any) -> Tuple[np.ndarray, Any]:
+    """(a numpy array sharing the caller's memory, the caller's object)."""
+    if isinstance(a, np.ndarray):
+        return a, a
+    mod = type(a).__module__
+    if mod.startswith("torch"):
+        import torch  # noqa: PLC0415 - torch is optional; a torch tensor means it is loaded
+
+        t = a.detach()
+        if t.dtype == torch.bfloat16:
+            return t.view(torch.int16).numpy().view(np.uint16), a
+        return t.numpy(), a
+    raise _core.UserError(f"a @pl.jit.host argument must be a numpy array or a torch tensor, got {type(a).__name__}")
+
+
+class CompiledHostProgram:
+    """What ``host_fn.compile(args..., config=RunConfig(distributed_config=...))`` returns: the
+    host program bound to its ranks; call it with the arrays to run it. Each rank compiles its
+    kernels at its first run (cached on disk like every kernel); ``output_dir`` holds the run
+    summary (ranks, windows, calls per rank)."""
+
+    def __init__(self, host: "HostFunction", dist: DistributedConfig) -> None:
+        self.host, self.dist = host, dist
+        self.output_dir = os.path.join(tempfile.gettempdir(), "pypto-dist", f"{host.__name__}_{os.getpid()}")
+        os.makedirs(self.output_dir, exist_ok=True)
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        return self.host.run(self.dist, args, kwargs, self.output_dir)
+
+
+class HostFunction:
+    """A ``@pl.jit.host`` function (see the module docstring)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._compiled: Dict[Tuple[int, ...], CompiledHostProgram] = {}
+
+    @staticmethod
+    def _dist(config: Any) -> DistributedConfig:
+        dist = getattr(config, "fields", {}).get("distributed_config") if config is not None else None
+        if dist is None:
+            return DistributedConfig([0])
+        if not isinstance(dist, DistributedConfig):
+            raise _core.UserError(f"RunConfig(distributed_config=...) takes a DistributedConfig, got {dist!r}")
+        return dist
+
+    def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledHostProgram:
+        dist = self._dist(config)
+        key = tuple(dist.device_ids)
+        if key not in self._compiled:
+            self._compiled[key] = CompiledHostProgram(self, dist)
+        return self._compiled[key]
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        return self.compile(*args, config=config, **kwargs)(*args, **kwargs)
+
+    def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str) -> None:
+        n = dist.world_size
+        arrays: List[Tuple[np.ndarray, Any]] = []
+        index: Dict[int, int] = {}
+        flat = list(args) + list(kwargs.values())
+        for a in flat:
+            if isinstance(a, np.ndarray) or type(a).__module__.startswith("torch"):
+                if id(a) not in index:
+                    index[id(a)] = len(arrays)
+                    arrays.append(_as_numpy(a))
+        offsets, size = [], 0
+        for a, _ in arrays:
+            offsets.append(size)
+            size += -(-a.nbytes // 64) * 64
+        arena = SharedSegment.create(size, "arena")
+        heap: Optional[SharedSegment] = None
+        try:
+            views = []
+            for (a, _), off in zip(arrays, offsets):
+                v = arena.array(off, a.shape, a.dtype)
+                v[...] = a
+                views.append(v)
+
+            def staged(x: Any) -> Any:
+                return views[index[id(x)]] if id(x) in index else x
+
+            run = HostRun(n, WindowLayout(n), arena.array(0, (1,), np.uint8).__array_interface__["data"][0], arena,
+                          [[] for _ in range(n)])
+            _active.run = run
+            t0 = time.perf_counter()
+            try:
+                self.fn(*[staged(a) for a in args], **{k: staged(v) for k, v in kwargs.items()})
+            finally:
+                _active.run = None
+            heap = SharedSegment.create(run.layout.total_bytes, "heap") if run.layout.windows else None
+            jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
+                                 run.layout) for calls in run.calls]
+            launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
+            for (a, caller), v in zip(arrays, views):
+                if a.flags.writeable:
+                    a[...] = v
+            _write_summary(output_dir, self.fn.__name__, dist, run, time.perf_counter() - t0)
+            del views
+        finally:
+            for s in (arena, heap):
+                if s is not None:
+                    s.unlink()
+                    s.close()
+
+
+def _write_summary(output_dir: str, name: str, dist: DistributedConfig, run: HostRun, seconds: float) -> None:
+    summary = {
+        "function": name, "ranks": dist.world_size, "device_ids": dist.device_ids, "seconds": round(seconds, 6),
+        "windows": [{"shape": list(w.shape), "dtype": w.dtype.str, "offset": w.offset} for w in run.layout.windows],
+        "calls": [[f"{c.module}.{c.qualname}" for c in calls] for calls in run.calls],
+    }
+    with open(os.path.join(output_dir, "run.json"), "w") as f:
+        json.dump(summary, f, indent=1)

@@ -1,0 +1,49 @@
+"""``import pypto.language.distributed as pld``: hw-native-sys pypto's distributed language, on
+the ranks of one host (each rank a process; windows in a shared symmetric heap; docs/distributed.md).
+
+In a ``@pl.jit.host`` orchestrator: ``pld.world_size()``, ``pld.alloc_window_buffer(shape,
+dtype=)`` and ``pld.window(buf, shape, dtype=)``; calls with ``device=r`` run on rank r. In a
+rank's functions: ``pld.DistributedTensor[[shape], dtype]`` parameters, ``pld.get_comm_ctx`` /
+``pld.rank`` / ``pld.nranks``, the signals ``pld.system.notify`` / ``wait`` (``NotifyOp``,
+``WaitCmp``), ``pld.tile.remote_load`` / ``remote_store``, ``pld.tensor.put`` / ``get`` /
+``barrier``."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pypto._core as _core
+
+from ....core._tracing import _format_loc, user_loc
+from ....dist import context as _rank
+from .. import _host
+from ._ops import CommContext, get_comm_ctx, nranks, rank, system, tensor, tile
+from ._types import AtomicType, DistributedTensor, NotifyOp, ReduceOp, WaitCmp
+
+__all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "AtomicType", "ReduceOp", "CommContext", "world_size",
+           "alloc_window_buffer", "window", "get_comm_ctx", "rank", "nranks", "system", "tile", "tensor"]
+
+
+def world_size() -> int:
+    """The number of ranks: in a host orchestrator, its DistributedConfig's; on a rank, its
+    communicator's."""
+    n = _host.world_size()
+    if n is not None:
+        return n
+    ctx = _rank.current()
+    if ctx is None:
+        raise _core.UserError("pld.world_size() is known in a @pl.jit.host orchestrator (its DistributedConfig) or "
+                              "on a rank" + _format_loc(user_loc()))
+    return ctx.nranks
+
+
+def alloc_window_buffer(shape: Sequence[Any], dtype: Any = None) -> Any:
+    """A window of every rank (its shape and dtype per rank), zeroed; in a host orchestrator."""
+    if dtype is None:
+        raise _core.UserError("pld.alloc_window_buffer(shape, dtype=...): give the dtype" + _format_loc(user_loc()))
+    return _host.alloc_window_buffer(shape, dtype)
+
+
+def window(buf: Any, shape: Sequence[Any], dtype: Any = None) -> Any:
+    """The window `buf` as a rank's argument (a ``pld.DistributedTensor`` parameter)."""
+    return _host.window(buf, shape, dtype)
