@@ -7,7 +7,8 @@ work tree, or a bare git directory such as the search tool's mirror):
 
     python scripts/run_pl_examples.py /tmp/hw-pypto [--timeout 600] [-k NAME]
 
-Every script under ``examples/`` with a ``__main__`` block, outside ``distributed/``, runs as
+Every script under ``examples/`` with a ``__main__`` block (``distributed/`` included: its ranks are
+processes of this host, docs/distributed.md) runs as
 ``python SCRIPT`` from the checkout's root (copied to a temporary directory first; nothing is
 modified), with this installation's ``pypto``. A script passes when it exits 0 without printing
 upstream's own SKIP notice; the table gives each outcome and, for a failure, the last error line,
@@ -79,7 +80,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="pl-examples-") as tmp:
         root = checkout_copy(args.checkout, Path(tmp))
         scripts = sorted(p for p in (root / "examples").rglob("*.py")
-                         if p.name != "__init__.py" and "distributed" not in p.parts
+                         if p.name != "__init__.py"
                          and "__main__" in p.read_text(errors="replace"))
         for s in scripts:
             rel = str(s.relative_to(root / "examples"))

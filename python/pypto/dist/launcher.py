@@ -108,6 +108,7 @@ def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
     _die_with_parent()
     os.environ.update(env)
     context.set_current(context.RankContext(rank, nranks))
+    conn.send(("ready", None))
     while True:
         try:
             job = conn.recv()
@@ -185,6 +186,7 @@ class RankPool:
             self.procs.append(p)
             self.conns.append(parent)
         self.alive = True
+        self.ready: set = set()  # ranks whose process has started (sent "ready")
 
     def run(self, jobs: Sequence[Job], timeout: float, on_mapped: Optional[Callable[[], None]] = None) -> None:
         if not self.alive:
@@ -201,23 +203,35 @@ class RankPool:
         deadline = time.monotonic() + timeout
         while pending:
             left = deadline - time.monotonic()
-            waitables = [self.conns[r] for r in pending] + [self.procs[r].sentinel for r in pending]
+            # Every rank's process, finished or not: one that dies during the run ends it (its peers
+            # may still wait for it).
+            waitables = [self.conns[r] for r in pending] + [p.sentinel for p in self.procs]
             ready = mpc.wait(waitables, timeout=max(0.0, left)) if left > 0 else []
             if not ready:
                 ranks = sorted(pending)
                 self.stop()
                 raise DistributedError(
                     f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))} of {self.nranks} did not "
-                    f"finish within {timeout:g} s (a wait on a signal no rank sends, or a rank far slower than the "
-                    "others); every rank was stopped\nhint: raise the limit with DistributedConfig(timeout=...) or "
-                    "PYPTO_DIST_TIMEOUT")
+                    f"finish within {timeout:g} s; every rank was stopped\nhint: raise the limit with "
+                    "DistributedConfig(timeout=...)")
+            for r, proc in enumerate(self.procs):
+                if r not in pending and proc.sentinel in ready:
+                    proc.join(timeout=1)
+                    self.stop()
+                    raise DistributedError(f"rank {r} of {self.nranks} died ({_exit_text(proc.exitcode)}) after "
+                                           f"its part, while rank(s) {sorted(pending)} still ran; every rank was "
+                                           "stopped")
             for r in sorted(pending):
                 conn, proc = self.conns[r], self.procs[r]
+                kind = ""
                 if conn in ready or conn.poll():
                     try:
                         kind, msg, *rest = conn.recv()
                     except (EOFError, OSError):
                         kind, msg, rest = "died", None, []
+                    if kind == "ready":
+                        self.ready.add(r)
+                        continue
                     if kind == "mapped":
                         mapped += 1
                         if mapped == self.nranks and on_mapped is not None:
@@ -231,14 +245,18 @@ class RankPool:
                         detail = rest[0] if rest else ""
                         raise DistributedError(f"rank {r} of {self.nranks} failed: {msg}\n--- rank {r} traceback "
                                                f"---\n{detail}--- every other rank was stopped ---")
-                if proc.sentinel in ready or not proc.is_alive():
-                    if conn.poll():
+                if kind == "died" or proc.sentinel in ready or not proc.is_alive():
+                    if kind != "died" and conn.poll():
                         continue  # its last message first
+                    proc.join(timeout=1)  # (its pipe closes a moment before its exit status is there)
                     self.stop()
-                    code = proc.exitcode
-                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                    raise DistributedError(f"rank {r} of {self.nranks} died ({how}) during the run; every other "
-                                           "rank was stopped")
+                    if r not in self.ready:
+                        raise DistributedError(
+                            f"rank {r} of {self.nranks} failed to start ({_exit_text(proc.exitcode)}; its output is "
+                            "above)\nhint: a rank is a fresh interpreter that imports the main module: a script that "
+                            "runs a distributed program needs `if __name__ == \"__main__\":` around its top-level code")
+                    raise DistributedError(f"rank {r} of {self.nranks} died ({_exit_text(proc.exitcode)}) during "
+                                           "the run; every other rank was stopped")
 
     def stop(self) -> None:
         """Ends every rank process (a failed run leaves ranks mid-program: they are killed)."""
@@ -261,6 +279,10 @@ class RankPool:
             c.close()
         if _pools.get(getattr(self, "key", None)) is self:
             del _pools[self.key]  # type: ignore[attr-defined]
+
+
+def _exit_text(code: Optional[int]) -> str:
+    return f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
 
 
 _pools: Dict[Tuple[Any, ...], RankPool] = {}
@@ -287,8 +309,9 @@ atexit.register(shutdown_pools)
 
 
 def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> None:
-    """Runs one job per rank on the pool of that many ranks; the segments are unlinked once every
-    rank has mapped them (or when the run ends, whichever comes first)."""
+    """Runs one job per rank on the pool of that many ranks (`timeout`: what one wait on a signal
+    may take); the segments are unlinked once every rank has mapped them (or when the run ends,
+    whichever comes first)."""
     env = {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}
     p = pool(len(jobs), env)
 
@@ -297,7 +320,9 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
             s.unlink()
 
     try:
-        p.run(jobs, timeout, on_mapped=unlink)
+        # A wait gives up after `timeout` with its own message (the cell, what it holds); the run
+        # as a whole (compiles included) gets twice that and half a minute more.
+        p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
     finally:
         unlink()
 

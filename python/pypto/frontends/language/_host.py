@@ -186,7 +186,7 @@ class HostFunction:
     def __init__(self, fn: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self._compiled: Dict[Tuple[int, ...], CompiledHostProgram] = {}
+        self._compiled: Dict[Tuple[Any, ...], CompiledHostProgram] = {}
 
     @staticmethod
     def _dist(config: Any) -> DistributedConfig:
@@ -199,7 +199,7 @@ class HostFunction:
 
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledHostProgram:
         dist = self._dist(config)
-        key = tuple(dist.device_ids)
+        key = (tuple(dist.device_ids), dist.timeout)
         if key not in self._compiled:
             self._compiled[key] = CompiledHostProgram(self, dist)
         return self._compiled[key]

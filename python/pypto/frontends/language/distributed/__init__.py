@@ -6,7 +6,9 @@ dtype=)`` and ``pld.window(buf, shape, dtype=)``; calls with ``device=r`` run on
 rank's functions: ``pld.DistributedTensor[[shape], dtype]`` parameters, ``pld.get_comm_ctx`` /
 ``pld.rank`` / ``pld.nranks``, the signals ``pld.system.notify`` / ``wait`` (``NotifyOp``,
 ``WaitCmp``), ``pld.tile.remote_load`` / ``remote_store``, ``pld.tensor.put`` / ``get`` /
-``barrier``."""
+``barrier`` and the collectives ``pld.tensor.allreduce`` (mesh, ring), ``broadcast``,
+``allgather``, ``reduce_scatter``, ``all_to_all`` (in a rank's function, or in the host body on
+window views)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,23 @@ import pypto._core as _core
 from ....core._tracing import _format_loc, user_loc
 from ....dist import context as _rank
 from .. import _host
-from ._ops import CommContext, get_comm_ctx, nranks, rank, system, tensor, tile
+from types import SimpleNamespace
+
+from . import _builtins  # noqa: F401 - registers the HOST form of the collectives
+from . import _collectives
+from ._ops import CommContext, get_comm_ctx, nranks, rank, system, tile
+from ._ops import tensor as _window_ops
 from ._types import AtomicType, DistributedTensor, NotifyOp, ReduceOp, WaitCmp
 
 __all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "AtomicType", "ReduceOp", "CommContext", "world_size",
            "alloc_window_buffer", "window", "get_comm_ctx", "rank", "nranks", "system", "tile", "tensor"]
+
+
+# pld.tensor: whole windows between ranks and the collectives.
+tensor = SimpleNamespace(put=_window_ops.put, get=_window_ops.get, barrier=_collectives.barrier,
+                         allreduce=_collectives.allreduce, broadcast=_collectives.broadcast,
+                         allgather=_collectives.allgather, reduce_scatter=_collectives.reduce_scatter,
+                         all_to_all=_collectives.all_to_all)
 
 
 def world_size() -> int:

@@ -1,0 +1,324 @@
+"""Distributed programs on the ranks of one host (pypto.language.distributed, pypto.dist): each
+rank a process, windows in a shared heap. Results against numpy; faults end the run with an error
+naming the rank, within the timeout, and leave no process or segment behind.
+
+The pl functions are module-level: a rank process finds them by module and name."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+import pypto.language.distributed as pld
+from pypto.dist import DistributedError, launcher
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
+
+SIZE = 96  # not a multiple of the ranks: ring chunks have a tail
+
+
+def _config(n: int, timeout: float = 60.0) -> RunConfig:
+    return RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n)), timeout=timeout))
+
+
+# --- collectives in a rank's function ------------------------------------------------------------
+
+@pl.jit.incore
+def _allreduce_kernel(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                      data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[8, 1], pl.INT32],
+                      op: int, ring: bool):
+    t = pl.load(x, [0, 0], [1, SIZE])
+    data = pl.store(t, [0, 0], data)
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp(op), mode="ring" if ring else "mesh")
+    back = pl.load(data, [0, 0], [1, SIZE])
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+@pl.jit
+def _allreduce_rank(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                    data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[8, 1], pl.INT32],
+                    op: int, ring: bool):
+    return _allreduce_kernel(x, y, data, sig, op, ring)
+
+
+@pl.jit.host
+def _allreduce_host(x: pl.Tensor, y: pl.Out[pl.Tensor], op: int, ring: bool, rounds: int):
+    data_buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([8, 1], dtype=pl.INT32)
+    for _ in range(rounds):  # the same windows serve every round (the barrier leaves its signal as it was)
+        for r in pl.range(pld.world_size()):
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+            sig = pld.window(sig_buf, [8, 1], dtype=pl.INT32)
+            _allreduce_rank(x[r], y[r], data, sig, op, ring, device=r)
+
+
+@pytest.mark.parametrize("n,op,ring", [(2, pld.ReduceOp.Sum, False), (2, pld.ReduceOp.Sum, True),
+                                       (3, pld.ReduceOp.Max, True), (2, pld.ReduceOp.Min, False),
+                                       (3, pld.ReduceOp.Prod, False)])
+def test_allreduce_in_rank_function(n, op, ring):
+    rng = np.random.default_rng(n * 10 + int(op))
+    x = rng.standard_normal((n, 1, SIZE)).astype(np.float32)
+    x[0, 0, :3] = [np.nan, np.inf, -0.0]  # edge values reduce as numpy's do
+    y = np.zeros_like(x)
+    _allreduce_host(x, y, int(op), ring, 2, config=_config(n))
+    f = {pld.ReduceOp.Sum: np.add, pld.ReduceOp.Max: np.maximum, pld.ReduceOp.Min: np.minimum,
+         pld.ReduceOp.Prod: np.multiply}[op]
+    want = x[0]
+    for r in range(1, n):
+        want = f(want, x[r])
+    for r in range(n):
+        np.testing.assert_allclose(y[r], want, rtol=1e-6, atol=0, equal_nan=True)
+
+
+# --- the HOST form of the collectives ------------------------------------------------------------
+
+@pl.jit.incore
+def _publish_kernel(x: pl.Tensor[[2, SIZE], pl.FP32], data: pld.DistributedTensor[[2, SIZE], pl.FP32]):
+    t = pl.load(x, [0, 0], [2, SIZE])
+    data = pl.store(t, [0, 0], data)
+    return data
+
+
+@pl.jit
+def _publish(x: pl.Tensor[[2, SIZE], pl.FP32], data: pld.DistributedTensor[[2, SIZE], pl.FP32]):
+    return _publish_kernel(x, data)
+
+
+@pl.jit.incore
+def _consume_kernel(y: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]], data: pld.DistributedTensor[[2, SIZE], pl.FP32]):
+    t = pl.load(data, [0, 0], [2, SIZE])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def _consume(y: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]], data: pld.DistributedTensor[[2, SIZE], pl.FP32]):
+    return _consume_kernel(y, data)
+
+
+@pl.jit.host
+def _host_collectives(x: pl.Tensor, y: pl.Out[pl.Tensor], which: str):
+    n = pld.world_size()
+    data_buf = pld.alloc_window_buffer([2, SIZE], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([n, 1], dtype=pl.INT32)
+    for r in pl.range(n):
+        _publish(x[r], pld.window(data_buf, [2, SIZE], dtype=pl.FP32), device=r)
+    data = pld.window(data_buf, [2, SIZE], dtype=pl.FP32)
+    sig = pld.window(sig_buf, [n, 1], dtype=pl.INT32)
+    if which == "allreduce":
+        data = pld.tensor.allreduce(data)  # its own signal
+    elif which == "broadcast":
+        data = pld.tensor.broadcast(data, sig, root=n - 1)
+    elif which == "reduce_scatter":
+        data = pld.tensor.reduce_scatter(data, sig)
+    for r in pl.range(n):
+        _consume(y[r], data, device=r)
+
+
+@pytest.mark.parametrize("which", ["allreduce", "broadcast", "reduce_scatter"])
+def test_host_form_collectives(which):
+    n = 2
+    x = np.random.default_rng(7).standard_normal((n, 2, SIZE)).astype(np.float32)
+    y = np.zeros_like(x)
+    _host_collectives(x, y, which, config=_config(n))
+    if which == "allreduce":
+        want = [x.sum(0)] * n
+    elif which == "broadcast":
+        want = [x[n - 1]] * n
+    else:
+        want = [x[r] for r in range(n)]
+        for r in range(n):
+            want[r] = want[r].copy()
+            want[r][r] = x[:, r].sum(0)
+    for r in range(n):
+        np.testing.assert_allclose(y[r], want[r], rtol=1e-6)
+
+
+# --- allgather and all_to_all --------------------------------------------------------------------
+
+@pl.jit.incore
+def _gather_kernel(x: pl.Tensor[[1, SIZE], pl.FP32], x2: pl.Tensor[[2, SIZE], pl.FP32],
+                   y: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]], z: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]],
+                   gathered: pld.DistributedTensor[[2, SIZE], pl.FP32],
+                   exchanged: pld.DistributedTensor[[2, SIZE], pl.FP32],
+                   sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    gathered = pld.tensor.allgather(x, gathered, sig)
+    exchanged = pld.tensor.all_to_all(x2, exchanged, sig)
+    y = pl.store(pl.load(gathered, [0, 0], [2, SIZE]), [0, 0], y)
+    z = pl.store(pl.load(exchanged, [0, 0], [2, SIZE]), [0, 0], z)
+    return y
+
+
+@pl.jit
+def _gather_rank(x: pl.Tensor[[1, SIZE], pl.FP32], x2: pl.Tensor[[2, SIZE], pl.FP32],
+                 y: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]], z: pl.Out[pl.Tensor[[2, SIZE], pl.FP32]],
+                 gathered: pld.DistributedTensor[[2, SIZE], pl.FP32],
+                 exchanged: pld.DistributedTensor[[2, SIZE], pl.FP32],
+                 sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return _gather_kernel(x, x2, y, z, gathered, exchanged, sig)
+
+
+@pl.jit.host
+def _gather_host(x: pl.Tensor, x2: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    g = pld.alloc_window_buffer([2, SIZE], dtype=pl.FP32)
+    e = pld.alloc_window_buffer([2, SIZE], dtype=pl.FP32)
+    s = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(2):
+        _gather_rank(x[r], x2[r], y[r], z[r], pld.window(g, [2, SIZE], dtype=pl.FP32),
+                     pld.window(e, [2, SIZE], dtype=pl.FP32), pld.window(s, [2, 1], dtype=pl.INT32), device=r)
+
+
+def test_allgather_and_all_to_all():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 1, SIZE)).astype(np.float32)
+    x2 = rng.standard_normal((2, 2, SIZE)).astype(np.float32)
+    y = np.zeros((2, 2, SIZE), np.float32)
+    z = np.zeros((2, 2, SIZE), np.float32)
+    _gather_host(x, x2, y, z, config=_config(2))
+    for r in range(2):
+        np.testing.assert_array_equal(y[r], x[:, 0])            # row s: rank s's data
+        np.testing.assert_array_equal(z[r], x2[:, r])           # row s: what rank s sent to r
+
+
+# --- signals and the remote tiles, with torch tensors -------------------------------------------
+
+@pl.jit.incore
+def _shift_kernel(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                  data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[4, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(data)
+    me, n = pld.rank(ctx), pld.nranks(ctx)
+    data = pl.store(pl.load(x, [0, 0], [1, SIZE]), [0, 0], data)
+    pld.system.notify(sig, peer=(me + n - 1) % n, offsets=[me, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[(me + 1) % n, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    recv = pld.tile.remote_load(data, peer=(me + 1) % n, offsets=[0, 0], shape=[1, SIZE])
+    y = pl.store(recv, [0, 0], y)
+    return y
+
+
+@pl.jit
+def _shift_rank(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[4, 1], pl.INT32]):
+    return _shift_kernel(x, y, data, sig)
+
+
+@pl.jit.host
+def _shift_host(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    d = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+    s = pld.alloc_window_buffer([4, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        _shift_rank(x[r], y[r], pld.window(d, [1, SIZE], dtype=pl.FP32), pld.window(s, [4, 1], dtype=pl.INT32),
+                    device=r)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_notify_wait_remote_load_torch(n):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(n, 1, SIZE)
+    y = torch.zeros(n, 1, SIZE)
+    _shift_host(x, y, config=_config(n))
+    for r in range(n):
+        assert torch.equal(y[r], x[(r + 1) % n])
+
+
+# --- faults ---------------------------------------------------------------------------------------
+
+@pl.jit.incore
+def _faulty_kernel(y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]], sig: pld.DistributedTensor[[4, 1], pl.INT32],
+                   how: str):
+    ctx = pld.get_comm_ctx(sig)
+    if pld.rank(ctx) == 1:
+        if how == "raise":
+            raise ValueError("rank one gives up")
+        if how == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+    pld.system.wait(sig, offsets=[1, 0], expected=1, cmp=pld.WaitCmp.Ge)  # no rank notifies it
+    y = pl.store(pl.load(y, [0, 0], [1, SIZE]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def _faulty_rank(y: pl.InOut[pl.Tensor[[1, SIZE], pl.FP32]], sig: pld.DistributedTensor[[4, 1], pl.INT32],
+                 how: str):
+    return _faulty_kernel(y, sig, how)
+
+
+@pl.jit.host
+def _faulty_host(y: pl.Out[pl.Tensor], how: str):
+    s = pld.alloc_window_buffer([4, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        _faulty_rank(y[r], pld.window(s, [4, 1], dtype=pl.INT32), how, device=r)
+
+
+def _no_leftovers(before_children):
+    assert not glob.glob(f"/dev/shm/pypto-{os.getpid()}-*"), "a shared-memory segment outlived the run"
+    for p in launcher._pools.values():
+        assert p.alive
+    time.sleep(0.2)
+    import multiprocessing as mp
+    live = [c for c in mp.active_children() if c.name.startswith("pypto-rank") and c not in before_children]
+    assert not live, f"rank processes left: {live}"
+
+
+@pytest.mark.parametrize("how,needle", [("raise", "rank 1 of 2 failed: ValueError: rank one gives up"),
+                                        ("die", "rank 1 of 2 died (killed by signal 9)"),
+                                        ("hang", "timed out after 3 s waiting for the signal cell")])
+def test_rank_failure_names_the_rank_and_stops_the_others(how, needle):
+    import multiprocessing as mp
+    before = [c for c in mp.active_children()]
+    y = np.zeros((2, 1, SIZE), np.float32)
+    t0 = time.monotonic()
+    with pytest.raises(DistributedError) as e:
+        _faulty_host(y, how, config=_config(2, timeout=3))
+    assert needle in str(e.value)
+    assert time.monotonic() - t0 < 30
+    _no_leftovers(before)
+
+
+def test_killed_rank_mid_run():
+    """A rank killed from outside while the others wait: the run fails at once, naming it."""
+    import multiprocessing as mp
+    y = np.zeros((2, 1, SIZE), np.float32)
+    _shift_host(np.zeros((2, 1, SIZE), np.float32), y, config=_config(2))  # the pool is up and warm
+    pool = launcher._pools[next(k for k in launcher._pools if k[0] == 2)]
+    victim = pool.procs[1].pid
+
+    def kill_soon():
+        time.sleep(1.5)
+        os.kill(victim, signal.SIGKILL)
+
+    threading.Thread(target=kill_soon, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(DistributedError, match="rank 1 of 2 died"):
+        _faulty_host(y, "hang", config=_config(2, timeout=60))
+    assert time.monotonic() - t0 < 20
+    _no_leftovers([c for c in mp.active_children() if c.pid != victim])
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+@pl.jit.host
+def _bad_device(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    _allreduce_rank(x[0], y[0], None, None, 0, False, device=5)
+
+
+def test_device_out_of_range_is_a_user_error():
+    x = np.zeros((2, 1, SIZE), np.float32)
+    with pytest.raises(pypto.UserError, match=r"device=5\): the rank must be an int in \[0, 2\)"):
+        _bad_device(x, x.copy(), config=_config(2))
+
+
+def test_window_ops_outside_a_host_are_user_errors():
+    with pytest.raises(pypto.UserError, match="call it in a @pl.jit.host orchestrator"):
+        pld.alloc_window_buffer([4], dtype=pl.FP32)
+    with pytest.raises(pypto.UserError, match="device= dispatches to a rank"):
+        _allreduce_rank(np.zeros((1, SIZE), np.float32), np.zeros((1, SIZE), np.float32), None, None, 0, False,
+                        device=0)
