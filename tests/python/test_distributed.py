@@ -322,3 +322,20 @@ def test_window_ops_outside_a_host_are_user_errors():
     with pytest.raises(pypto.UserError, match="device= dispatches to a rank"):
         _allreduce_rank(np.zeros((1, SIZE), np.float32), np.zeros((1, SIZE), np.float32), None, None, 0, False,
                         device=0)
+
+
+def test_one_swimlane_for_every_rank():
+    import json
+    n = 2
+    compiled = _shift_host.compile(config=_config(n))
+    compiled(np.ones((n, 1, SIZE), np.float32), np.zeros((n, 1, SIZE), np.float32),
+             config=RunConfig(enable_chip_swimlane=1))
+    with open(os.path.join(compiled.output_dir, "swimlane.json")) as f:
+        events = json.load(f)["traceEvents"]
+    assert {e["pid"] for e in events} == set(range(n))
+    names = {(e["pid"], e["name"]) for e in events if e.get("ph") == "X"}
+    for r in range(n):  # each rank's signal kernels on its own track
+        assert any(p == r and "notify" in name for p, name in names)
+        assert any(p == r and "wait" in name for p, name in names)
+    starts = [e["ts"] for e in events if e.get("ph") == "X"]
+    assert min(starts) >= 0 and max(starts) < 60e6  # one clock: the run's

@@ -15,11 +15,13 @@ import atexit
 import ctypes
 import glob
 import importlib
+import json
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -68,6 +70,12 @@ class Job:
     arena: Optional[Tuple[str, int]] = None
     heap: Optional[Tuple[str, int]] = None
     layout: Optional[WindowLayout] = None
+    trace_t0: Optional[float] = None  # set: record each call's swimlane (time.perf_counter() origin, shared)
+
+
+# How a rank records one call's swimlane: a context manager for a file path, registered by the jit
+# front door (it owns the tracing); None: calls are not traced.
+swimlane_to: Optional[Callable[[str], Any]] = None
 
 
 def resolve(module: str, qualname: str) -> Any:
@@ -117,8 +125,7 @@ def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
         if job is None:
             return
         try:
-            _run_job(job, conn)
-            conn.send(("done", None))
+            conn.send(("done", _run_job(job, conn)))
         except BaseException as e:  # noqa: BLE001 - every failure goes to the orchestrator
             conn.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
 
@@ -142,15 +149,50 @@ def _run_job(job: Job, conn: Any) -> None:
                 return windows[a.index]
             return a
 
-        for c in job.calls:
+        events: List[Dict[str, Any]] = []
+        for i, c in enumerate(job.calls):
             fn = resolve(c.module, c.qualname)
-            fn(*[arg(a) for a in c.args], **{k: arg(v) for k, v in c.kwargs.items()})
+            args, kwargs = [arg(a) for a in c.args], {k: arg(v) for k, v in c.kwargs.items()}
+            if job.trace_t0 is None or swimlane_to is None:
+                fn(*args, **kwargs)
+                continue
+            with tempfile.TemporaryDirectory(prefix="pypto-rank-") as tmp:
+                path = os.path.join(tmp, "swimlane.json")
+                start = time.perf_counter()
+                with swimlane_to(path):
+                    fn(*args, **kwargs)
+                if os.path.exists(path):
+                    with open(path) as f:
+                        events += _as_rank_events(json.load(f), ctx.rank, i, c.qualname,
+                                                  (start - job.trace_t0) * 1e6)
+        return events
     finally:
         windows = {}
         if arena is not None:
             arena.close()
         if heap is not None:
             heap.close()
+
+
+def _as_rank_events(trace: Dict[str, Any], rank: int, call: int, name: str, offset_us: float) -> List[Dict[str, Any]]:
+    """One call's swimlane as events of rank `rank`'s track (a process per rank), on the run's clock."""
+    out = []
+    for e in trace.get("traceEvents", []):
+        e = dict(e)
+        e["pid"] = rank
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            e["args"] = {"name": f"rank {rank}"}
+        elif e.get("ph") == "M" and e.get("name") == "process_sort_index":
+            continue
+        if "ts" in e:
+            e["ts"] = float(e["ts"]) + offset_us
+        if "id" in e:
+            e["id"] = f"{rank}.{call}.{e['id']}"
+        if e.get("ph") == "X" and e.get("tid") == 0:
+            e["name"] = f"{name}: {e.get('name', '')}"
+        out.append(e)
+    out.append({"ph": "M", "pid": rank, "name": "process_sort_index", "args": {"sort_index": rank}})
+    return out
 
 
 class WindowArray(np.ndarray):
@@ -188,7 +230,9 @@ class RankPool:
         self.alive = True
         self.ready: set = set()  # ranks whose process has started (sent "ready")
 
-    def run(self, jobs: Sequence[Job], timeout: float, on_mapped: Optional[Callable[[], None]] = None) -> None:
+    def run(self, jobs: Sequence[Job], timeout: float,
+            on_mapped: Optional[Callable[[], None]] = None) -> List[Any]:
+        """Each rank's answer (its swimlane events when the job traces), in rank order."""
         if not self.alive:
             raise DistributedError("this rank pool was stopped after a failure")
         for r, job in enumerate(jobs):
@@ -199,6 +243,7 @@ class RankPool:
                 raise DistributedError(f"rank {r} of {self.nranks} is gone (exit code {self.procs[r].exitcode}) "
                                        "before the run started") from None
         pending = set(range(self.nranks))
+        answers: List[Any] = [None] * self.nranks
         mapped = 0
         deadline = time.monotonic() + timeout
         while pending:
@@ -238,6 +283,7 @@ class RankPool:
                             on_mapped()
                         continue
                     if kind == "done":
+                        answers[r] = msg
                         pending.discard(r)
                         continue
                     if kind == "error":
@@ -257,8 +303,9 @@ class RankPool:
                             "runs a distributed program needs `if __name__ == \"__main__\":` around its top-level code")
                     raise DistributedError(f"rank {r} of {self.nranks} died ({_exit_text(proc.exitcode)}) during "
                                            "the run; every other rank was stopped")
+        return answers
 
-    def stop(self) -> None:
+    def stop(self) -> None:  # noqa: D401
         """Ends every rank process (a failed run leaves ranks mid-program: they are killed)."""
         if not self.alive:
             return
@@ -308,7 +355,7 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
-def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> None:
+def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> List[Any]:
     """Runs one job per rank on the pool of that many ranks (`timeout`: what one wait on a signal
     may take); the segments are unlinked once every rank has mapped them (or when the run ends,
     whichever comes first)."""
@@ -322,7 +369,7 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
     try:
         # A wait gives up after `timeout` with its own message (the cell, what it holds); the run
         # as a whole (compiles included) gets twice that and half a minute more.
-        p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
+        return p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
     finally:
         unlink()
 

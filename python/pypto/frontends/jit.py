@@ -3,6 +3,7 @@ compile it once per static signature, and run it on numpy arrays or torch tensor
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -12,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..core._aliasing import SharedOutputs, overlap
 from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, as_dtype, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
+from ..dist import launcher
 from ..whitebox.sim_report import SimReport
 from ..whitebox import debug_output, graph_html, pass_verify, swimlane
 
@@ -32,6 +34,20 @@ _log = logging.getLogger("pypto")
 _sim_request = threading.local()
 # pypto.tune (target "cpu"): write the swimlane of this thread's next call to this path.
 _swimlane_request = threading.local()
+
+
+@contextlib.contextmanager
+def swimlane_to(path: str) -> Iterator[None]:
+    """Within: every jit call of this thread writes its swimlane (Chrome trace JSON) to `path`."""
+    before = getattr(_swimlane_request, "path", None)
+    _swimlane_request.path = path
+    try:
+        yield
+    finally:
+        _swimlane_request.path = before
+
+
+launcher.swimlane_to = swimlane_to  # a rank records its calls' swimlanes this way (pypto.dist)
 _said: set = set()
 
 

@@ -177,7 +177,13 @@ class CompiledHostProgram:
         os.makedirs(self.output_dir, exist_ok=True)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return self.host.run(self.dist, args, kwargs, self.output_dir)
+        return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config))
+
+
+def _wants_swimlane(config: Any) -> bool:
+    """RunConfig(enable_chip_swimlane=1) (upstream's DFX switch): one swimlane of every rank."""
+    fields = getattr(config, "fields", {}) if config is not None else {}
+    return bool(fields.get("enable_chip_swimlane", 0))
 
 
 class HostFunction:
@@ -205,9 +211,12 @@ class HostFunction:
         return self._compiled[key]
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return self.compile(*args, config=config, **kwargs)(*args, **kwargs)
+        return self.compile(*args, config=config, **kwargs)(*args, config=config, **kwargs)
 
-    def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str) -> None:
+    def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str,
+            swimlane: bool = False) -> None:
+        """Runs the host body, then every rank's calls. With `swimlane`, `output_dir/swimlane.json` is one
+        Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto)."""
         n = dist.world_size
         arrays: List[Tuple[np.ndarray, Any]] = []
         index: Dict[int, int] = {}
@@ -242,9 +251,12 @@ class HostFunction:
             finally:
                 _active.run = None
             heap = SharedSegment.create(run.layout.total_bytes, "heap") if run.layout.windows else None
+            t_run = time.perf_counter()
             jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
-                                 run.layout) for calls in run.calls]
-            launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
+                                 run.layout, t_run if swimlane else None) for calls in run.calls]
+            answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
+            if swimlane:
+                _write_swimlane(output_dir, self.fn.__name__, answers)
             for (a, caller), v in zip(arrays, views):
                 if a.flags.writeable:
                     a[...] = v
@@ -255,6 +267,15 @@ class HostFunction:
                 if s is not None:
                     s.unlink()
                     s.close()
+
+
+def _write_swimlane(output_dir: str, name: str, answers: List[Any]) -> None:
+    events = [e for a in answers for e in (a or [])]
+    path = os.path.join(output_dir, "swimlane.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events, "displayTimeUnit": "ns",
+                   "otherData": {"format": "pypto-swimlane-1", "function": name, "ranks": len(answers)}}, f)
+    print(f"pypto: the swimlane of {name} over {len(answers)} ranks is {path} (open it in https://ui.perfetto.dev)")
 
 
 def _write_summary(output_dir: str, name: str, dist: DistributedConfig, run: HostRun, seconds: float) -> None:
