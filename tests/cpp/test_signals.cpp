@@ -4,6 +4,7 @@
 // stand in for two ranks sharing memory: the writer's store is seen by the reader after its wait.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -65,7 +66,8 @@ TEST(Signals, EachIsAFenceKernelAndTheyCountRight) {
     RunOptions o;
     o.run_mode = mode;
     o.workers = 2;
-    rt.Run({{xv.data(), DataType::FP32, {64}, {}}, {sv.data(), DataType::INT32, {4, 1}, {}},
+    rt.Run({{xv.data(), DataType::FP32, {64}, {}},
+            {sv.data(), DataType::INT32, {4, 1}, {}},
             {ov.data(), DataType::FP32, {64}, {}}},
            {}, o);
     EXPECT_EQ(sv[2], 0) << mode << ": the wait takes the 3 it waited for";
@@ -123,16 +125,21 @@ TEST(Signals, OrderTheMemoryTwoCallsShare) {
       std::vector<int32_t> sig = {0, 0};
       RunOptions o;
       o.run_mode = mode;
-      o.workers = 2;
+      // One worker: each call runs on its own thread. (Calls with several workers take the
+      // process's one worker pool in turn, so two of them in one process cannot wait for each
+      // other; ranks are processes.)
+      o.workers = 1;
       std::thread t([&] {
         Runtime rt(reader);
-        rt.Run({{data.data(), DataType::FP32, {n}, {}}, {sig.data(), DataType::INT32, {2, 1}, {}},
+        rt.Run({{data.data(), DataType::FP32, {n}, {}},
+                {sig.data(), DataType::INT32, {2, 1}, {}},
                 {out.data(), DataType::FP32, {n}, {}}},
                {}, o);
       });
       std::this_thread::sleep_for(std::chrono::milliseconds(round * 20));  // the reader waits first, or not
       Runtime rt(writer);
-      rt.Run({{x.data(), DataType::FP32, {n}, {}}, {data.data(), DataType::FP32, {n}, {}},
+      rt.Run({{x.data(), DataType::FP32, {n}, {}},
+              {data.data(), DataType::FP32, {n}, {}},
               {sig.data(), DataType::INT32, {2, 1}, {}}},
              {}, o);
       t.join();
