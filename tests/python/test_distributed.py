@@ -339,3 +339,15 @@ def test_one_swimlane_for_every_rank():
         assert any(p == r and "wait" in name for p, name in names)
     starts = [e["ts"] for e in events if e.get("ph") == "X"]
     assert min(starts) >= 0 and max(starts) < 60e6  # one clock: the run's
+
+
+_shift_pod = pl.function(level=pl.Level.POD, role=pl.Role.Orchestrator)(_shift_host.fn)
+
+
+def test_an_orchestrator_function_above_the_host_runs_its_ranks():
+    """@pl.function(level=HOST or above, role=Orchestrator) is what @pl.jit.host specialises into."""
+    x = np.random.default_rng(1).standard_normal((2, 1, SIZE)).astype(np.float32)
+    y = np.zeros_like(x)
+    _shift_pod(x, y, config=_config(2))
+    np.testing.assert_array_equal(y, x[[1, 0]])
+    assert pl.Level.POD is pl.Level.CLUSTER_0 and pl.Level.NODE is pl.Level.HOST

@@ -527,8 +527,16 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[Function
     """``@pl.function(type=pl.FunctionType.InCore)`` (or ``AIC`` / ``AIV`` / ``Orchestration``
     / ``Inline``), or ``@pl.function(level=..., role=...)``: a function of the program, called
     from an entry (or called with arrays, as an entry itself)."""
-    def wrap(f: Callable[..., Any]) -> KernelFunction:
+    def wrap(f: Callable[..., Any]) -> Any:
         if type is FunctionType.Inline:
             return KernelFunction(f, None, inline=True)
+        if level in _HOST_LEVELS and role is Role.Orchestrator:
+            # What @pl.jit.host specialises into: a host orchestrator (its calls with device=r run
+            # on rank r). Above the host (POD, CLUSTER_*, GLOBAL) its ranks are processes of this
+            # host too, for now (docs/distributed.md).
+            return _host.HostFunction(f)
         return KernelFunction(f, _incore_level(type, level, role))
     return wrap(fn) if fn is not None else wrap
+
+
+_HOST_LEVELS = (Level.HOST, Level.CLUSTER_0, Level.CLUSTER_1, Level.CLUSTER_2, Level.GLOBAL)

@@ -137,6 +137,14 @@ class Level(enum.Enum):
     CLUSTER_1 = "CLUSTER_1"
     CLUSTER_2 = "CLUSTER_2"
     GLOBAL = "GLOBAL"
+    # Upstream's readability aliases (the same members).
+    L2CACHE = "CHIP_DIE"
+    PROCESSOR = "CHIP"
+    UMA = "CHIP"
+    NODE = "HOST"
+    POD = "CLUSTER_0"
+    CLOS1 = "CLUSTER_1"
+    CLOS2 = "CLUSTER_2"
 
 
 INCORE_LEVELS = (Level.AIV, Level.AIC, Level.CORE_GROUP)
