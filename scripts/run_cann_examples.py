@@ -164,7 +164,7 @@ def run_operations(src: Path, work: Path, timeout: float, unskip: bool = False) 
 
 
 ST_FOLDERS = (".", "frontend", "interface", "operator", "operator/flash_attention_mha",
-              "operator/flash_attention_mha_grad", "operator/pg", "ir")
+              "operator/flash_attention_mha_grad", "operator/pg", "operator/distributed", "ir")
 
 
 def run_system_tests(src: Path, work: Path, timeout: float, only: str) -> bool:

@@ -14,6 +14,7 @@
 
 #include <pto/pto.hpp>
 
+#include "pypto/atomic_store.hpp"
 #include "pypto/cube_shared.hpp"
 #include "pypto/cube_support.hpp"
 #include "pypto/dist_signal.hpp"
@@ -136,6 +137,16 @@ template <class T, int R>
 inline void StoreND(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
                     const PyptoParamView& p) {
   ForEachSlabRef<T, R>(tile, shape, valid, start, p, [](auto t, auto g) { pto::TSTORE(g, t); });
+}
+
+// StoreND adding each element into memory atomically (pypto/atomic_store.hpp).
+template <class T, int R>
+inline void StoreNDAdd(char* tile, const int64_t (&shape)[R], const int64_t (&valid)[R], const int64_t (&start)[R],
+                       const PyptoParamView& p) {
+  ForEachSlabRef<T, R>(tile, shape, valid, start, p, [](auto t, auto g) {
+    for (int r = 0; r < t.valid_rows; ++r)
+      for (int c = 0; c < t.valid_cols; ++c) AtomicAdd(g.addr(r, c), t.at(r, c));
+  });
 }
 
 #if defined(__AVX2__) && defined(__FMA__)

@@ -38,10 +38,12 @@ from .frontends.tile import *  # noqa: F401,F403 - Tile and the tile ops
 from .frontends.tile import __all__ as _TILE
 from .compat import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
 from .compat import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _device_synchronize)
+from .compat import distributed  # noqa: E402 - PyPTO's shmem ops (pypto.distributed), on the ranks of a host
+from .compat.distributed import ShmemTensor  # noqa: E402
 from .core import error  # noqa: E402 - PyPTO's exception classes (a UserError is an FeError and a PyptoRtError)
 from .tools import sim  # noqa: E402 - the NPU machine model (run_mode "sim")
 from .core.element import Element  # noqa: E402 - PyPTO's typed scalar
-from .core._enums import AtomicRMWMode, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, TopKAlgo  # noqa: E402
+from .core._enums import AtomicRMWMode, AtomicType, LogBaseType, OpType, OutType, ReduceMode, ScatterMode, TopKAlgo  # noqa: E402
 from .compat import pypto_impl  # noqa: E402 - names of PyPTO's internal module its model code uses
 from .compat import operation  # noqa: E402 - PyPTO's pypto.operation (the ops, op_wrapper)
 from .compat.npu_platform import platform  # noqa: E402 - pypto.platform.npuarch
@@ -72,5 +74,6 @@ __all__ = [
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",
     "function", "PassConfigKey", "PassConfigs", "get_pass_config", "get_pass_configs", "get_pass_default_config", "set_pass_config",
     "set_pass_default_config", "pass_verify_print", "pass_verify_save", "set_verify_golden_data", "AtomicRMWMode",
-    "LogBaseType", "OpType", "OutType", "ReduceMode", "ScatterMode", "TopKAlgo", *_OPS, *_TILE,
+    "LogBaseType", "OpType", "OutType", "ReduceMode", "ScatterMode", "TopKAlgo", "AtomicType", "distributed",
+    "ShmemTensor", *_OPS, *_TILE,
 ]

@@ -379,8 +379,12 @@ NB_MODULE(_core, m) {
            [](const Recorder& r, int x, nb::handle shape) { return r.PlanViewReshape(x, ToExprs(shape)).has_value(); })
       .def("bitcast",
            [](Recorder& r, int x, DataType dtype, nb::handle loc) { return r.Bitcast(x, dtype, MakeLoc(loc)); })
-      .def("assemble", [](Recorder& r, int src, nb::handle offsets, int dst,
-                          nb::handle loc) { r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc)); })
+      .def(
+          "assemble",
+          [](Recorder& r, int src, nb::handle offsets, int dst, nb::handle loc, bool atomic_add) {
+            r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc), atomic_add);
+          },
+          "src"_a, "offsets"_a, "dst"_a, "loc"_a, "atomic_add"_a = false)
       .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,
                               nb::handle loc) { r.AssumeEqual(ToExpr(a), ToExpr(b), what, MakeLoc(loc)); })
       .def("begin_loop",

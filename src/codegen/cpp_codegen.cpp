@@ -477,7 +477,9 @@ class KernelWriter {
         return "v" + std::to_string(buf) + " = LoadView<" + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " +
                Array(b.shape) + ", " + Array(b.valid) + ", " + Array(in.coord) + ", P[" + std::to_string(in.param) +
                "], vs" + std::to_string(buf) + ")";
-      std::string fn = op == Opcode::TLOAD ? "LoadND<" : (stream ? "StoreNDStream<" : "StoreND<");
+      std::string fn = op == Opcode::TLOAD ? "LoadND<"
+                       : in.atomic_add     ? "StoreNDAdd<"
+                                           : (stream ? "StoreNDStream<" : "StoreND<");
       return fn + CppType(b.dtype) + ", " + R + ">(" + Ptr(buf) + ", " + Array(b.shape) + ", " + Array(b.valid) + ", " +
              Array(in.coord) + ", P[" + std::to_string(in.param) + "])";
     }

@@ -88,6 +88,7 @@ class RowRegion {
         seen_def.insert(in.dst);
       }
       compute += IsCompute(in.opcode);
+      if (in.opcode == Opcode::TSTORE && in.atomic_add) return "adds into memory atomically";
       if (in.opcode == Opcode::TSTORE && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
     }
     if (compute < 2) return "too short";
@@ -171,8 +172,8 @@ class RowRegion {
           const TileBuf& b = k_.bufs[ld.dst];
           // Widened into its UB row when read after the stretch, into the tensor row its store
           // writes when made in place there (the store is skipped then), else into a scratch row.
-          std::string to = ReadsAfter(in.dst)        ? "(reinterpret_cast<float*>(" + env_.ptr(in.dst) +
-                                                    ") + fr * " + env_.stride(in.dst) + ")"
+          std::string to = ReadsAfter(in.dst)      ? "(reinterpret_cast<float*>(" + env_.ptr(in.dst) + ") + fr * " +
+                                                         env_.stride(in.dst) + ")"
                            : direct_.count(in.dst) ? "w" + std::to_string(in.dst)
                                                    : "rb" + std::to_string(in.dst);
           os << p3 << "const float* r" << in.dst << " = LoadRowWiden<" << CppType(b.dtype) << ", " << b.shape.size()

@@ -72,7 +72,9 @@ class Recorder {
   /// vec tile in force is x's (x.reshape([t, h, 1]) under a 2-D tile, as PyPTO allows).
   int Remap(int x, const std::vector<int64_t>& perm, const SourceLoc& loc = {});
   /// dst[offsets...] = src (also `dst[:] = src`).
-  void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {});
+  /// dst[offsets...] = src; with `atomic_add`, dst[offsets...] += src added atomically (several
+  /// ranks may add into one window at once).
+  void Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc = {}, bool atomic_add = false);
   /// A tensor in memory holding the computed `value`, copied right where the value is made (in
   /// its loop body, not in a loop nested in it that writes into it): PyPTO's `t = pypto.full(...)`
   /// filled tile by tile by an inner loop. Returns the new tensor.

@@ -264,7 +264,7 @@ void Recorder::AssumeEqual(const Expr& a, const Expr& b, const std::string& what
   f_.assumptions.push_back({a, b, what, loc});
 }
 
-void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc) {
+void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, const SourceLoc& loc, bool atomic_add) {
   CheckLive(src, "assemble", loc);
   CheckLive(dst, "assemble", loc);
   const Value& s = f_.value(src);
@@ -295,7 +295,7 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   if (d.kind == ValueKind::Reshape && !f_.value(f_.MemoryRoot(dst)).is_storage())
     throw UserError("pypto.assemble into " + DescribeValue(d) + ", a reshape of an intermediate result", loc,
                     "assemble into a tensor made with pypto.tensor(...) or into an output parameter");
-  if (s.kind == ValueKind::Created && !written_.count(src)) {
+  if (s.kind == ValueKind::Created && !written_.count(src) && !atomic_add) {
     // out[:] = pypto.tensor(...): a fresh tensor holds nothing defined, so the copy defines
     // nothing either (PyPTO code writes it to "allocate" out). Nothing to record; out counts as
     // written, with what it held.
@@ -308,6 +308,7 @@ void Recorder::Assemble(int src, const std::vector<Expr>& offsets, int dst, cons
   c.op = "assemble";
   c.inputs = {src, dst};
   c.attrs.set("offsets", offsets);
+  if (atomic_add) c.attrs.set<int64_t>("atomic_add", 1);
   c.loc = loc;
   Record(std::move(c));
 }

@@ -63,6 +63,7 @@ static void PrintInstrs(const Kernel& k, const std::vector<Instr>& body, int ind
       first = false;
     }
     if (in.param >= 0) os << (first ? "" : ", ") << "param" << in.param << ShapeStr(in.coord);
+    if (in.atomic_add) os << ", atomic add";
     if (in.opcode == Opcode::TEXTRACT) os << ", at=" << ShapeStr(in.coord) << (in.transpose ? ", transpose" : "");
     if (in.opcode == Opcode::TNOTIFY || in.opcode == Opcode::TWAIT) {
       os << ", " << (in.opcode == Opcode::TWAIT ? CmpModeName(in.cmp) : NotifyOpName(in.notify)) << " "

@@ -64,6 +64,7 @@ struct Instr {
   bool transpose = false;             // TEXTRACT: the window is read transposed (L1 -> L0 with transpose)
   CmpMode cmp = CmpMode::EQ;          // TCMP / TCMPS / TWAIT: the comparison
   NotifyOp notify = NotifyOp::Set;    // TNOTIFY: set or add; TWAIT: AtomicAdd consumes what it waited for
+  bool atomic_add = false;            // TSTORE: adds into memory atomically (ranks adding into one window)
   RoundMode round = RoundMode::RINT;  // TCVT: the rounding
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;

@@ -217,6 +217,7 @@ void InstrsJson(JsonWriter& w, const std::vector<Instr>& body) {
         w.Key("scalar").Double(in.scalar);
       if (in.scalar_int) w.Key("scalar_int").Int(*in.scalar_int);
       if (in.scalar_first) w.Key("scalar_first").Bool(true);
+      if (in.atomic_add) w.Key("atomic_add").Bool(true);
       if (in.opcode == Opcode::TCVT) w.Key("dtype").Str(DataTypeName(in.dtype));
       if (in.opcode == Opcode::TCVT) w.Key("round").Str(RoundModeName(in.round));
       if (in.opcode == Opcode::TCMP || in.opcode == Opcode::TCMPS || in.opcode == Opcode::TWAIT)

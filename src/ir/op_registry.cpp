@@ -481,11 +481,7 @@ void InferOpType(const Function& f, const OpCall& call, Value& out) {
       if (cellv.dtype != DataType::INT32)
         throw UserError("pypto." + name + ": a signal is an int32 cell, got " + DTypeShape(cellv), call.loc,
                         "allocate the signal window with dtype INT32");
-      for (auto& d : cellv.shape)
-        if (!d.same_as(Expr(1)))
-          throw UserError("pypto." + name + ": a signal op takes one cell (every dim 1), got " + DTypeShape(cellv),
-                          call.loc, "give the cell's offsets; one op signals one cell");
-      return;
+      return;  // a region of cells: each is signalled (or waited for) on its own
     }
     case OpKind::Scatter: {  // checks only: it writes its destination
       const Value& idx = in(1);

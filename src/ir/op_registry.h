@@ -36,7 +36,7 @@ enum class OpKind : uint8_t {
                  // Philox generator under attrs "key" and "offset" (uint64 bit patterns)
   Scatter,       // dst[..., index[p], ...] (=|+=|*=) src[p] along attr "dim" (attr "reduce" 0|1|2); inputs
                  // src, index (src's shape), dst; writes dst in place
-  Signal,        // one int32 cell of a window (its only input, all dims 1), in program order with every other
+  Signal,        // int32 cells of a window (its only input; each cell on its own), in program order with every other
                  // launch: notify (attrs "value", "op": NotifyOp) or wait (attrs "expected", "cmp": CmpMode,
                  // "consume" 0|1); the cell counts as written
 };

@@ -191,6 +191,10 @@ class KernelBodyBuilder {
     st.param = Param(b, value, map, true);
     st.coord = Starts(coord, b.k.bufs[buf].shape, bcast);
     st.loc = t.loc;
+    if (t.op == "assemble" && t.attrs.has("atomic_add")) {  // a read-modify-write of the destination
+      st.atomic_add = true;
+      b.k.params[st.param].read = true;
+    }
     out.push_back(st);
   }
 

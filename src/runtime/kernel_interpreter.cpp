@@ -6,6 +6,7 @@
 #include <pto/pto.hpp>
 #include <unordered_map>
 
+#include "pypto/atomic_store.hpp"
 #include "pypto/dist_signal.hpp"
 #include "pypto/index_nd.hpp"
 #include "pypto/random.hpp"
@@ -104,10 +105,14 @@ void LoadStore(Ctx& c, const Instr& in, bool load) {
                         static_cast<int>(b.valid[R - 1])};
       pto::GlobalRef<T> g{
           reinterpret_cast<T*>(p.data) + off, {1, 1, 1, rows2, b.valid[R - 1]}, {0, 0, 0, stride_r, p.strides[R - 1]}};
-      if (load)
+      if (load) {
         pto::ref::TLOAD(t, g);
-      else
+      } else if (in.atomic_add) {  // several writers may add into these elements at once
+        for (int r = 0; r < t.valid_rows; ++r)
+          for (int c2 = 0; c2 < t.valid_cols; ++c2) pypto_kernel::AtomicAdd(g.addr(r, c2), t.at(r, c2));
+      } else {
         pto::ref::TSTORE(g, t);
+      }
     });
   });
 }

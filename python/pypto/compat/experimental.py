@@ -157,5 +157,7 @@ def gather_in_l1(src: Tensor, indices: Tensor, block_table: Tensor, block_size: 
     return index_select(_cache_from(src)[:, 0:size], 0, _paged_rows("gather_in_l1", indices, block_table, block_size))
 
 
+from .distributed import shmem_load, shmem_store  # noqa: E402 - PyPTO's experimental shmem tile ops
+
 __all__ = ["set_operation_options", "get_operation_options", "online_softmax", "online_softmax_update",
-           "transposed_batchmatmul", "gather_in_ub", "gather_in_l1"]
+           "transposed_batchmatmul", "gather_in_ub", "gather_in_l1", "shmem_load", "shmem_store"]

@@ -37,6 +37,7 @@ import runpy
 import sys
 import types
 from typing import Any, Iterator, List, Optional
+from . import hccl
 from .npu_reference import hifloat8, KERNELS
 from .npu_platform import platform
 from ..frontends.jit import call_recorders
@@ -328,6 +329,7 @@ def install() -> None:
     sys.modules.setdefault("torch_npu", torch_npu)
     sys.modules.setdefault("torch_npu.npu", npu)
     _for_child_processes()
+    hccl.install()  # torch.distributed's hccl backend: gloo (CANN's distributed tests)
     _installed = True
 
 

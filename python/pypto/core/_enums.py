@@ -43,6 +43,14 @@ class OpType(PyptoEnum):
     GE = 5
 
 
+class AtomicType(PyptoEnum):
+    """How a shmem put or signal writes remote memory (``pypto.distributed``): SET overwrites,
+    ADD adds atomically (several ranks may add into one place at once)."""
+
+    SET = 0
+    ADD = 1
+
+
 class OutType(PyptoEnum):
     """The output of a comparison: BOOL (DT_BOOL, what the comparison ops give here) or BIT."""
 
@@ -101,5 +109,5 @@ class ExternalError(PyptoEnum):
     UNKNOWN = 0x0FFFF  # the same member as COMMON_EXTERNAL_ERROR
 
 
-__all__ = ["TileOpFormat", "CachePolicy", "ReduceMode", "OpType", "OutType", "TopKAlgo", "AtomicRMWMode",
+__all__ = ["TileOpFormat", "CachePolicy", "ReduceMode", "OpType", "AtomicType", "OutType", "TopKAlgo", "AtomicRMWMode",
            "ScatterMode", "LogBaseType"]

@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import pypto._core as _core
 
@@ -156,17 +156,36 @@ class Tracing:
         self.prev: Any = None
         self.prev_probes: Any = None
         self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
+        # Parameters the program adds while it is traced (after the caller's), each with what gives
+        # its array at every call: the shared windows of pypto.distributed's shmem tensors.
+        self.bound: List[Callable[[], Any]] = []
+        self.prev_bound: Any = None
 
     def __enter__(self) -> "_core.Recorder":
         self.prev = getattr(_state, "recorder", None)
         self.prev_probes = getattr(_state, "probes", None)
+        self.prev_bound = getattr(_state, "bound", None)
         _state.recorder = self.rec
         _state.probes = self.probes
+        _state.bound = self.bound
         return self.rec
 
     def __exit__(self, *exc: object) -> None:
         _state.recorder = self.prev
         _state.probes = self.prev_probes
+        _state.bound = self.prev_bound
+
+
+def bind_param(name: str, shape: List[Any], dtype: Any, array: Callable[[], Any]) -> int:
+    """A parameter of the function being traced that the caller does not pass: `array()` gives
+    its array at each call (after the caller's arrays). Returns its value id."""
+    bound = getattr(_state, "bound", None)
+    rec = getattr(_state, "recorder", None)
+    if bound is None or rec is None:
+        raise _core.UserError(f"{name}: made only inside a traced function" + _format_loc(user_loc()))
+    vid = rec.add_param(name, shape, dtype, False, NO_LOC)
+    bound.append(array)
+    return int(vid)
 
 
 def current_probes() -> List[Dict[str, Any]]:

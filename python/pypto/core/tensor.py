@@ -550,6 +550,11 @@ class Tensor:
             for d, k in enumerate(keys[:i]):
                 if isinstance(k, slice) and k.start is not None and k.stop is None and d < len(value.shape):
                     extents[d] = value.shape[d]
+        if isinstance(value, (int, float, _core.SymbolicScalar)) and not isinstance(value, bool):
+            # t[i, j] = n (PyPTO writes a scalar, a rank id or a count, into an element): the window
+            # filled with it.
+            with automatic_tiles("assignment"):
+                value = ops.full(list(extents), value, self.dtype)
         if not isinstance(value, Tensor):
             if isinstance(value, Unavailable):
                 value.fail()  # a name the runtime branch before left without one value

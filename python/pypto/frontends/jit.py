@@ -98,6 +98,7 @@ class CompiledFunction:
         self.returns: List[Tuple[str, int]] = []
         self.result_dtypes: List[Any] = []  # of the program's results (bf16 ones come back as uint16 bits)
         self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
+        self.bound: List[Callable[[], Any]] = []  # parameters the program added (core._tracing.bind_param)
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -375,6 +376,7 @@ class JitFunction:
         compiled.result_dtypes = [rec.value_dtype(v) for v in result_ids]
         compiled.reshaped = [t._reshaped for t in traced.values()]
         compiled.probes = tracing.probes
+        compiled.bound = list(tracing.bound)  # parameters the program added: their arrays per call
         return compiled
 
     def _options(self) -> Dict[str, Dict[str, Any]]:
@@ -629,9 +631,10 @@ class JitFunction:
             or cann_debug
         run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
         before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
+        bound = [array() for array in compiled.bound]
         try:
-            outs, stats = compiled.program.run(arrays, rt["workers"], rt["sched_mode"], trace, run_mode,
-                                               float(rt["timeout"]))
+            outs, stats = compiled.program.run(list(arrays) + bound if bound else arrays, rt["workers"],
+                                               rt["sched_mode"], trace, run_mode, float(rt["timeout"]))
         except _core.UserError as e:  # name the caller's line too
             raise _core.UserError(str(e) + _format_loc(user_loc())) from None
         self.last_stats = stats
