@@ -31,6 +31,7 @@ import numpy as np
 
 import pypto._core as _core
 
+from ..core import config
 from . import context
 from .heap import SharedSegment, WindowLayout
 
@@ -116,6 +117,8 @@ def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
     _die_with_parent()
     os.environ.update(env)
     context.set_current(context.RankContext(rank, nranks))
+    # The host's cores shared among its ranks (a rank's runtime takes every core by default).
+    config.set_runtime_options(workers=max(1, len(os.sched_getaffinity(0)) // nranks))
     conn.send(("ready", None))
     while True:
         try:
@@ -130,48 +133,63 @@ def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
             conn.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
 
 
-def _run_job(job: Job, conn: Any) -> None:
-    arena = SharedSegment(*job.arena, create=False) if job.arena else None
-    heap = SharedSegment(*job.heap, create=False) if job.heap else None
+_mapped: Dict[str, SharedSegment] = {}  # a rank's mappings, by segment name (kept for later runs)
+
+
+def _map(seg: Optional[Tuple[str, int]]) -> Optional[SharedSegment]:
+    """The segment, mapped once per rank process: an orchestrator hands the same segment to later
+    runs (it unlinks the name once every rank has mapped it)."""
+    if seg is None:
+        return None
+    name, size = seg
+    m = _mapped.get(name)
+    if m is None or m.size != size:
+        m = _mapped[name] = SharedSegment(name, size, create=False)
+    return m
+
+
+def forget(names: Sequence[str]) -> None:
+    """Drops a rank's mappings of these segments (the orchestrator made new ones)."""
+    for n in names:
+        m = _mapped.pop(n, None)
+        if m is not None:
+            m.close()
+
+
+def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
+    forget([n for n in list(_mapped) if n not in {s[0] for s in (job.arena, job.heap) if s}])
+    arena, heap = _map(job.arena), _map(job.heap)
     conn.send(("mapped", None))
     ctx = context.require("a rank job")
-    try:
-        windows: Dict[int, np.ndarray] = {}
+    windows: Dict[int, np.ndarray] = {}
 
-        def arg(a: Any) -> Any:
-            if isinstance(a, HostArray):
-                assert arena is not None
-                return arena.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
-            if isinstance(a, WindowArg):
-                assert heap is not None and job.layout is not None
-                if a.index not in windows:
-                    windows[a.index] = _window_array(job.layout.all_ranks(heap, a.index), ctx.rank)
-                return windows[a.index]
-            return a
+    def arg(a: Any) -> Any:
+        if isinstance(a, HostArray):
+            assert arena is not None
+            return arena.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
+        if isinstance(a, WindowArg):
+            assert heap is not None and job.layout is not None
+            if a.index not in windows:
+                windows[a.index] = _window_array(job.layout.all_ranks(heap, a.index), ctx.rank)
+            return windows[a.index]
+        return a
 
-        events: List[Dict[str, Any]] = []
-        for i, c in enumerate(job.calls):
-            fn = resolve(c.module, c.qualname)
-            args, kwargs = [arg(a) for a in c.args], {k: arg(v) for k, v in c.kwargs.items()}
-            if job.trace_t0 is None or swimlane_to is None:
+    events: List[Dict[str, Any]] = []
+    for i, c in enumerate(job.calls):
+        fn = resolve(c.module, c.qualname)
+        args, kwargs = [arg(a) for a in c.args], {k: arg(v) for k, v in c.kwargs.items()}
+        if job.trace_t0 is None or swimlane_to is None:
+            fn(*args, **kwargs)
+            continue
+        with tempfile.TemporaryDirectory(prefix="pypto-rank-") as tmp:
+            path = os.path.join(tmp, "swimlane.json")
+            start = time.perf_counter()
+            with swimlane_to(path):
                 fn(*args, **kwargs)
-                continue
-            with tempfile.TemporaryDirectory(prefix="pypto-rank-") as tmp:
-                path = os.path.join(tmp, "swimlane.json")
-                start = time.perf_counter()
-                with swimlane_to(path):
-                    fn(*args, **kwargs)
-                if os.path.exists(path):
-                    with open(path) as f:
-                        events += _as_rank_events(json.load(f), ctx.rank, i, c.qualname,
-                                                  (start - job.trace_t0) * 1e6)
-        return events
-    finally:
-        windows = {}
-        if arena is not None:
-            arena.close()
-        if heap is not None:
-            heap.close()
+            if os.path.exists(path):
+                with open(path) as f:
+                    events += _as_rank_events(json.load(f), ctx.rank, i, c.qualname, (start - job.trace_t0) * 1e6)
+    return events
 
 
 def _as_rank_events(trace: Dict[str, Any], rank: int, call: int, name: str, offset_us: float) -> List[Dict[str, Any]]:
@@ -355,12 +373,16 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
+def pool_for(nranks: int, timeout: float) -> RankPool:
+    """The pool of `nranks` ranks whose waits give up after `timeout` (started if needed)."""
+    return pool(nranks, {"PYPTO_DIST_TIMEOUT": repr(float(timeout))})
+
+
 def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> List[Any]:
     """Runs one job per rank on the pool of that many ranks (`timeout`: what one wait on a signal
     may take); the segments are unlinked once every rank has mapped them (or when the run ends,
-    whichever comes first)."""
-    env = {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}
-    p = pool(len(jobs), env)
+    whichever comes first). The ranks keep their mappings for later runs of the same pool."""
+    p = pool_for(len(jobs), timeout)
 
     def unlink() -> None:
         for s in segments:

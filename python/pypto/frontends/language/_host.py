@@ -27,6 +27,7 @@ from ...core._dtypes import to_numpy_dtype
 from ...core._tracing import _format_loc, user_loc
 from ...dist import launcher
 from ...dist.heap import SharedSegment, WindowLayout
+from ._types import Direction
 
 
 class DistributedConfig:
@@ -73,8 +74,10 @@ class HostRun:
     arena_base: int
     arena: SharedSegment
     calls: List[List[launcher.Call]] = field(default_factory=list)
+    spans: List[Tuple[int, int]] = field(default_factory=list)  # each caller array's (address, bytes) in the arena
+    written: set = field(default_factory=set)  # the caller arrays a rank may write (copied back after the run)
 
-    def arg(self, a: Any) -> Any:
+    def arg(self, a: Any, written: bool = True) -> Any:
         if isinstance(a, np.ndarray):
             base = self.arena_base
             ptr = a.__array_interface__["data"][0]
@@ -82,6 +85,8 @@ class HostRun:
                 raise _core.UserError("a rank takes arrays of the host program (its parameters, or slices of them): "
                                       f"an array of shape {a.shape} made in the host body cannot reach the ranks"
                                       + _format_loc(user_loc()))
+            if written:
+                self.written.update(i for i, (p, n) in enumerate(self.spans) if p <= ptr < p + n)
             return launcher.HostArray(ptr - base, tuple(a.shape), tuple(a.strides), a.dtype.str)
         if isinstance(a, WindowBuffer):
             raise _core.UserError("pass a rank pld.window(buffer, shape, dtype=...), not the window buffer itself"
@@ -111,8 +116,25 @@ def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) 
         raise _core.UserError(f"{name}(..., device={device!r}): the rank must be an int in [0, {run.nranks})"
                               + _format_loc(user_loc()))
     module, qualname = launcher.function_ref(fn)
-    run.calls[device].append(launcher.Call(module, qualname, [run.arg(a) for a in args],
-                                           {k: run.arg(v) for k, v in kwargs.items()}))
+    writes = _writes(fn, args, kwargs)
+    run.calls[device].append(launcher.Call(module, qualname, [run.arg(a, writes(i, None)) for i, a in enumerate(args)],
+                                           {k: run.arg(v, writes(None, k)) for k, v in kwargs.items()}))
+
+
+def _writes(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Callable[[Optional[int], Optional[str]], bool]:
+    """Whether the argument at a position (or keyword) may be written by `fn`: a parameter of a
+    @pl.jit function whose direction is In is read only; anything else may be written."""
+    directions = getattr(fn, "directions", None)
+    sig = getattr(fn, "sig", None)
+    if directions is None or sig is None:
+        return lambda i, k: True
+    names = list(sig.parameters)
+
+    def writes(i: Optional[int], k: Optional[str]) -> bool:
+        name = names[i] if i is not None and i < len(names) else k
+        return name is None or directions.get(name, Direction.In) is not Direction.In
+
+    return writes
 
 
 def world_size() -> Optional[int]:
@@ -176,8 +198,10 @@ class CompiledHostProgram:
         self.output_dir = os.path.join(tempfile.gettempdir(), "pypto-dist", f"{host.__name__}_{os.getpid()}")
         os.makedirs(self.output_dir, exist_ok=True)
 
+        self.segments = _Segments()
+
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config))
+        return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config), self.segments)
 
 
 def _wants_swimlane(config: Any) -> bool:
@@ -214,14 +238,14 @@ class HostFunction:
         return self.compile(*args, config=config, **kwargs)(*args, config=config, **kwargs)
 
     def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str,
-            swimlane: bool = False) -> None:
+            swimlane: bool = False, segments: Optional["_Segments"] = None) -> None:
         """Runs the host body, then every rank's calls. With `swimlane`, `output_dir/swimlane.json` is one
-        Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto)."""
+        Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto).
+        `segments`: the arena and heap of earlier runs, reused while they fit and the ranks are the same."""
         n = dist.world_size
         arrays: List[Tuple[np.ndarray, Any]] = []
         index: Dict[int, int] = {}
-        flat = list(args) + list(kwargs.values())
-        for a in flat:
+        for a in list(args) + list(kwargs.values()):
             if isinstance(a, np.ndarray) or type(a).__module__.startswith("torch"):
                 if id(a) not in index:
                     index[id(a)] = len(arrays)
@@ -230,43 +254,77 @@ class HostFunction:
         for a, _ in arrays:
             offsets.append(size)
             size += -(-a.nbytes // 64) * 64
-        arena = SharedSegment.create(size, "arena")
-        heap: Optional[SharedSegment] = None
+        segments = segments if segments is not None else _Segments()
+        pool = launcher.pool_for(n, dist.timeout)
+        arena = segments.get("arena", size, pool)
+        views = []
+        for (a, _), off in zip(arrays, offsets):
+            v = arena.array(off, a.shape, a.dtype)
+            v[...] = a
+            views.append(v)
+
+        def staged(x: Any) -> Any:
+            return views[index[id(x)]] if id(x) in index else x
+
+        run = HostRun(n, WindowLayout(n), arena.array(0, (1,), np.uint8).__array_interface__["data"][0], arena,
+                      [[] for _ in range(n)])
+        run.spans = [(views[i].__array_interface__["data"][0], max(1, a.nbytes)) for i, (a, _) in enumerate(arrays)]
+        _active.run = run
+        t0 = time.perf_counter()
         try:
-            views = []
-            for (a, _), off in zip(arrays, offsets):
-                v = arena.array(off, a.shape, a.dtype)
-                v[...] = a
-                views.append(v)
-
-            def staged(x: Any) -> Any:
-                return views[index[id(x)]] if id(x) in index else x
-
-            run = HostRun(n, WindowLayout(n), arena.array(0, (1,), np.uint8).__array_interface__["data"][0], arena,
-                          [[] for _ in range(n)])
-            _active.run = run
-            t0 = time.perf_counter()
-            try:
-                self.fn(*[staged(a) for a in args], **{k: staged(v) for k, v in kwargs.items()})
-            finally:
-                _active.run = None
-            heap = SharedSegment.create(run.layout.total_bytes, "heap") if run.layout.windows else None
-            t_run = time.perf_counter()
-            jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
-                                 run.layout, t_run if swimlane else None) for calls in run.calls]
-            answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
-            if swimlane:
-                _write_swimlane(output_dir, self.fn.__name__, answers)
-            for (a, caller), v in zip(arrays, views):
-                if a.flags.writeable:
-                    a[...] = v
-            _write_summary(output_dir, self.fn.__name__, dist, run, time.perf_counter() - t0)
-            del views
+            self.fn(*[staged(a) for a in args], **{k: staged(v) for k, v in kwargs.items()})
         finally:
-            for s in (arena, heap):
-                if s is not None:
-                    s.unlink()
-                    s.close()
+            _active.run = None
+        heap = None
+        if run.layout.windows:
+            heap = segments.get("heap", run.layout.total_bytes, pool)
+            heap.array(0, (run.layout.total_bytes,), np.uint8)[...] = 0  # every run's windows start zeroed
+        t_run = time.perf_counter()
+        jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
+                             run.layout, t_run if swimlane else None) for calls in run.calls]
+        try:
+            answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
+        except BaseException:
+            segments.drop()  # the ranks were stopped: the next run maps new segments
+            raise
+        if swimlane:
+            _write_swimlane(output_dir, self.fn.__name__, answers)
+        for i, ((a, caller), v) in enumerate(zip(arrays, views)):
+            if i in run.written and a.flags.writeable:  # what a rank may have written (pl.Out / InOut)
+                a[...] = v
+        _write_summary(output_dir, self.fn.__name__, dist, run, time.perf_counter() - t0)
+
+
+class _Segments:
+    """A host program's arena and heap, kept from run to run (mapping a fresh segment costs a page
+    fault per page, each run): a segment is reused while it is large enough and the rank pool that
+    mapped it is the same; otherwise a new one replaces it."""
+
+    def __init__(self) -> None:
+        self.held: Dict[str, Tuple[SharedSegment, Any]] = {}
+
+    def get(self, kind: str, size: int, pool: Any) -> SharedSegment:
+        seg, owner = self.held.get(kind, (None, None))
+        if seg is not None and owner is pool and seg.size >= size:
+            return seg
+        if seg is not None:
+            seg.unlink()
+            seg.close()
+        seg = SharedSegment.create(max(size, 64), kind)
+        self.held[kind] = (seg, pool)
+        return seg
+
+    def drop(self) -> None:
+        for seg, _ in self.held.values():
+            seg.unlink()
+            seg.close()
+        self.held.clear()
+
+    def __del__(self) -> None:
+        try:
+            self.drop()
+        except Exception:  # noqa: BLE001 - at interpreter exit
+            pass
 
 
 def _write_swimlane(output_dir: str, name: str, answers: List[Any]) -> None:
