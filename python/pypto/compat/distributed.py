@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -179,7 +179,7 @@ def _rendezvous(a: _Alloc) -> None:
 
 
 def _create(group_name: str, n_pes: int, dtype: Any, shape: Optional[List[int]], what: str) -> ShmemTensor:
-    pg, me, size = _group(group_name, what)
+    _, me, size = _group(group_name, what)
     n_pes = _int(what, "n_pes", n_pes)
     if n_pes != size:
         raise _core.UserError(f"pypto.distributed.{what}: n_pes {n_pes} differs from the size {size} of group "

@@ -289,7 +289,7 @@ class HostFunction:
             raise
         if swimlane:
             _write_swimlane(output_dir, self.fn.__name__, answers)
-        for i, ((a, caller), v) in enumerate(zip(arrays, views)):
+        for i, ((a, _), v) in enumerate(zip(arrays, views)):
             if i in run.written and a.flags.writeable:  # what a rank may have written (pl.Out / InOut)
                 a[...] = v
         _write_summary(output_dir, self.fn.__name__, dist, run, time.perf_counter() - t0)

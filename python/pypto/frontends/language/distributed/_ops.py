@@ -12,7 +12,7 @@ program order, as the upstream language's in-core functions run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Sequence
 
 import pypto._core as _core
 
