@@ -475,15 +475,21 @@ def slice(tile: Tensor, shape: Sequence[int], offset: Sequence[Any], valid_shape
     return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec)) if src else out
 
 
+def _element(op: str, tensor: Any, indices: Sequence[Any]) -> List[Any]:
+    """The indices of one element of a traced tensor (pl.read / pl.write), or a UserError."""
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.{op} addresses an element of a tensor, got {tensor!r}" + _loc())
+    idx = list(indices)
+    if len(idx) != len(tensor.shape):
+        raise _core.UserError(f"pl.{op}: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
+                              f"{list(tensor.shape)}" + _loc())
+    return idx
+
+
 def read(tensor: Tensor, indices: Sequence[Any]) -> Any:
     """``pl.read(t, [i, ...])``: one element of an integer tensor as a scalar known when the
     kernel runs (loop bounds, valid lengths, branch conditions)."""
-    if not isinstance(tensor, Tensor) or not tensor.is_traced:
-        raise _core.UserError(f"pl.read reads an element of a tensor, got {tensor!r}" + _loc())
-    idx = list(indices)
-    if len(idx) != len(tensor.shape):
-        raise _core.UserError(f"pl.read: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
-                              f"{list(tensor.shape)}" + _loc())
+    idx = _element("read", tensor, indices)
     trace = current_trace("read")
     if id(tensor) in trace.windows:
         # A window (a signal row other ranks write): read when the program gets there, after the
@@ -496,12 +502,7 @@ def write(tensor: Tensor, indices: Sequence[Any], value: Any) -> None:
     """``pl.write(t, [i, ...], v)``: writes one element of global tensor `t`: `v` is a value
     ``pl.read`` returned, a one-element tile, or a number."""
     _require("write", "move")
-    if not isinstance(tensor, Tensor) or not tensor.is_traced:
-        raise _core.UserError(f"pl.write writes an element of a tensor, got {tensor!r}" + _loc())
-    idx = list(indices)
-    if len(idx) != len(tensor.shape):
-        raise _core.UserError(f"pl.write: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
-                              f"{list(tensor.shape)}" + _loc())
+    idx = _element("write", tensor, indices)
     one = [1] * len(idx)
     if isinstance(value, Tensor) and value.is_traced:
         if any(not (isinstance(d, int) and d == 1) for d in value.shape):
