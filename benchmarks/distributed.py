@@ -464,8 +464,9 @@ def report(info: Dict[str, Any], ranks: Sequence[int], ar: List[Dict], layer: Li
         "them from an earlier run); gloo's first call is its first all_reduce of that size (after "
         "init_process_group).",
         "- pypto call: the whole `allreduce_host(x, y, mode, 1)` (publish into the window, allreduce, read "
-        "back), as a user calls it: the arguments x and y ([P, size]) are copied into a shared-memory arena and "
-        "back for every call, and the heap is a fresh segment. One allreduce: (call with K allreduces - call "
+        "back), as a user calls it: the arguments x and y ([P, size]) are copied into the program's shared-memory "
+        "arena every call and y (the pl.Out argument) back; the arena and heap are kept from call to call. "
+        "One allreduce: (call with K allreduces - call "
         "with 1) / (K - 1), over pairs of adjacent calls (K = 33 up to 1 MiB, 17 for 64 MiB): the collective "
         "with the rank pool warm, its kernels compiled and the pages of the window mapped (each HOST-form "
         "allreduce is one more call on every rank: three barriers and the reduction).",
