@@ -351,3 +351,30 @@ def test_an_orchestrator_function_above_the_host_runs_its_ranks():
     _shift_pod(x, y, config=_config(2))
     np.testing.assert_array_equal(y, x[[1, 0]])
     assert pl.Level.POD is pl.Level.CLUSTER_0 and pl.Level.NODE is pl.Level.HOST
+
+
+@pl.jit
+def _bare_window_rank(x: pl.Tensor, y: pl.Out[pl.Tensor], data: pld.DistributedTensor,
+                      sig: pld.DistributedTensor):
+    """Bare annotations: every shape and dtype from the arguments."""
+    data[:] = x
+    data = pld.tensor.allreduce(data, sig)
+    y[:] = data
+    return y
+
+
+@pl.jit.host
+def _bare_window_host(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    n = pld.world_size()
+    d = pld.alloc_window_buffer(list(x.shape[1:]), dtype=pl.FP32)
+    s = pld.alloc_window_buffer([n, 1], dtype=pl.INT32)
+    for r in pl.range(n):
+        _bare_window_rank(x[r], y[r], pld.window(d, list(x.shape[1:]), dtype=pl.FP32),
+                          pld.window(s, [n, 1], dtype=pl.INT32), device=r)
+
+
+def test_bare_distributed_tensor_annotation_takes_the_arguments_shape():
+    x = np.random.default_rng(2).standard_normal((2, 5, 33)).astype(np.float32)
+    y = np.zeros_like(x)
+    _bare_window_host(x, y, config=_config(2))
+    np.testing.assert_allclose(y, np.broadcast_to(x.sum(0), x.shape), rtol=1e-6)

@@ -304,7 +304,12 @@ class LanguageFunction(JitFunction):
         ann = super()._resolve(ann)
         ann = ann.inner if isinstance(ann, _Directed) else ann
         # The bare `a: pl.Tensor` (the language's usual form): shape and dtype from the argument,
-        # one compiled program per shape and dtype passed, as pypto.Tensor() annotates it.
+        # one compiled program per shape and dtype passed, as pypto.Tensor() annotates it. The bare
+        # `w: pld.DistributedTensor` likewise: a window whose shape and dtype the argument gives.
+        if isinstance(ann, type) and getattr(ann, "_pld_window_class", False):
+            window = Tensor()
+            window._pld_window = []  # type: ignore[attr-defined]
+            return window
         return Tensor() if ann is Tensor else ann
 
     def lower(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> Any:

@@ -41,6 +41,8 @@ class DistributedTensor:
     the signals. (The array passed holds every rank's copy, [nranks, *shape]; see
     docs/distributed.md.)"""
 
+    _pld_window_class = True  # the bare annotation: shape and dtype from the argument
+
     def __init__(self) -> None:
         raise TypeError("pld.DistributedTensor is an annotation: write `data: pld.DistributedTensor[[1, 256], pl.FP32]`")
 
