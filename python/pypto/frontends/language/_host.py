@@ -270,7 +270,6 @@ class HostFunction:
                       [[] for _ in range(n)])
         run.spans = [(views[i].__array_interface__["data"][0], max(1, a.nbytes)) for i, (a, _) in enumerate(arrays)]
         _active.run = run
-        t0 = time.perf_counter()
         try:
             self.fn(*[staged(a) for a in args], **{k: staged(v) for k, v in kwargs.items()})
         finally:
@@ -292,7 +291,7 @@ class HostFunction:
         for i, ((a, _), v) in enumerate(zip(arrays, views)):
             if i in run.written and a.flags.writeable:  # what a rank may have written (pl.Out / InOut)
                 a[...] = v
-        _write_summary(output_dir, self.fn.__name__, dist, run, time.perf_counter() - t0)
+        _write_summary(output_dir, self.fn.__name__, dist, run)
 
 
 class _Segments:
@@ -336,11 +335,17 @@ def _write_swimlane(output_dir: str, name: str, answers: List[Any]) -> None:
     print(f"pypto: the swimlane of {name} over {len(answers)} ranks is {path} (open it in https://ui.perfetto.dev)")
 
 
-def _write_summary(output_dir: str, name: str, dist: DistributedConfig, run: HostRun, seconds: float) -> None:
+_summaries: Dict[str, Any] = {}  # the last run.json written per folder (rewritten when the run differs)
+
+
+def _write_summary(output_dir: str, name: str, dist: DistributedConfig, run: HostRun) -> None:
     summary = {
-        "function": name, "ranks": dist.world_size, "device_ids": dist.device_ids, "seconds": round(seconds, 6),
+        "function": name, "ranks": dist.world_size, "device_ids": dist.device_ids,
         "windows": [{"shape": list(w.shape), "dtype": w.dtype.str, "offset": w.offset} for w in run.layout.windows],
         "calls": [[f"{c.module}.{c.qualname}" for c in calls] for calls in run.calls],
     }
+    if _summaries.get(output_dir) == summary:
+        return
     with open(os.path.join(output_dir, "run.json"), "w") as f:
         json.dump(summary, f, indent=1)
+    _summaries[output_dir] = summary

@@ -198,10 +198,10 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
     once, ``i`` symbolic, bounds may be dynamic); a body that does (``t = pl.add(t, a)``, or
     ``init_values`` with ``pl.yield_``) is unrolled at trace time, which needs static bounds, as
     the hw-native-sys language unrolls its compile-time loops."""
+    if _host.active() is not None and maybe_recorder() is None:  # a host orchestrator's loop: plain Python
+        return iter(builtins.range(*_bounds("range", args)))
     loc = user_loc()
     start, stop, step = _bounds("range", args)
-    if _host.active() is not None and maybe_recorder() is None:  # a host orchestrator's loop: plain Python
-        return iter(builtins.range(start, stop, step))
     if init_values is not None:
         if not _static(start, stop, step):
             raise _core.UserError("pl.range(..., init_values=...) carries values from one iteration to the next, "
