@@ -157,7 +157,8 @@ void DiscardPrecompiledHeader(const std::string& dir) {
   fs::remove_all(dir, ec);
   for (auto& [flags, d] : g_pch_dirs)
     if (d == dir) d.clear();
-  std::fprintf(stderr, "pypto: warning: the precompiled header in %s was damaged; removed (rebuilt by the next process)\n",
+  std::fprintf(stderr,
+               "pypto: warning: the precompiled header in %s was damaged; removed (rebuilt by the next process)\n",
                dir.c_str());
 }
 
@@ -204,13 +205,26 @@ std::string KernelCacheDir() {
   return (home.empty() ? std::string("/tmp") : home + "/.cache") + "/pypto";
 }
 
+// A runtime built with a sanitizer builds its kernels with it too: TSan must see the kernels'
+// atomics (a launch's shared packing table is published by a compare-and-swap in kernel code), and
+// ASan their memory accesses.
+static std::string SanitizerFlags() {
+#if defined(__SANITIZE_THREAD__)
+  return " -fsanitize=thread";
+#elif defined(__SANITIZE_ADDRESS__)
+  return " -fsanitize=address";
+#else
+  return "";
+#endif
+}
+
 static std::string BaseFlags(const std::string& isa_flags) {
   // -ffp-contract=off: a * b + c stays two roundings, as the instructions and numpy compute it
   // (GCC would fuse them into an FMA); explicit FMA intrinsics are unaffected.
   // -fwrapv: the PTO math lets integer lanes wrap, as the vector instructions do (see CMakeLists).
   // isa_flags: what the CPU level in force (cpu_isa.h) takes away from -march=native.
   return Quote(Compiler()) + " -std=c++20 -O3 -march=native" + (isa_flags.empty() ? "" : " " + isa_flags) +
-         " -fno-math-errno -ffp-contract=off -fwrapv -fPIC";
+         " -fno-math-errno -ffp-contract=off -fwrapv -fPIC" + SanitizerFlags();
 }
 
 namespace detail {
@@ -244,18 +258,18 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
   if (!usable && fs::exists(so)) {
     usable = VerifiedLibrary(so);
     if (!usable)
-      std::fprintf(stderr, "pypto: warning: the cached kernel library %s is damaged; compiling it again\n",
-                   so.c_str());
+      std::fprintf(stderr, "pypto: warning: the cached kernel library %s is damaged; compiling it again\n", so.c_str());
   }
   if (!usable) {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw UserError("cannot create the kernel cache '" + dir.string() + "': " + ec.message(), {},
-                            "set PYPTO_CACHE_DIR to a writable directory");
+    if (ec)
+      throw UserError("cannot create the kernel cache '" + dir.string() + "': " + ec.message(), {},
+                      "set PYPTO_CACHE_DIR to a writable directory");
     // Private temporaries, then an atomic rename (over a damaged entry too): concurrent
     // processes never see half a file.
-    std::string tag = std::to_string(getpid()) + "." +
-                      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    std::string tag =
+        std::to_string(getpid()) + "." + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     fs::path src = dir / (std::string(key) + "." + tag + ".cpp");
     fs::path tmp = dir / (std::string(key) + "." + tag + ".so");
     fs::path kept = dir / (std::string(key) + ".cpp");  // the source, for the user to read
