@@ -414,6 +414,7 @@ NB_MODULE(_core, m) {
       .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })
       .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
       .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
+      .def("open_symbols", &Recorder::OpenSymbols)
       .def("root_kind",
            [](const Recorder& r, int id) {
              return std::string(ValueKindName(r.function().value(r.function().MemoryRoot(id)).kind));

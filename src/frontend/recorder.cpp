@@ -444,10 +444,6 @@ void Recorder::Rollback(const Mark& m) {
     written_.erase(id);
     value_branches_.erase(id);
   }
-  reads_.erase(
-      std::remove_if(reads_.begin(), reads_.end(),
-                     [&](const std::pair<int, SourceLoc>& r) { return r.first >= static_cast<int>(m.values); }),
-      reads_.end());
   tile_shape_ = m.tile_shape;
   cube_tile_ = m.cube_tile;
   label_ = m.label;
@@ -455,9 +451,9 @@ void Recorder::Rollback(const Mark& m) {
 
 Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const SourceLoc& loc) {
   CheckLive(x, "getitem", loc);
-  const Value& v = f_.value(x);
+  const Value v = f_.value(x);  // (copies: materializing below adds values)
   std::vector<Expr> index = Simplified(index_in);
-  const Value& root = f_.value(f_.Root(x));
+  const Value root = f_.value(f_.Root(x));
   std::string what = "reading the element " + DescribeValue(v) + "[" + [&] {
     std::string s;
     for (size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + index[i].str();
@@ -469,10 +465,18 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
   if (static_cast<int>(index.size()) != v.rank())
     throw UserError(
         what + ": " + std::to_string(index.size()) + " indices for a tensor of rank " + std::to_string(v.rank()), loc);
-  if (root.kind != ValueKind::Input || v.kind == ValueKind::Reshape)
-    throw UserError(what + ": only an input parameter (or a slice of one) can be read as a scalar, and %" + root.name +
-                        " is " + (root.kind == ValueKind::Temp ? "an intermediate result" : "written by the function"),
-                    loc, "pass the values as an input tensor");
+  // An element the function computes (a Temp) is read from memory: the value is kept in a tensor
+  // right where it is made; an element of memory seen in another shape (a reshape, or a window of
+  // one) from a copy of the tensor read, made here. The runtime reads it once the launches before
+  // the read have run (CallState::Walk).
+  const bool reshaped = v.kind == ValueKind::Reshape || root.kind == ValueKind::Reshape;
+  int mem = root.id;
+  if (reshaped) {
+    mem = CreateTensor(v.shape, v.dtype, v.name + "_read", loc);
+    Assemble(x, std::vector<Expr>(v.shape.size(), Expr(0)), mem, loc);
+  } else if (root.kind == ValueKind::Temp) {
+    mem = MaterializeWhereMade(root.id, loc);
+  }
   for (size_t d = 0; d < index.size(); ++d) {
     auto i = index[d].as_const();
     auto n = v.shape[d].as_const();
@@ -480,10 +484,10 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
       throw UserError(what + ": index " + std::to_string(*i) + " is out of bounds in dim " + std::to_string(d), loc);
   }
   ScalarRead read;
-  read.value = f_.Root(x);
-  read.tensor = root.name;
+  read.value = mem;
+  read.tensor = f_.value(mem).name;
   for (size_t d = 0; d < index.size(); ++d)
-    read.index.push_back(v.kind == ValueKind::View ? v.offsets[d] + index[d] : index[d]);
+    read.index.push_back(v.kind == ValueKind::View && !reshaped ? v.offsets[d] + index[d] : index[d]);
   LoopInfo info;
   info.var = FreshSymbol(root.name + "_at", loc);
   info.name = "READ_" + info.var;
@@ -496,7 +500,6 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
   stack_.push_back(l.body.get());
   scopes_.push_back(Scope::Read);
   open_vars_.push_back(info.var);
-  reads_.push_back({x, loc});
   read_symbols_[info.var] = loc;
   return Expr::Var(info.var);
 }
@@ -554,13 +557,8 @@ void Recorder::Return(const std::vector<int>& values, const SourceLoc& loc) {
 Function Recorder::Finish() {
   while (!scopes_.empty() && scopes_.back() == Scope::Read) CloseScope();
   if (stack_.size() != 1) throw UserError("a pypto.loop was not closed before the function returned");
-  for (auto& [x, loc] : reads_) {
-    const Value& root = f_.value(f_.Root(x));
-    if (root.kind != ValueKind::Input)
-      throw UserError("%" + root.name + " is read as a scalar here, and the function also writes it", loc,
-                      "the control program reads scalars before the kernels run: read an input the function "
-                      "does not write");
-  }
+  // (A read of an element the function writes runs after the launches before it: the runtime's
+  // phased calls, CallState::Walk.)
   finished_ = true;
   return f_;
 }

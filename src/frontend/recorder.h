@@ -135,6 +135,9 @@ class Recorder {
 
   const Value& value(int id) const { return f_.value(id); }
   const Function& function() const { return f_; }
+  /// The symbols in scope here that a region binds (loop indices, branch guards, scalar reads),
+  /// outermost first: a symbol opened inside a branch leaves scope when the branch ends.
+  const std::vector<std::string>& OpenSymbols() const { return open_vars_; }
 
  private:
   int Record(OpCall call, const std::string& result_name = "");
@@ -168,7 +171,6 @@ class Recorder {
   void CloseScope();
   std::vector<Scope> scopes_;                      // per open region of stack_ past the body
   std::vector<std::string> open_vars_;             // per open region of stack_ past the body: its index
-  std::vector<std::pair<int, SourceLoc>> reads_;   // tensors read as scalars: must stay inputs
   std::map<std::string, SourceLoc> read_symbols_;  // symbol of each scalar read -> its line
   /// UserError when `shape` depends on a scalar read: tensors in memory (created, returned) are
   /// allocated when the call starts, before any element is read.

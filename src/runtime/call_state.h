@@ -294,9 +294,21 @@ class CallState {
     }
   }
 
+  // Whether `r` reads an element of a tensor the call writes (CANN's `cumsum[i, e]` of a table
+  // the kernel computed): such a call runs in phases (see Execute).
+  bool ReadsWrittenElements(const Region<LaunchNode>& r) const {
+    for (auto& e : r.entries)
+      if (e.loop && ((e.loop->info.read && p_.exec_graph.fn.value(e.loop->info.read->value).kind != ValueKind::Input) ||
+                     ReadsWrittenElements(*e.loop->body)))
+        return true;
+    return false;
+  }
+
   void Walk(const Region<LaunchNode>& r, SymEnv& env) {
     for (auto& e : r.entries) {
       if (e.loop && e.loop->info.read) {
+        // An element the call's kernels write: every launch made so far runs to its end first.
+        if (drain_ && p_.exec_graph.fn.value(e.loop->info.read->value).kind != ValueKind::Input) drain_();
         env[e.loop->info.var] = ReadElement(e.loop->info, env);
         Walk(*e.loop->body, env);  // the read continues the run of launches it sits in
         env.erase(e.loop->info.var);
@@ -326,6 +338,10 @@ class CallState {
     const Kernel& k = p_.exec_graph.kernels[n.kernel];
     auto inst = std::make_unique<Instance>();
     inst->id = next_instance_++;
+    if (phased_) {  // launches are not counted ahead: the instance list grows as they are made
+      instances_.resize(next_instance_);
+      ++outstanding_;
+    }
     inst->kernel = &k;
     inst->env = env;
     for (auto& g : k.grid) {
@@ -616,7 +632,11 @@ class CallState {
   int last_fence_ = -1;           // the latest signal kernel's instance (Kernel::fence)
   std::vector<int> since_fence_;  // instances made after it
   int64_t outstanding_ = 0;       // launches not yet finished (or skipped)
-  int busy_ = 0;                  // workers not waiting for a task (running, building, or deciding)
+  // A call that reads elements its kernels write runs in phases: the control program stops at
+  // such a read, drain_ runs every launch made so far to its end, and the walk goes on.
+  bool phased_ = false;
+  std::function<void()> drain_;
+  int busy_ = 0;  // workers not waiting for a task (running, building, or deciding)
   int64_t total_tasks_ = 0;
   std::exception_ptr error_;
   std::atomic<bool> stop_{false};                              // error_ is set: running tasks return early

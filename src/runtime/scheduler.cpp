@@ -18,18 +18,22 @@ RunStats CallState::Execute() {
   if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
     throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
   const bool lifo = opts_.sched_mode == "lifo";
-  SymEnv count_env = env_;
-  const int64_t launches = CountLaunches(p_.exec_graph.body, count_env);
-  instances_.resize(launches);
-  outstanding_ = launches;
+  phased_ = ReadsWrittenElements(p_.exec_graph.body);
+  int64_t launches = 0;
+  if (!phased_) {  // (a phased call cannot count ahead: a count may depend on an element not written yet)
+    SymEnv count_env = env_;
+    launches = CountLaunches(p_.exec_graph.body, count_env);
+    instances_.resize(launches);
+    outstanding_ = launches;
+  }
   // Few launches: build first, then wake only as many workers as there are tasks.
-  streaming_ = workers_ > 1 && launches >= 8;
+  streaming_ = !phased_ && workers_ > 1 && launches >= 8;
   auto build = [&] {
     auto b0 = std::chrono::steady_clock::now();
     Build();
     stats.control_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - b0).count();
   };
-  if (!streaming_) {
+  if (!streaming_ && !phased_) {
     build();
     stats.build_ms = stats.control_ms;
     workers_ = static_cast<int>(std::min<int64_t>(workers_, std::max<int64_t>(total_tasks_, 1)));
@@ -166,8 +170,23 @@ RunStats CallState::Execute() {
       }
     }
   };
-  busy_ = workers_;
-  if (launches > 0) WorkerPool::Get().Run(workers_, work);
+  if (phased_) {
+    // Build on this thread; at each read of an element the kernels write, and at the end, run
+    // what is made so far on the workers until it has all finished.
+    drain_ = [&] {
+      if (outstanding_ == 0) return;
+      busy_ = workers_;
+      WorkerPool::Get().Run(workers_, work);
+      if (error_) std::rethrow_exception(error_);
+    };
+    build();
+    stats.build_ms = stats.control_ms;
+    drain_();
+    drain_ = nullptr;
+  } else {
+    busy_ = workers_;
+    if (launches > 0) WorkerPool::Get().Run(workers_, work);
+  }
   if (error_) std::rethrow_exception(error_);
   instances_.resize(next_instance_);
   stats.tasks = total_tasks_;

@@ -45,7 +45,7 @@ from ._unavailable import Unavailable as _Unavailable
 from ._tracing import (_format_loc, automatic_tiles, current_probes, current_recorder, decide_in_loop,  # noqa: F401
                        maybe_recorder, path_tracers, runtime_scope, user_loc)
 from .tensor import Tensor
-from ._dtypes import check_dtype, PackedDType, UnsupportedDType
+from ._dtypes import DT_INT64, check_dtype, PackedDType, UnsupportedDType
 
 __all__ = ["cond", "is_loop_begin", "is_loop_end", "sym_min", "sym_max"]
 
@@ -197,6 +197,12 @@ class _Branch:
         self.ends: List[Dict[str, Any]] = []
         self.merged: Dict[str, Any] = {}  # name -> the tensor both paths write, or a scalar
         self.failed: set = set()
+        # A scalar a path computes from an element it reads (`x = t[i]` inside the path) cannot
+        # leave the path as an expression (the read's symbol is bound in the path only): it leaves
+        # through memory, a one-element tensor the path writes and the code after the `if` reads.
+        self.scalar_mem: Dict[str, Any] = {}
+        self.via_memory: set = set()  # (name, path) pairs whose scalar went through memory
+        self.open_at_start: set = set()
 
     def _path(self, negate: bool) -> Iterator[None]:
         if not self.symbolic:
@@ -205,6 +211,7 @@ class _Branch:
             return
         rec = current_recorder("if")
         rec.begin_branch(self.test, negate, user_loc())
+        self.open_at_start = set(rec.open_symbols())
         try:
             with runtime_scope():
                 yield None
@@ -235,7 +242,25 @@ class _Branch:
         ends = {n: frame_locals.get(n, _MISSING) for n in self.names}
         self.ends.append(ends)
         with automatic_tiles("if"):  # the copies' tiles, whatever the path set last
-            self._merge_path(current_recorder("if"), path, ends)
+            rec = current_recorder("if")
+            self._merge_path(rec, path, ends)
+            self._scalars_through_memory(rec, path, ends)
+
+    def _scalars_through_memory(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:
+        inside = set(rec.open_symbols()) - self.open_at_start
+        if not inside:
+            return
+        for n in self.names:
+            v = ends[n]
+            if not isinstance(v, SymbolicScalar) or not set(v.free_vars()) & inside:
+                continue
+            mem = self.scalar_mem.get(n)
+            if mem is None:
+                mem = self.scalar_mem[n] = Tensor(_rec=rec, _id=rec.create_tensor([1], DT_INT64, f"{n}_branch",
+                                                                                  user_loc()))
+            value = rec.op("full", [], {"shape": [1], "value": 0.0, "value_expr": [v], "dtype": DT_INT64}, user_loc())
+            rec.assemble(value, [0], mem._vid, user_loc())
+            self.via_memory.add((n, path))
 
     def _merge_path(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:
         for n in self.names:
@@ -298,6 +323,12 @@ class _Branch:
         if isinstance(v0, ints) and isinstance(v1, ints) and not isinstance(v0, bool) and not isinstance(v1, bool):
             if isinstance(v0, int) and isinstance(v1, int) and v0 == v1:
                 return v0
+            if (name, 0) in self.via_memory or (name, 1) in self.via_memory:
+                stored = self.scalar_mem[name][0]  # read here, after the path that wrote it ran
+                if (name, 0) in self.via_memory and (name, 1) in self.via_memory:
+                    return stored
+                v0 = stored if (name, 0) in self.via_memory else v0
+                v1 = stored if (name, 1) in self.via_memory else v1
             t = _truth(self.test)
             return t * v0 + (1 - t) * v1
         if type(v0) is type(v1) and isinstance(v0, (float, str, bool)) and v0 == v1:
