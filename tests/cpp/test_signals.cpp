@@ -185,3 +185,32 @@ TEST(Signals, AtomicAddStoresFromTwoCallsAtOnceLoseNothing) {
     }
   }
 }
+
+// A scalar read of an element the function computes (a phased call): the loop's trip count is an
+// element of x + 1, known only once the kernel computing it has run; under several workers too.
+TEST(PhasedCalls, AReadOfAComputedElementWaitsForItsKernel) {
+  Recorder r("phased");
+  int x = r.AddParam("x", {Expr(4)}, DataType::INT32, false);
+  int out = r.AddParam("out", {Expr(8)}, DataType::FP32, true);
+  int y = r.BinaryScalar("add", x, 1.0);  // computed: 1 + x
+  Expr n = r.ReadScalar(y, {Expr(2)});    // y[2], read once the add has run
+  Expr i = r.BeginLoop("i", "L", 0, n, 1);
+  Attrs a;
+  a.set<std::vector<Expr>>("shape", {Expr(1)});
+  a.set<double>("value", 3.0);
+  a.set<DataType>("dtype", DataType::FP32);
+  r.Assemble(r.Op("full", {}, a), {i}, out);
+  r.EndLoop();  // (the read's scope closes with the function)
+  auto p = Build(r.Finish());
+  for (const char* mode : {"interp", "cpu"})
+    for (int workers : {1, 2}) {
+      std::vector<int32_t> xv = {0, 0, 4, 0};  // y[2] = 5: out[0:5] = 3
+      std::vector<float> ov(8, -1.f);
+      Runtime rt(p);
+      RunOptions o;
+      o.run_mode = mode;
+      o.workers = workers;
+      rt.Run({{xv.data(), DataType::INT32, {4}, {}}, {ov.data(), DataType::FP32, {8}, {}}}, {}, o);
+      for (int k = 0; k < 8; ++k) EXPECT_EQ(ov[k], k < 5 ? 3.f : -1.f) << mode << " workers " << workers << " at " << k;
+    }
+}
