@@ -378,3 +378,17 @@ def test_bare_distributed_tensor_annotation_takes_the_arguments_shape():
     y = np.zeros_like(x)
     _bare_window_host(x, y, config=_config(2))
     np.testing.assert_allclose(y, np.broadcast_to(x.sum(0), x.shape), rtol=1e-6)
+
+
+def test_two_host_programs_called_in_turn_keep_their_segments():
+    """Each host program keeps its arena and heap from call to call; the ranks map both."""
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        x = rng.standard_normal((2, 1, SIZE)).astype(np.float32)
+        y = np.zeros_like(x)
+        _shift_host(x, y, config=_config(2))
+        np.testing.assert_array_equal(y, x[[1, 0]])
+        x2 = rng.standard_normal((2, 3, 17)).astype(np.float32)
+        y2 = np.zeros_like(x2)
+        _bare_window_host(x2, y2, config=_config(2))
+        np.testing.assert_allclose(y2, np.broadcast_to(x2.sum(0), x2.shape), rtol=1e-6)

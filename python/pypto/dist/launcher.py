@@ -72,6 +72,7 @@ class Job:
     heap: Optional[Tuple[str, int]] = None
     layout: Optional[WindowLayout] = None
     trace_t0: Optional[float] = None  # set: record each call's swimlane (time.perf_counter() origin, shared)
+    forget: List[str] = field(default_factory=list)  # segments the orchestrator dropped: unmap them
 
 
 # How a rank records one call's swimlane: a context manager for a file path, registered by the jit
@@ -157,7 +158,7 @@ def forget(names: Sequence[str]) -> None:
 
 
 def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
-    forget([n for n in list(_mapped) if n not in {s[0] for s in (job.arena, job.heap) if s}])
+    forget(job.forget)
     arena, heap = _map(job.arena), _map(job.heap)
     conn.send(("mapped", None))
     ctx = context.require("a rank job")
@@ -373,6 +374,14 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
+_dropped: List[str] = []  # segments an orchestrator no longer uses: the next jobs tell the ranks to unmap them
+
+
+def dropped(name: str) -> None:
+    """The orchestrator no longer uses this segment (the ranks may still map it)."""
+    _dropped.append(name)
+
+
 def pool_for(nranks: int, timeout: float) -> RankPool:
     """The pool of `nranks` ranks whose waits give up after `timeout` (started if needed)."""
     return pool(nranks, {"PYPTO_DIST_TIMEOUT": repr(float(timeout))})
@@ -383,6 +392,9 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
     may take); the segments are unlinked once every rank has mapped them (or when the run ends,
     whichever comes first). The ranks keep their mappings for later runs of the same pool."""
     p = pool_for(len(jobs), timeout)
+    gone = list(_dropped)
+    for j in jobs:
+        j.forget = gone
 
     def unlink() -> None:
         for s in segments:
@@ -391,7 +403,9 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
     try:
         # A wait gives up after `timeout` with its own message (the cell, what it holds); the run
         # as a whole (compiles included) gets twice that and half a minute more.
-        return p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
+        answers = p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
+        del _dropped[:len(gone)]
+        return answers
     finally:
         unlink()
 

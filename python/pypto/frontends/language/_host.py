@@ -307,17 +307,21 @@ class _Segments:
         if seg is not None and owner is pool and seg.size >= size:
             return seg
         if seg is not None:
-            seg.unlink()
-            seg.close()
+            self._release(seg)
         seg = SharedSegment.create(max(size, 64), kind)
         self.held[kind] = (seg, pool)
         return seg
 
     def drop(self) -> None:
         for seg, _ in self.held.values():
-            seg.unlink()
-            seg.close()
+            self._release(seg)
         self.held.clear()
+
+    @staticmethod
+    def _release(seg: SharedSegment) -> None:
+        seg.unlink()
+        seg.close()
+        launcher.dropped(seg.name)  # the ranks unmap it with their next job
 
     def __del__(self) -> None:
         try:
