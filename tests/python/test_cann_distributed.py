@@ -111,3 +111,48 @@ def test_shmem_allreduce_and_allgather(world, groups):
         failures.append(errors.get())
     assert not failures, "\n".join(f"rank {r}:\n{tb}" for r, tb in failures)
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+
+
+@pypto.jit
+def _mismatched_kernel(x: pypto.Tensor([ROWS, COLS], pypto.DT_FP32), out: pypto.Tensor([ROWS, COLS], pypto.DT_FP32),
+                       group: str, rows: int):
+    pypto.set_vec_tile_shapes(ROWS, COLS)
+    shmem = pypto.distributed.create_shmem_tensor(group, 2, pypto.DT_FP32, [rows, COLS])
+    me = pypto.distributed.my_symbolic_pe(group)
+    out[:] = pypto.distributed.shmem_get(shmem, me, [ROWS, COLS], [0, 0]) + x
+
+
+def _mismatch_worker(rank, port, errors):
+    try:
+        import torch.distributed as dist
+        from pypto.compat import npu_compat
+
+        npu_compat.install()
+        dist.init_process_group(backend="hccl", rank=rank, world_size=2, init_method=f"tcp://127.0.0.1:{port}")
+        g = dist.new_group(backend="hccl", ranks=[0, 1])
+        name = g._get_backend(torch.device("npu")).get_hccl_comm_name(rank)
+        x = np.zeros((ROWS, COLS), np.float32)
+        _mismatched_kernel(x, np.zeros_like(x), name, ROWS * (rank + 1))  # rank 1 makes a larger window
+    except BaseException as e:  # noqa: BLE001
+        errors.put((rank, f"{type(e).__name__}: {e}"))
+
+
+def test_members_that_disagree_on_a_shmem_tensor_get_a_user_error():
+    ctx = mp.get_context("spawn")
+    errors = ctx.Queue()
+    port = _free_port()
+    procs = [ctx.Process(target=_mismatch_worker, args=(r, port, errors)) for r in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        if p.is_alive():
+            p.kill()
+    got = []
+    while not errors.empty():
+        got.append(errors.get())
+    assert len(got) == 2, got
+    for rank, msg in got:
+        assert "UserError" in msg and "disagree on its shmem allocation" in msg, msg
+        assert "rank 0: create_shmem_tensor(2, DataType.FP32, [8, 64])" in msg
+        assert "rank 1: create_shmem_tensor(2, DataType.FP32, [16, 64])" in msg

@@ -67,18 +67,25 @@ _serial: Dict[str, int] = {}
 _names = itertools.count()  # parameter names (unique in a function that makes several)
 
 
-def _shared(group: str, serial: int, nbytes: int) -> SharedSegment:
+def _shared(group: str, serial: int, nbytes: int, what: str) -> SharedSegment:
     """The segment of a group's `serial`-th shmem allocation: made by the group's first rank and
     mapped by the others at the first call (every member traces and calls the same functions in the
-    same order, so the serials agree); unlinked once all have mapped it."""
+    same order, so the serials agree); unlinked once all have mapped it. Members that disagree on
+    the allocation (another shape or dtype) get a UserError naming each one's, on every member."""
     key = (group, serial)
     seg = _segments.get(key)
     if seg is not None:
         return seg
     import torch.distributed as dist  # noqa: PLC0415
 
-    pg, me, _ = _group(group, "create_shmem_tensor")
+    pg, me, size = _group(group, "create_shmem_tensor")
     first = dist.get_process_group_ranks(pg)[0]
+    views: List[Any] = [None] * size
+    dist.all_gather_object(views, (nbytes, what), group=pg)
+    if any(v != views[0] for v in views):
+        raise _core.UserError(f"pypto.distributed: the members of group {group!r} disagree on its shmem allocation "
+                              f"#{serial}: " + "; ".join(f"rank {r}: {v[1]}" for r, v in enumerate(views))
+                              + "\nhint: every member must create the same shmem tensors, in the same order")
     name: List[Any] = [None]
     if me == 0:
         seg = SharedSegment.create(nbytes, f"shmem{serial}")
@@ -199,8 +206,10 @@ def _create(group_name: str, n_pes: int, dtype: Any, shape: Optional[List[int]],
     off_bar = off_sig + -(-sig_bytes // 64) * 64
     total = off_bar + bar_bytes
 
+    described = f"{what}({n_pes}, {dtype}, {dshape if shape is not None else ''})"
+
     def part(offset: int, shp: List[int], dt: np.dtype) -> Callable[[], np.ndarray]:
-        return lambda: _shared(group_name, serial, total).array(offset, shp, dt)
+        return lambda: _shared(group_name, serial, total, described).array(offset, shp, dt)
 
     rec = current_recorder(f"pypto.distributed.{what}")
     tag = f"shmem{next(_names)}"
