@@ -156,3 +156,41 @@ def test_members_that_disagree_on_a_shmem_tensor_get_a_user_error():
         assert "UserError" in msg and "disagree on its shmem allocation" in msg, msg
         assert "rank 0: create_shmem_tensor(2, DataType.FP32, [8, 64])" in msg
         assert "rank 1: create_shmem_tensor(2, DataType.FP32, [16, 64])" in msg
+
+
+TORCHRUN_SCRIPT = '''
+import os
+import numpy as np
+import torch
+import torch.distributed as dist
+from pypto.compat import npu_compat
+npu_compat.install()  # (or `import torch_npu` with pypto's stand-in on the path)
+import pypto
+from test_cann_distributed import allreduce_kernel, ROWS, COLS
+
+dist.init_process_group(backend="hccl")  # torchrun's environment: RANK, WORLD_SIZE, MASTER_ADDR/PORT
+rank, world = dist.get_rank(), dist.get_world_size()
+g = dist.new_group(backend="hccl", ranks=list(range(world)))
+name = g._get_backend(torch.device("npu")).get_hccl_comm_name(rank)
+x = np.full((ROWS, COLS), rank + 1, np.float32)
+out = np.zeros_like(x)
+allreduce_kernel(x, out, name, world)
+assert np.all(out == sum(r + 1 for r in range(world))), out
+print(f"rank {rank}: OK", flush=True)
+'''
+
+
+def test_a_torchrun_launch(tmp_path):
+    """Ranks started by torchrun (env:// rendezvous), as a CANN program is launched on a cluster."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "allreduce_torchrun.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                        os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+                        f"--master_port={_free_port()}", str(script)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "rank 0: OK" in r.stdout and "rank 1: OK" in r.stdout, r.stdout
