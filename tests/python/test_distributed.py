@@ -392,3 +392,80 @@ def test_two_host_programs_called_in_turn_keep_their_segments():
         y2 = np.zeros_like(x2)
         _bare_window_host(x2, y2, config=_config(2))
         np.testing.assert_allclose(y2, np.broadcast_to(x2.sum(0), x2.shape), rtol=1e-6)
+
+
+# --- regions, atomic adds and the variable all-to-all -------------------------------------------
+
+@pl.jit
+def _atomic_rank(x: pl.Tensor, acc: pld.DistributedTensor, sig: pld.DistributedTensor, y: pl.Out[pl.Tensor]):
+    """Every rank adds its x into rank 0's window at once (atomic adds), and its first row into
+    row `rank` of rank 1's window (a region); then everyone reads rank 0's sum."""
+    ctx = pld.get_comm_ctx(acc)
+    pld.tensor.barrier(sig)
+    pld.tensor.put(acc, 0, x, atomic=pld.AtomicType.Add)
+    pld.tensor.put(acc, 1, x, dst_offsets=[pld.rank(ctx) + 2, 0], src_offsets=[0, 0], shape=[1, 8])
+    pld.tensor.barrier(sig)
+    pld.tensor.get(y, 0, acc)
+
+
+@pl.jit.host
+def _atomic_host(x: pl.Tensor, y: pl.Out[pl.Tensor], y1: pl.Out[pl.Tensor]):
+    n = pld.world_size()
+    acc = pld.alloc_window_buffer([6, 8], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([n, 1], dtype=pl.INT32)
+    for r in pl.range(n):
+        _atomic_rank(x[r], pld.window(acc, [6, 8], dtype=pl.FP32), pld.window(sig, [n, 1], dtype=pl.INT32),
+                     y[r], device=r)
+    a = pld.window(acc, [6, 8], dtype=pl.FP32)
+    for r in pl.range(n):
+        _read_copy(y1[r], a, device=r)
+
+
+@pl.jit
+def _read_copy(y: pl.Out[pl.Tensor], acc: pld.DistributedTensor):
+    pld.tensor.get(y, 1, acc)
+
+
+def test_atomic_puts_and_regions():
+    n = 2
+    x = np.random.default_rng(6).integers(-8, 8, (n, 6, 8)).astype(np.float32)
+    y = np.zeros_like(x)
+    y1 = np.zeros_like(x)
+    _atomic_host(x, y, y1, config=_config(n))
+    for r in range(n):
+        np.testing.assert_array_equal(y[r], x.sum(0))  # exact: small integers
+        for src in range(n):
+            np.testing.assert_array_equal(y1[r][src + 2], x[src][0])
+
+
+@pl.jit
+def _a2av_rank(x: pl.Tensor, counts: pl.Tensor, out: pl.Out[pl.Tensor], got: pl.Out[pl.Tensor],
+               target: pld.DistributedTensor, recv: pld.DistributedTensor, sig: pld.DistributedTensor):
+    target = pld.tensor.all_to_all_v(x, target, sig, counts, recv)
+    pld.tensor.get(out, pld.rank(pld.get_comm_ctx(target)), target)
+    pld.tensor.get(got, pld.rank(pld.get_comm_ctx(recv)), recv)
+
+
+@pl.jit.host
+def _a2av_host(x: pl.Tensor, counts: pl.Tensor, out: pl.Out[pl.Tensor], got: pl.Out[pl.Tensor]):
+    n = pld.world_size()
+    t = pld.alloc_window_buffer([n * 3, 8], dtype=pl.FP32)
+    rc = pld.alloc_window_buffer([n, 1], dtype=pl.INT32)
+    s = pld.alloc_window_buffer([n, 1], dtype=pl.INT32)
+    for r in pl.range(n):
+        _a2av_rank(x[r], counts[r], out[r], got[r], pld.window(t, [n * 3, 8], dtype=pl.FP32),
+                   pld.window(rc, [n, 1], dtype=pl.INT32), pld.window(s, [n, 1], dtype=pl.INT32), device=r)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_all_to_all_v(n):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, n * 3, 8)).astype(np.float32)
+    counts = rng.integers(0, 6, (n, n, 1)).astype(np.int32)  # some above the 3 rows per block
+    out = np.zeros_like(x)
+    got = np.zeros((n, n, 1), np.int32)
+    _a2av_host(x, counts, out, got, config=_config(n))
+    for r in range(n):
+        for src in range(n):
+            np.testing.assert_array_equal(out[r][src * 3:(src + 1) * 3], x[src][r * 3:(r + 1) * 3])
+            assert got[r][src, 0] == min(counts[src][r, 0], 3)

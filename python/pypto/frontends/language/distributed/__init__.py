@@ -32,10 +32,11 @@ __all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "AtomicType", "ReduceOp",
 
 
 # pld.tensor: whole windows between ranks and the collectives.
-tensor = SimpleNamespace(put=_window_ops.put, get=_window_ops.get, barrier=_collectives.barrier,
-                         allreduce=_collectives.allreduce, broadcast=_collectives.broadcast,
-                         allgather=_collectives.allgather, reduce_scatter=_collectives.reduce_scatter,
-                         all_to_all=_collectives.all_to_all)
+tensor = SimpleNamespace(put=_window_ops.put, get=_window_ops.get, remote_store=_window_ops.remote_store,
+                         barrier=_collectives.barrier, allreduce=_collectives.allreduce,
+                         broadcast=_collectives.broadcast, allgather=_collectives.allgather,
+                         reduce_scatter=_collectives.reduce_scatter, all_to_all=_collectives.all_to_all,
+                         all_to_all_v=_collectives.all_to_all_v)
 
 
 def world_size() -> int:

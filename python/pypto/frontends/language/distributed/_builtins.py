@@ -48,6 +48,10 @@ def _all_to_all(input: _W, target: _W, signal: _W) -> None:  # type: ignore[vali
     _collectives.all_to_all(input, target, signal)
 
 
+def _all_to_all_v(input: _W, target: _W, signal: _W, send_counts: _W, recv_counts: _W) -> None:  # type: ignore[valid-type]  # noqa: A002
+    _collectives.all_to_all_v(input, target, signal, send_counts, recv_counts)
+
+
 def _barrier(signal: _W) -> None:  # type: ignore[valid-type]
     _collectives.barrier(signal)
 
@@ -59,9 +63,11 @@ builtin_allgather = LanguageFunction(_allgather)
 builtin_reduce_scatter = LanguageFunction(_reduce_scatter)
 builtin_all_to_all = LanguageFunction(_all_to_all)
 builtin_barrier = LanguageFunction(_barrier)
+builtin_all_to_all_v = LanguageFunction(_all_to_all_v)
 for _f, _name in ((builtin_allreduce, "builtin_allreduce"), (builtin_broadcast, "builtin_broadcast"),
                   (builtin_allgather, "builtin_allgather"), (builtin_reduce_scatter, "builtin_reduce_scatter"),
-                  (builtin_all_to_all, "builtin_all_to_all"), (builtin_barrier, "builtin_barrier")):
+                  (builtin_all_to_all, "builtin_all_to_all"), (builtin_barrier, "builtin_barrier"),
+                  (builtin_all_to_all_v, "builtin_all_to_all_v")):
     _f.fn.__qualname__ = _name  # the rank looks the function up by this name
 
 
@@ -82,7 +88,8 @@ def host_collective(name: str, *args: Any, **kwargs: Any) -> Any:
         raise _core.UserError(f"pld.tensor.{name} needs its signal window (pld.window of an INT32 buffer with a row "
                               "per rank)" + where)
     fn = {"barrier": builtin_barrier, "allreduce": builtin_allreduce, "broadcast": builtin_broadcast, "allgather": builtin_allgather,
-          "reduce_scatter": builtin_reduce_scatter, "all_to_all": builtin_all_to_all}[name]
+          "reduce_scatter": builtin_reduce_scatter, "all_to_all": builtin_all_to_all,
+          "all_to_all_v": builtin_all_to_all_v}[name]
     if "op" in kwargs:
         if not isinstance(kwargs["op"], ReduceOp):
             raise _core.UserError(f"pld.tensor.{name}: op must be a pld.ReduceOp, got {kwargs['op']!r}" + where)
@@ -90,7 +97,7 @@ def host_collective(name: str, *args: Any, **kwargs: Any) -> Any:
     kwargs.pop("core_num", None)
     for r in range(run.nranks):
         _host.dispatch(fn, args, kwargs, r)
-    return args[1] if name in ("allgather", "all_to_all") else args[0]
+    return args[1] if name in ("allgather", "all_to_all", "all_to_all_v") else args[0]
 
 
 _collectives.set_host_form(host_collective)

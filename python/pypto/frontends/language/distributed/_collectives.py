@@ -207,6 +207,42 @@ def all_to_all(input: Any, target: Any, signal: Any = None) -> Any:  # noqa: A00
     return target
 
 
+def all_to_all_v(input: Any, target: Any, signal: Any, send_counts: Any, recv_counts: Any) -> Any:  # noqa: A002
+    """The variable form: `input` and `target` are [nranks * max_rows, ...] (max_rows = rows per
+    peer); rank r sends block `dest` of its input (all max_rows rows) to block r of rank dest's
+    target, and publishes min(send_counts[dest], max_rows) in row r of dest's `recv_counts` window
+    ([nranks, 1] INT32). Rows past a block's count are whatever the sender's block held."""
+    host = _in_host("all_to_all_v", input, target, signal, send_counts, recv_counts)
+    if host is not None:
+        return host
+    w = _ops._window("tensor.all_to_all_v", target)
+    counts = _ops._window("tensor.all_to_all_v", recv_counts, "recv_counts")
+    n, me = w.nranks, w.rank
+    found = _ops.windows().get(id(input)) if isinstance(input, Tensor) else None
+    src = found.copy(found.rank) if found is not None else input
+    if not (isinstance(src, Tensor) and src.is_traced) or list(src.shape) != list(w.shape):
+        raise _core.UserError(f"pld.tensor.all_to_all_v: input must be a tensor of the target's shape {w.shape}, "
+                              f"got {src!r}" + _loc())
+    rows = w.shape[0]
+    if not isinstance(rows, int) or rows % n:
+        raise _core.UserError(f"pld.tensor.all_to_all_v: the target's rows {rows} must split into {n} equal blocks"
+                              + _loc())
+    if list(counts.shape[:1]) != [n] or counts.merged.dtype != send_counts.dtype:
+        raise _core.UserError(f"pld.tensor.all_to_all_v: recv_counts must be [{n}, 1] of send_counts' dtype, got "
+                              f"{counts.shape}" + _loc())
+    per = rows // n
+    block = [per] + list(w.shape[1:])
+    zeros = [0] * (len(w.shape) - 1)
+    sent = send_counts if len(send_counts.shape) == 2 else _core_ops.reshape(send_counts, [n, 1])
+    _ops.tensor.barrier(_need_signal("all_to_all_v", signal))  # every target is free
+    for dest in range(n):
+        _core_ops.assemble(_part(src, [dest * per] + zeros, block), [me * per] + zeros, w.copy(dest))
+        count = _core_ops.minimum(_part(sent, [dest, 0], [1, 1]), per)
+        _core_ops.assemble(count, [me, 0], counts.copy(dest))
+    _ops.tensor.barrier(signal)
+    return target
+
+
 def _need_signal(name: str, signal: Any) -> Any:
     if signal is None:
         raise _core.UserError(f"pld.tensor.{name} in a rank's function needs its signal window ([nranks, 1] INT32)"

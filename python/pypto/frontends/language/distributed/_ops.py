@@ -12,7 +12,7 @@ program order, as the upstream language's in-core functions run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import pypto._core as _core
 
@@ -137,52 +137,115 @@ def _check_window_tile(op: str, w: Window, offsets: Sequence[Any], shape: Sequen
                               f"of the window {w.shape}" + _loc())
 
 
+def _atomic(op: str, atomic: Any) -> bool:
+    """Whether a write adds (atomically: several ranks may add into one place at once)."""
+    if not isinstance(atomic, AtomicType):
+        raise _core.UserError(f"pld.{op}: atomic must be a pld.AtomicType, got {atomic!r}" + _loc())
+    return atomic is AtomicType.Add
+
+
+def _write(op: str, src: Tensor, dst: Tensor, offsets: Sequence[Any], add: bool) -> None:
+    """dst[offsets...] = src (or += src, atomically), tiled by the compiler."""
+    if src.dtype != dst.dtype:
+        raise _core.UserError(f"pld.{op}: the source is {src.dtype} and the window {dst.dtype}" + _loc())
+    current_recorder(f"pld.{op}").assemble(src._id, list(offsets), dst._id, user_loc(), add)
+
+
 class _Tile:
     """``pld.tile``: tiles of a peer's window."""
 
     @staticmethod
-    def remote_load(data: Any, peer: Any, offsets: Sequence[Any], shape: Sequence[Any]) -> Tensor:
-        """The tile of `peer`'s copy of window `data` at `offsets` (read when the program gets
+    def remote_load(target: Any, peer: Any, offsets: Sequence[Any], shape: Sequence[Any],
+                    valid_shape: Optional[Sequence[Any]] = None) -> Tensor:
+        """The tile of `peer`'s copy of window `target` at `offsets` (read when the program gets
         there: order it after the peer's write with a signal or a barrier)."""
-        w = _window("tile.remote_load", data)
+        w = _window("tile.remote_load", target)
         _check_window_tile("tile.remote_load", w, offsets, shape)
-        return _pl.load(w.copy(_peer("tile.remote_load", peer, w.nranks)), list(offsets), list(shape))
+        return _pl.load(w.copy(_peer("tile.remote_load", peer, w.nranks)), list(offsets), list(shape),
+                        valid_shape=list(valid_shape) if valid_shape is not None else None)
 
     @staticmethod
-    def remote_store(tile: Any, data: Any, peer: Any, offsets: Sequence[Any]) -> None:
-        """Writes `tile` into `peer`'s copy of window `data` at `offsets`."""
-        w = _window("tile.remote_store", data)
-        _pl.store(tile, list(offsets), w.copy(_peer("tile.remote_store", peer, w.nranks)))
+    def remote_store(src_tile: Any, target: Any, peer: Any, offsets: Sequence[Any], *,
+                     atomic: AtomicType = AtomicType.None_) -> None:
+        """Writes the tile into `peer`'s copy of window `target` at `offsets` (``atomic=Add``: adds)."""
+        w = _window("tile.remote_store", target)
+        copy = w.copy(_peer("tile.remote_store", peer, w.nranks))
+        if _atomic("tile.remote_store", atomic):
+            _write("tile.remote_store", src_tile, copy, offsets, True)
+        else:
+            _pl.store(src_tile, list(offsets), copy)
 
 
 tile = _Tile()
 
 
+def _region(op: str, t: Tensor, offsets: Optional[Sequence[Any]], shape: Optional[Sequence[Any]]) -> Tensor:
+    return t if offsets is None else _core_ops.view(t, list(shape or []), list(offsets))
+
+
+def _regions(op: str, dst_offsets: Any, src_offsets: Any, shape: Any) -> None:
+    given = [a is not None for a in (dst_offsets, src_offsets, shape)]
+    if any(given) and not all(given):
+        raise _core.UserError(f"pld.{op}: dst_offsets, src_offsets and shape go together (a region of each side)"
+                              + _loc())
+
+
 class _Tensor:
-    """``pld.tensor``: whole windows between ranks, and the barrier."""
+    """``pld.tensor``: windows between ranks, and the barrier."""
 
     @staticmethod
-    def put(dst: Any, peer: Any, src: Any, atomic: AtomicType = AtomicType.None_) -> None:
-        """Copies this rank's window `src` into `peer`'s copy of window `dst`."""
+    def put(dst: Any, peer: Any, src: Any, dst_offsets: Optional[Sequence[Any]] = None,
+            src_offsets: Optional[Sequence[Any]] = None, shape: Optional[Sequence[Any]] = None, *,
+            atomic: AtomicType = AtomicType.None_, chunk_rows: int = 0, chunk_cols: int = 0,
+            pipeline: bool = False) -> None:
+        """Copies `src` (this rank's window, or a tensor of the function) into `peer`'s copy of window
+        `dst`, whole or a region (``atomic=Add``: adds, atomically). `chunk_rows` / `chunk_cols` /
+        `pipeline` (upstream's staging through UB) are accepted: the compiler tiles the copy here."""
         dw = _window("tensor.put", dst, "destination")
-        sw = _window("tensor.put", src, "source")
-        _same_window("tensor.put", dw, sw)
-        if atomic is AtomicType.Add:
-            raise _core.UserError("pld.tensor.put(atomic=pld.AtomicType.Add) into a peer's window is not supported "
-                                  "yet: several ranks adding into one window need an atomic add of the memory, which "
-                                  "the CPU backend does not make yet" + _loc()
-                                  + "\nhint: put into a separate slot per source rank and add them after a wait")
-        if atomic is not AtomicType.None_:
-            raise _core.UserError(f"pld.tensor.put: atomic must be a pld.AtomicType, got {atomic!r}" + _loc())
-        _copy(sw.copy(sw.rank), dw.copy(_peer("tensor.put", peer, dw.nranks)))
+        _regions("tensor.put", dst_offsets, src_offsets, shape)
+        found = windows().get(id(src)) if isinstance(src, Tensor) else None
+        local = found.copy(found.rank) if found is not None else src
+        if not (isinstance(local, Tensor) and local.is_traced):
+            raise _core.UserError(f"pld.tensor.put: the source must be a tensor of the function, got {src!r}"
+                                  + _loc())
+        target = dw.copy(_peer("tensor.put", peer, dw.nranks))
+        if dst_offsets is None and list(local.shape) != list(dw.shape):
+            raise _core.UserError(f"pld.tensor.put: the source {list(local.shape)} and the window {dw.shape} differ "
+                                  "(give dst_offsets, src_offsets and shape for a region)" + _loc())
+        piece = _region("tensor.put", local, src_offsets, shape)
+        _write("tensor.put", piece, target, list(dst_offsets) if dst_offsets is not None else [0] * len(dw.shape),
+               _atomic("tensor.put", atomic))
 
     @staticmethod
-    def get(dst: Any, peer: Any, src: Any) -> None:
-        """Copies `peer`'s copy of window `src` into this rank's window `dst`."""
-        dw = _window("tensor.get", dst, "destination")
+    def get(dst: Any, peer: Any, src: Any, dst_offsets: Optional[Sequence[Any]] = None,
+            src_offsets: Optional[Sequence[Any]] = None, shape: Optional[Sequence[Any]] = None, *,
+            chunk_rows: int = 0, chunk_cols: int = 0, pipeline: bool = False) -> None:
+        """Copies `peer`'s copy of window `src`, whole or a region, into `dst` (this rank's window
+        or a tensor of the function)."""
         sw = _window("tensor.get", src, "source")
-        _same_window("tensor.get", dw, sw)
-        _copy(sw.copy(_peer("tensor.get", peer, sw.nranks)), dw.copy(dw.rank))
+        _regions("tensor.get", dst_offsets, src_offsets, shape)
+        found = windows().get(id(dst)) if isinstance(dst, Tensor) else None
+        local = found.copy(found.rank) if found is not None else dst
+        if not (isinstance(local, Tensor) and local.is_traced):
+            raise _core.UserError(f"pld.tensor.get: the destination must be a tensor of the function, got {dst!r}"
+                                  + _loc())
+        remote = sw.copy(_peer("tensor.get", peer, sw.nranks))
+        if dst_offsets is None and list(local.shape) != list(sw.shape):
+            raise _core.UserError(f"pld.tensor.get: the window {sw.shape} and the destination {list(local.shape)} "
+                                  "differ (give dst_offsets, src_offsets and shape for a region)" + _loc())
+        _write("tensor.get", _region("tensor.get", remote, src_offsets, shape), local,
+               list(dst_offsets) if dst_offsets is not None else [0] * len(sw.shape), False)
+
+    @staticmethod
+    def remote_store(src: Any, target: Any, peer: Any, offsets: Sequence[Any], *,
+                     atomic: AtomicType = AtomicType.None_) -> None:
+        """Writes a tensor the function computed into `peer`'s copy of window `target` at `offsets`."""
+        w = _window("tensor.remote_store", target)
+        if not (isinstance(src, Tensor) and src.is_traced):
+            raise _core.UserError(f"pld.tensor.remote_store: the source must be a tensor of the function, got "
+                                  f"{src!r}" + _loc())
+        _write("tensor.remote_store", src, w.copy(_peer("tensor.remote_store", peer, w.nranks)), offsets,
+               _atomic("tensor.remote_store", atomic))
 
     @staticmethod
     def barrier(signal: Any) -> Any:
@@ -208,16 +271,3 @@ class _Tensor:
 
 
 tensor = _Tensor()
-
-
-def _same_window(op: str, a: Window, b: Window) -> None:
-    if list(a.shape) != list(b.shape) or a.merged.dtype != b.merged.dtype:
-        raise _core.UserError(f"pld.{op}: the windows differ: {a.merged.dtype}{a.shape} and "
-                              f"{b.merged.dtype}{b.shape}" + _loc())
-
-
-def _copy(src: Tensor, dst: Tensor) -> None:
-    """dst[...] = src, tiled by the compiler (a whole window need not fit one tile)."""
-    _core_ops.assemble(src, [0] * len(src.shape), dst)
-
-
