@@ -469,3 +469,36 @@ def test_all_to_all_v(n):
         for src in range(n):
             np.testing.assert_array_equal(out[r][src * 3:(src + 1) * 3], x[src][r * 3:(r + 1) * 3])
             assert got[r][src, 0] == min(counts[src][r, 0], 3)
+
+
+@pl.jit
+def _count_rank(y: pl.Out[pl.Tensor], acc: pld.DistributedTensor):
+    """Adds one to this rank's window and returns what it holds."""
+    ctx = pld.get_comm_ctx(acc)
+    me = pld.rank(ctx)
+    pld.tensor.put(acc, me, pypto.full([1, 4], 1, pypto.DT_INT32), atomic=pld.AtomicType.Add)
+    pld.tensor.get(y, me, acc)
+
+
+@pl.jit.host
+def _count_host(y: pl.Out[pl.Tensor]):
+    acc = pld.alloc_window_buffer([1, 4], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        _count_rank(y[r], pld.window(acc, [1, 4], dtype=pl.INT32), device=r)
+
+
+def test_distributed_worker_keeps_persistent_windows():
+    from pypto.runtime import DistributedWorker
+    compiled = _count_host.compile(config=_config(2))
+    y = np.zeros((2, 1, 4), np.int32)
+    with compiled.prepare(persistent=True, reset_persistent_windows=False) as rt:
+        for k in range(1, 4):
+            rt(y)
+            assert (y == k).all(), (k, y)  # the window kept its count
+        assert rt.submit(compiled, y).result(timeout=120) is None and (y == 4).all()
+    with DistributedWorker(compiled) as rt:  # not persistent: every dispatch starts from zero
+        rt(y)
+        rt(y)
+        assert (y == 1).all()
+    with pytest.raises(ValueError, match="no SubWorker function is named"):
+        compiled.prepare(callbacks={"inspect_result": print})

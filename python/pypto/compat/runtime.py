@@ -5,8 +5,9 @@ nothing to wait for."""
 from ..core.config import RunMode
 from .function_block import run_once
 from ..frontends.language import RunConfig
+from ..frontends.language._host import DistributedWorker
 
-__all__ = ["RunMode", "RunConfig"]
+__all__ = ["RunMode", "RunConfig", "DistributedWorker"]
 
 
 def _device_synchronize() -> None:

@@ -203,6 +203,77 @@ class CompiledHostProgram:
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config), self.segments)
 
+    def prepare(self, config: Any = None, *, extra_compiled: Sequence["CompiledHostProgram"] = (),
+                persistent: bool = False, reset_persistent_windows: Optional[bool] = None,
+                callbacks: Optional[Dict[str, Callable[..., Any]]] = None, sub_worker_overrides: Any = None,
+                startup_timeout_s: Optional[float] = None) -> "DistributedWorker":
+        """A ``DistributedWorker`` for this program (and `extra_compiled`): the ranks start now."""
+        return DistributedWorker([self, *extra_compiled], config, persistent=persistent,
+                                 reset_persistent_windows=reset_persistent_windows,
+                                 callbacks=callbacks if callbacks is not None else sub_worker_overrides,
+                                 startup_timeout_s=startup_timeout_s)
+
+
+class DistributedWorker:
+    """``compiled.prepare(...)`` / ``DistributedWorker(compiled, ...)`` (hw-native-sys's runtime):
+    the ranks set up once, then any number of dispatches. ``persistent=True`` with
+    ``reset_persistent_windows=False`` keeps the windows' contents from one dispatch to the next
+    (otherwise every dispatch starts from zeroed windows). ``rt(*args)`` runs the one program,
+    ``rt.run(compiled, *args)`` one of several, ``rt.submit(...)`` runs it in the background (one
+    at a time, in order; ``.result(timeout)``). A context manager: leaving it closes the worker."""
+
+    def __init__(self, compiled: Any, config: Any = None, *, persistent: bool = False,
+                 reset_persistent_windows: Optional[bool] = None, callbacks: Optional[Dict[str, Any]] = None,
+                 sub_worker_overrides: Any = None, inherited_host_tensors: Any = None,
+                 startup_timeout_s: Optional[float] = None) -> None:
+        programs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
+        if not programs or not all(isinstance(c, CompiledHostProgram) for c in programs):
+            raise TypeError("DistributedWorker takes compiled @pl.jit.host programs (host_fn.compile(...))")
+        ids = {tuple(c.dist.device_ids) for c in programs}
+        if len(ids) != 1:
+            raise ValueError(f"DistributedWorker: the programs run on different devices: {sorted(ids)}")
+        names = dict(callbacks or sub_worker_overrides or {})
+        if names:  # no host SubWorker functions here yet, so no name is known
+            raise ValueError(f"DistributedWorker: no SubWorker function is named {sorted(names)} (host SubWorker "
+                             "callbacks are not supported here yet)")
+        self.programs = programs
+        self.keep_windows = persistent and reset_persistent_windows is False
+        self._executor: Any = None
+        self.closed = False
+        launcher.pool_for(programs[0].dist.world_size, programs[0].dist.timeout)  # the ranks start now
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        if len(self.programs) != 1:
+            raise TypeError("DistributedWorker with several programs: call rt.run(compiled, *args)")
+        return self.run(self.programs[0], *args, config=config, **kwargs)
+
+    def run(self, compiled: "CompiledHostProgram", *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        if self.closed:
+            raise RuntimeError("DistributedWorker: closed")
+        if not any(compiled is c for c in self.programs):
+            raise ValueError("DistributedWorker: this program was not prepared with the worker (prepare(extra_compiled=...))")
+        return compiled.host.run(compiled.dist, args, kwargs, compiled.output_dir, _wants_swimlane(config),
+                                 compiled.segments, zero_windows=not self.keep_windows)
+
+    def submit(self, compiled: "CompiledHostProgram", *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Runs it in the background (after the earlier submissions); a Future (``result``, ``done``)."""
+        if self._executor is None:
+            import concurrent.futures  # noqa: PLC0415 - only a program that submits needs it
+
+            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dist")
+        return self._executor.submit(self.run, compiled, *args, config=config, **kwargs)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        self.closed = True
+
+    def __enter__(self) -> "DistributedWorker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
 
 def _wants_swimlane(config: Any) -> bool:
     """RunConfig(enable_chip_swimlane=1) (upstream's DFX switch): one swimlane of every rank."""
@@ -238,7 +309,7 @@ class HostFunction:
         return self.compile(*args, config=config, **kwargs)(*args, config=config, **kwargs)
 
     def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str,
-            swimlane: bool = False, segments: Optional["_Segments"] = None) -> None:
+            swimlane: bool = False, segments: Optional["_Segments"] = None, zero_windows: bool = True) -> None:
         """Runs the host body, then every rank's calls. With `swimlane`, `output_dir/swimlane.json` is one
         Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto).
         `segments`: the arena and heap of earlier runs, reused while they fit and the ranks are the same."""
@@ -276,8 +347,10 @@ class HostFunction:
             _active.run = None
         heap = None
         if run.layout.windows:
+            earlier = segments.held.get("heap", (None, None))[0]
             heap = segments.get("heap", run.layout.total_bytes, pool)
-            heap.array(0, (run.layout.total_bytes,), np.uint8)[...] = 0  # every run's windows start zeroed
+            if zero_windows and heap is earlier:  # (a new segment is zeroed already)
+                heap.array(0, (run.layout.total_bytes,), np.uint8)[...] = 0  # every run's windows start zeroed
         t_run = time.perf_counter()
         jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
                              run.layout, t_run if swimlane else None) for calls in run.calls]
