@@ -292,9 +292,49 @@ def loop_carried(loc: SourceLoc) -> List[Tuple[str, int, int]]:
     if node is None:
         return []
     assigned = _stores(node.body)
+    for name in _rebound_to_itself(node.body):  # `y = pl.store(t, offs, y)`: the same tensor again
+        assigned.pop(name, None)
     reads: Dict[str, int] = {}
     _reads_before_writes(node.body, set(_stores([node.target])), reads)
     return [(n, line, assigned[n]) for n, line in sorted(reads.items(), key=lambda x: x[1]) if n in assigned]
+
+
+# Calls that return one of their arguments, the tensor they write (the language's SSA-style
+# `y = pl.store(tile, offsets, y)`): name -> (position, keyword) of that argument.
+_RETURNS_ITS_ARGUMENT = {
+    "store": (2, "output_tensor"), "assemble": (0, "target"), "barrier": (0, "signal"), "allreduce": (0, "target"),
+    "broadcast": (0, "target"), "reduce_scatter": (0, "target"), "allgather": (1, "target"),
+    "all_to_all": (1, "target"), "all_to_all_v": (1, "target"),
+}
+
+
+def _rebound_to_itself(stmts: Sequence[Any]) -> List[str]:
+    """Names every binding of which in these statements is `x = f(..., x, ...)` with `f` one of
+    the calls that return the tensor they write: such a name carries nothing from one iteration to
+    the next. (If `f` is another function of that name and returns a new value, the loop's check
+    after the body still catches the carry.)"""
+    import ast
+
+    same: Dict[str, bool] = {}
+    ok_targets = set()
+    for n in (x for s in stmts for x in ast.walk(s)):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call):
+            f = n.value.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            where = _RETURNS_ITS_ARGUMENT.get(fname)
+            name = n.targets[0].id
+            if where is not None:
+                pos, kw = where
+                args = n.value.args
+                arg = args[pos] if len(args) > pos else next((k.value for k in n.value.keywords if k.arg == kw), None)
+                if isinstance(arg, ast.Name) and arg.id == name:
+                    ok_targets.add(id(n.targets[0]))
+                    same.setdefault(name, True)
+    for n in (x for s in stmts for x in ast.walk(s)):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in ok_targets:
+            same[n.id] = False
+    return [name for name, ok in same.items() if ok]
 
 
 def _stores(stmts: Sequence[Any]) -> Dict[str, int]:
