@@ -502,3 +502,38 @@ def test_distributed_worker_keeps_persistent_windows():
         assert (y == 1).all()
     with pytest.raises(ValueError, match="no SubWorker function is named"):
         compiled.prepare(callbacks={"inspect_result": print})
+
+
+@pl.jit.incore
+def _short_forms_kernel(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                        data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[4, 1], pl.INT32]):
+    ctx = pld.system.get_comm_ctx(data)
+    me, n = pld.system.rank(ctx), pld.system.nranks(ctx)
+    pld.remote_store(pl.load(x, [0, 0], [1, SIZE]), data, (me + 1) % n, [0, 0])  # into the next rank's copy
+    pld.system.notify(sig, peer=(me + 1) % n, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.defer_wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pld.remote_load(data, me, [0, 0], [1, SIZE]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def _short_forms_rank(x: pl.Tensor[[1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]],
+                      data: pld.DistributedTensor[[1, SIZE], pl.FP32], sig: pld.DistributedTensor[[4, 1], pl.INT32]):
+    return _short_forms_kernel(x, y, data, sig)
+
+
+@pl.jit.host
+def _short_forms_host(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    d = pld.tensor.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+    s = pld.tensor.alloc_window_buffer([4, 1], dtype=pl.INT32)
+    for r in pl.range(pld.system.world_size()):
+        _short_forms_rank(x[r], y[r], pld.tensor.window(d, [1, SIZE], dtype=pl.FP32),
+                          pld.tensor.window(s, [4, 1], dtype=pl.INT32), device=r)
+
+
+def test_upstream_short_forms_and_defer_wait():
+    x = np.random.default_rng(9).standard_normal((3, 1, SIZE)).astype(np.float32)
+    y = np.zeros_like(x)
+    _short_forms_host(x, y, config=_config(3))
+    for r in range(3):
+        np.testing.assert_array_equal(y[r], x[(r - 1) % 3])

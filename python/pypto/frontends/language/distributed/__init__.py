@@ -23,20 +23,28 @@ from types import SimpleNamespace
 
 from . import _builtins  # noqa: F401 - registers the HOST form of the collectives
 from . import _collectives
-from ._ops import CommContext, get_comm_ctx, nranks, rank, system, tile
+from ._ops import CommContext, get_comm_ctx, nranks, rank, tile
+from ._ops import system as _signal_ops
 from ._ops import tensor as _window_ops
 from ._types import AtomicType, DistributedTensor, NotifyOp, ReduceOp, WaitCmp
 
-__all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "AtomicType", "ReduceOp", "CommContext", "world_size",
-           "alloc_window_buffer", "window", "get_comm_ctx", "rank", "nranks", "system", "tile", "tensor"]
+__all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "AtomicType", "ReduceOp", "CommContext", "CommCtx", "world_size",
+           "alloc_window_buffer", "window", "get_comm_ctx", "rank", "nranks", "remote_load", "remote_store", "system",
+           "tile", "tensor"]
+
+CommCtx = CommContext  # upstream's name
 
 
-# pld.tensor: whole windows between ranks and the collectives.
-tensor = SimpleNamespace(put=_window_ops.put, get=_window_ops.get, remote_store=_window_ops.remote_store,
-                         barrier=_collectives.barrier, allreduce=_collectives.allreduce,
-                         broadcast=_collectives.broadcast, allgather=_collectives.allgather,
-                         reduce_scatter=_collectives.reduce_scatter, all_to_all=_collectives.all_to_all,
-                         all_to_all_v=_collectives.all_to_all_v)
+def remote_load(target: Any, peer: Any, offsets: Sequence[Any], shape: Sequence[Any],
+                valid_shape: Any = None) -> Any:
+    """``pld.remote_load``: ``pld.tile.remote_load``."""
+    return tile.remote_load(target, peer, offsets, shape, valid_shape)
+
+
+def remote_store(src: Any, target: Any, peer: Any, offsets: Sequence[Any], *, atomic: AtomicType = AtomicType.None_
+                 ) -> None:
+    """``pld.remote_store``: the tile form for a tile, the tensor form for a tensor (the same write here)."""
+    _window_ops.remote_store(src, target, peer, offsets, atomic=atomic)
 
 
 def world_size() -> int:
@@ -62,3 +70,15 @@ def alloc_window_buffer(shape: Sequence[Any], dtype: Any = None) -> Any:
 def window(buf: Any, shape: Sequence[Any], dtype: Any = None) -> Any:
     """The window `buf` as a rank's argument (a ``pld.DistributedTensor`` parameter)."""
     return _host.window(buf, shape, dtype)
+
+
+# pld.system: the communicator and the signals (upstream's members).
+system = SimpleNamespace(notify=_signal_ops.notify, wait=_signal_ops.wait, defer_wait=_signal_ops.defer_wait,
+                         world_size=world_size, get_comm_ctx=get_comm_ctx, rank=rank, nranks=nranks)
+# pld.tensor: whole windows between ranks and the collectives.
+tensor = SimpleNamespace(put=_window_ops.put, get=_window_ops.get, remote_store=_window_ops.remote_store,
+                         barrier=_collectives.barrier, allreduce=_collectives.allreduce,
+                         broadcast=_collectives.broadcast, allgather=_collectives.allgather,
+                         reduce_scatter=_collectives.reduce_scatter, all_to_all=_collectives.all_to_all,
+                         all_to_all_v=_collectives.all_to_all_v, alloc_window_buffer=alloc_window_buffer,
+                         window=window)

@@ -128,6 +128,15 @@ class _System:
                                       "consume": 0})
 
 
+    @staticmethod
+    def defer_wait(signal: Any, offsets: Sequence[Any], expected: Any = 1, cmp: WaitCmp = WaitCmp.Ge) -> None:
+        """Upstream's non-blocking wait (a condition the enclosing task completes on): here the wait
+        itself, in program order (the same results; the rank's later launches wait for it)."""
+        if cmp is not WaitCmp.Ge:
+            raise _core.UserError(f"pld.system.defer_wait: only cmp=pld.WaitCmp.Ge is accepted, got {cmp!r}" + _loc())
+        _System.wait(signal, offsets, expected, cmp)
+
+
 system = _System()
 
 
