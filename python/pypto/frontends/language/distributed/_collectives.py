@@ -218,8 +218,7 @@ def all_to_all_v(input: Any, target: Any, signal: Any, send_counts: Any, recv_co
     w = _ops._window("tensor.all_to_all_v", target)
     counts = _ops._window("tensor.all_to_all_v", recv_counts, "recv_counts")
     n, me = w.nranks, w.rank
-    found = _ops.windows().get(id(input)) if isinstance(input, Tensor) else None
-    src = found.copy(found.rank) if found is not None else input
+    src = input
     if not (isinstance(src, Tensor) and src.is_traced) or list(src.shape) != list(w.shape):
         raise _core.UserError(f"pld.tensor.all_to_all_v: input must be a tensor of the target's shape {w.shape}, "
                               f"got {src!r}" + _loc())

@@ -192,6 +192,13 @@ def _region(op: str, t: Tensor, offsets: Optional[Sequence[Any]], shape: Optiona
     return t if offsets is None else _core_ops.view(t, list(shape or []), list(offsets))
 
 
+def _traced(op: str, t: Any, what: str) -> Tensor:
+    """`t` as the local side of a transfer: a tensor of the function (this rank's window is one)."""
+    if not (isinstance(t, Tensor) and t.is_traced):
+        raise _core.UserError(f"pld.{op}: the {what} must be a tensor of the function, got {t!r}" + _loc())
+    return t
+
+
 def _regions(op: str, dst_offsets: Any, src_offsets: Any, shape: Any) -> None:
     given = [a is not None for a in (dst_offsets, src_offsets, shape)]
     if any(given) and not all(given):
@@ -212,11 +219,7 @@ class _Tensor:
         `pipeline` (upstream's staging through UB) are accepted: the compiler tiles the copy here."""
         dw = _window("tensor.put", dst, "destination")
         _regions("tensor.put", dst_offsets, src_offsets, shape)
-        found = windows().get(id(src)) if isinstance(src, Tensor) else None
-        local = found.copy(found.rank) if found is not None else src
-        if not (isinstance(local, Tensor) and local.is_traced):
-            raise _core.UserError(f"pld.tensor.put: the source must be a tensor of the function, got {src!r}"
-                                  + _loc())
+        local = _traced("tensor.put", src, "source")
         target = dw.copy(_peer("tensor.put", peer, dw.nranks))
         if dst_offsets is None and list(local.shape) != list(dw.shape):
             raise _core.UserError(f"pld.tensor.put: the source {list(local.shape)} and the window {dw.shape} differ "
@@ -233,11 +236,7 @@ class _Tensor:
         or a tensor of the function)."""
         sw = _window("tensor.get", src, "source")
         _regions("tensor.get", dst_offsets, src_offsets, shape)
-        found = windows().get(id(dst)) if isinstance(dst, Tensor) else None
-        local = found.copy(found.rank) if found is not None else dst
-        if not (isinstance(local, Tensor) and local.is_traced):
-            raise _core.UserError(f"pld.tensor.get: the destination must be a tensor of the function, got {dst!r}"
-                                  + _loc())
+        local = _traced("tensor.get", dst, "destination")
         remote = sw.copy(_peer("tensor.get", peer, sw.nranks))
         if dst_offsets is None and list(local.shape) != list(sw.shape):
             raise _core.UserError(f"pld.tensor.get: the window {sw.shape} and the destination {list(local.shape)} "
@@ -250,10 +249,7 @@ class _Tensor:
                      atomic: AtomicType = AtomicType.None_) -> None:
         """Writes a tensor the function computed into `peer`'s copy of window `target` at `offsets`."""
         w = _window("tensor.remote_store", target)
-        if not (isinstance(src, Tensor) and src.is_traced):
-            raise _core.UserError(f"pld.tensor.remote_store: the source must be a tensor of the function, got "
-                                  f"{src!r}" + _loc())
-        _write("tensor.remote_store", src, w.copy(_peer("tensor.remote_store", peer, w.nranks)), offsets,
+        _write("tensor.remote_store", _traced("tensor.remote_store", src, "source"), w.copy(_peer("tensor.remote_store", peer, w.nranks)), offsets,
                _atomic("tensor.remote_store", atomic))
 
     @staticmethod
