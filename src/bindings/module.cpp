@@ -497,6 +497,7 @@ NB_MODULE(_core, m) {
             {
               SymEnv env = p.runtime->BindShapes(hp);
               auto shapes = p.runtime->ReturnShapes(env);
+              std::vector<bool> whole = p.runtime->ReturnsWrittenWhole(env);
               for (size_t i = 0; i < shapes.size(); ++i) {
                 const Value& rv = fn.value(fn.returns[i]);
                 DataType dt = rv.dtype;
@@ -506,11 +507,12 @@ NB_MODULE(_core, m) {
                                       " cannot exist: its size overflows or exceeds " +
                                       std::to_string(kMaxTensorBytes >> 40) + " TiB",
                                   rv.loc);
-                // Outputs start zeroed (a program need not write all of them).
+                // Outputs start zeroed (a program need not write all of them) unless the call
+                // is known to store to every element.
                 size_t bytes = static_cast<size_t>(std::max<int64_t>(1, *checked));
                 char* data = nullptr;
                 try {
-                  data = static_cast<char*>(AllocHostZeroed(bytes));
+                  data = static_cast<char*>(whole[i] ? AllocHost(bytes) : AllocHostZeroed(bytes));
                 } catch (const std::bad_alloc&) {
                   throw OutOfMemory("out of memory allocating " + std::to_string(bytes) + " bytes for the returned %" +
                                     rv.name + " " + DataTypeName(dt) + IntList(shapes[i]));

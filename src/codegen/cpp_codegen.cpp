@@ -206,7 +206,8 @@ class KernelWriter {
                   [this](int b) { return views_.count(b) ? Named("v", b) : Ptr(b); },
                   [this](int b) { return views_.count(b) ? Named("vs", b) : std::to_string(k_.bufs[b].cols()); },
                   reads_,
-                  views_};
+                  views_,
+                  StreamParams()};
     for (size_t i = 0; i < body.size(); ++i) {
       if (size_t rn = RowFusedRegion(env, body, i)) {
         std::string fallback;
@@ -374,6 +375,16 @@ class KernelWriter {
   // TCVT of an fp32 tile to fp16 / bf16 (round to nearest even) whose result only the next
   // instruction reads, storing it whole to an output no kernel reads back: one pass that
   // converts into the output with streaming stores, instead of a converted tile then a copy.
+  // Params whose stores may stream past the cache: outputs no kernel of the program reads back.
+  std::set<int> StreamParams() const {
+    std::set<int> out;
+    for (size_t p = 0; p < k_.params.size(); ++p) {
+      const Value& v = fn_.value(k_.params[p].value);
+      if (k_.params[p].write && v.kind != ValueKind::Temp && !read_roots_.count(fn_.Root(v.id)))
+        out.insert(static_cast<int>(p));
+    }
+    return out;
+  }
   bool FusesCvtStore(const Instr& cvt, const Instr& st) {
     if (cvt.opcode != Opcode::TCVT || st.opcode != Opcode::TSTORE || st.srcs.empty() || st.srcs[0] != cvt.dst)
       return false;

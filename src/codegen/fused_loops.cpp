@@ -164,6 +164,15 @@ std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
     }
     for (int b : loop.rows_out) {
       std::string t = "t" + std::to_string(b), out = "out" + std::to_string(b) + " + c";
+      auto flag = loop.stream.find(b);
+      if (!masked && flag != loop.stream.end()) {  // c is a multiple of 8: aligned when the row is
+        s << p << "if (" << flag->second << ") {\n";
+        for (int u = 0; u < U; ++u) s << p << "  _mm256_stream_ps(" << out << lane(u) << ", " << at(t, u) << ");\n";
+        s << p << "} else {\n";
+        for (int u = 0; u < U; ++u) s << p << "  _mm256_storeu_ps(" << out << lane(u) << ", " << at(t, u) << ");\n";
+        s << p << "}\n";
+        continue;
+      }
       for (int u = 0; u < U; ++u)
         s << p
           << (masked ? "_mm256_maskstore_ps(" + out + ", m, " + at(t, u) + ")"

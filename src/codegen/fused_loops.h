@@ -63,6 +63,9 @@ struct ColumnLoop {
   std::vector<const Instr*> ops;
   std::set<int> rows_in, values, rows_out;
   std::map<const Instr*, std::string> acc;
+  // Rows of `rows_out` that may be stored with non-temporal stores: the name of a bool in scope
+  // that says whether this row does (it is an output's row, 32-byte aligned).
+  std::map<int, std::string> stream;
 };
 constexpr int kUnroll = 4;
 /// The loop as C++; `vc`, `lanes` (0..7 as __m256i) and the pointers and accumulators named
@@ -78,6 +81,7 @@ struct FusionEnv {
   std::function<std::string(int)> stride;        // C++ for a buffer's row stride (elements)
   std::map<int, int> reads;                      // reads of each buffer in the whole kernel
   std::set<int> views;                           // loaded tiles that view global memory
+  std::set<int> stream_params;                   // params written once, never read: stores may bypass the cache
 };
 
 /// Length of the fusable run starting at body[i] (0 or 1 when there is nothing to fuse).

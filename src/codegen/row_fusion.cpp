@@ -91,7 +91,10 @@ class RowRegion {
       if (in.opcode == Opcode::TSTORE && in.atomic_add) return "adds into memory atomically";
       if (in.opcode == Opcode::TSTORE && !StoreIsSafe(in)) return "stores to a tensor it reads elsewhere";
     }
-    if (compute < 2) return "too short";
+    bool streams = false;
+    for (auto& [b, st] : direct_) streams = streams || Streams(b);
+    // One instruction gains only when its result streams into the output from registers.
+    if (compute < (streams ? 1 : 2)) return "too short";
     for (size_t j = i_; j < i_ + n_; ++j) {  // a row constant is read only as one
       const Instr& in = body_[j];
       auto it = FusableOps().find(in.opcode);
@@ -156,10 +159,14 @@ class RowRegion {
          << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], 0);\n";
     }
     os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
-    for (auto& [b, st] : direct_)
+    for (auto& [b, st] : direct_) {
       os << p3 << "float* w" << b << " = RowTarget<float, " << k_.bufs[b].shape.size() << ">(rb" << b << ", "
          << Dims(k_.bufs[b].shape) << ", " << Valid(k_.bufs[b]) << ", " << Coord(*st) << ", P[" << st->param
          << "], fr);\n";
+      if (Streams(b))
+        os << p3 << "const bool sw" << b << " = w" << b << " != rb" << b << " && (reinterpret_cast<uintptr_t>(w" << b
+           << ") & 31) == 0;\n";
+    }
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
       if (column_.count(&in)) {  // done before or after the row loop
@@ -216,6 +223,9 @@ class RowRegion {
       j = g;
     }
     os << p2 << "}\n";
+    bool streams = false;
+    for (auto& [b, st] : direct_) streams = streams || Streams(b);
+    if (streams) os << p2 << "_mm_sfence();  // order the streamed rows before the task is reported done\n";
     for (size_t j = i_; j < i_ + n_; ++j) {  // stores of R x 1 results, after the rows
       const Instr& in = body_[j];
       if (in.opcode != Opcode::TSTORE || !column_.count(&in)) continue;
@@ -229,6 +239,12 @@ class RowRegion {
 
  private:
   bool Fp32(int b) const { return k_.bufs[b].dtype == DataType::FP32; }
+  // A tile made in place in an output no kernel reads (written once): its rows stream past the
+  // cache (no read-for-ownership of the destination lines: a third of a streaming kernel's traffic).
+  bool Streams(int b) const {
+    auto d = direct_.find(b);
+    return d != direct_.end() && env_.stream_params.count(d->second->param);
+  }
   int TotalReads(int b) const {
     auto t = env_.reads.find(b);
     return t == env_.reads.end() ? 0 : t->second;
@@ -378,6 +394,8 @@ class RowRegion {
     loop.rows_in = rows_in;
     loop.values = values;
     loop.rows_out = rows_out;
+    for (int b : rows_out)
+      if (Row(b) == "w" + std::to_string(b) && Streams(b)) loop.stream[b] = "sw" + std::to_string(b);
     os << EmitColumnLoop(loop, p2);
     for (size_t x : reds) {
       os << EmitLaneFold(*RowReduction(body_[x].opcode), "acc" + std::to_string(x), Row(body_[x].dst) + "[0]", p2);

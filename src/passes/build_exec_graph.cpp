@@ -90,6 +90,7 @@ class ExecBuilder {
       PointAccess& a = Of(acc, Root(p.value));
       const TileBuf& b = k.bufs[in.opcode == Opcode::TLOAD ? in.dst : in.srcs[0]];
       a.write = a.write || in.opcode == Opcode::TSTORE;
+      a.adds = a.adds || (in.opcode == Opcode::TSTORE && in.atomic_add);
       // Several tiles per grid point (a K loop, a split reduction), or memory read in another
       // shape (a reshape): not a window of the root per point.
       if (in_loop || v.kind == ValueKind::Reshape) {

@@ -14,6 +14,7 @@
 #include "runtime/call_state.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/output_coverage.h"
 
 namespace pypto {
 
@@ -117,6 +118,20 @@ std::vector<std::vector<int64_t>> Runtime::ReturnShapes(const SymEnv& env) const
     out.push_back(s);
   }
   return out;
+}
+
+std::vector<bool> Runtime::ReturnsWrittenWhole(const SymEnv& env) const {
+  std::vector<std::pair<std::string, int64_t>> key(env.begin(), env.end());
+  std::sort(key.begin(), key.end());
+  {
+    std::lock_guard<std::mutex> lock(coverage_mu_);
+    if (auto it = coverage_.find(key); it != coverage_.end()) return it->second;
+  }
+  std::vector<bool> whole = pypto::ReturnsWrittenWhole(program_->exec_graph, env);
+  std::lock_guard<std::mutex> lock(coverage_mu_);
+  if (coverage_.size() >= 64) coverage_.clear();  // (dims that change every call: keep it small)
+  coverage_[key] = whole;
+  return whole;
 }
 
 bool Runtime::HasEmptyDim(const SymEnv& env) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -15,7 +16,6 @@
 #include "pypto/host_tensor.h"
 
 namespace pypto {
-
 
 struct RunOptions {
   int workers = 0;                  // 0: one per hardware thread
@@ -79,6 +79,9 @@ class Runtime {
   bool HasEmptyDim(const SymEnv& env) const;
   /// Shapes of the returned tensors for these dynamic dims.
   std::vector<std::vector<int64_t>> ReturnShapes(const SymEnv& env) const;
+  /// For each returned tensor: whether a call with these dims stores to every element of it
+  /// (output_coverage.h), so its buffer need not start zeroed. Remembered per set of dims.
+  std::vector<bool> ReturnsWrittenWhole(const SymEnv& env) const;
   /// Runs the function. `params` in parameter order; `returns` preallocated with ReturnShapes.
   RunStats Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
                const RunOptions& opts = {}) const;
@@ -95,6 +98,8 @@ class Runtime {
   const Native& GetNative(double* compile_ms) const;
 
   std::shared_ptr<const CompiledProgram> program_;
+  mutable std::mutex coverage_mu_;
+  mutable std::map<std::vector<std::pair<std::string, int64_t>>, std::vector<bool>> coverage_;
   mutable std::mutex native_mu_;
   mutable std::shared_ptr<Native> native_;
   // Kernels of an earlier CPU level (PYPTO_CPU_ISA changed): kept, a call may still run them.

@@ -223,3 +223,28 @@ def test_a_widened_tile_that_is_stored_and_reduced_reaches_its_tensor(shape, til
             pypto.set_runtime_options(run_mode="cpu")
         np.testing.assert_array_equal(o, xf[:, half:] + 1, err_msg=mode)
         np.testing.assert_array_equal(m, np.abs(xf).max(-1, keepdims=True), err_msg=mode)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("cols", [64, 45])
+def test_rows_streamed_into_an_output_at_any_alignment(offset, cols):
+    # Rows made in place in an output no kernel reads are stored non-temporally when 32-byte
+    # aligned, normally when not: an output that starts `offset` floats into its buffer, one
+    # instruction and a softmax, must give the same values either way.
+    rows = 37
+
+    @pypto.jit
+    def f(x: T((rows, cols), F32), one: T((rows, cols), F32), sm: T((rows, cols), F32)):
+        pypto.set_vec_tile_shapes(8, cols)
+        one[:] = x * 3.0
+        e = pypto.exp(x - pypto.amax(x, dim=-1, keepdim=True))
+        sm[:] = e / pypto.sum(e, dim=-1, keepdim=True)
+
+    x = randn(rng(offset + cols), (rows, cols))
+    bufs = [np.full(rows * cols + offset, np.nan, np.float32) for _ in range(2)]
+    one, sm = (b[offset:].reshape(rows, cols) for b in bufs)
+    f(x, one, sm)
+    np.testing.assert_array_equal(one, x * np.float32(3))
+    e = np.exp(x - x.max(-1, keepdims=True))
+    assert_close(sm, e / e.sum(-1, keepdims=True), rtol=2e-6)
+    assert all(np.isnan(b[:offset]).all() for b in bufs)
