@@ -244,6 +244,40 @@ inline void exp_vec(__m256 (&v)[U]) {
   }
 }
 
+#if defined(__AVX512F__)
+// exp_vec on 16 lanes: the same steps in the same order (the 8-entry tables read through a
+// 16-entry permute of two copies), so every lane gives exp_vec's bits.
+template <int U>
+inline void exp_vec16(__m512 (&v)[U]) {
+  using namespace exp_detail;
+  const __m512 thi = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_load_ps(kTabHi))));
+  const __m512 tlo = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_load_ps(kTabLo))));
+  __m512 x[U], n[U], r[U], q[U];
+  for (int u = 0; u < U; ++u) x[u] = _mm512_min_ps(_mm512_set1_ps(kHi), _mm512_max_ps(_mm512_set1_ps(kLo), v[u]));
+  for (int u = 0; u < U; ++u)
+    n[u] = _mm512_roundscale_ps(_mm512_mul_ps(x[u], _mm512_set1_ps(kInvLn2x8)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  for (int u = 0; u < U; ++u) r[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(kLn2d8Hi), x[u]);
+  for (int u = 0; u < U; ++u) r[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(kLn2d8Lo), r[u]);
+  for (int u = 0; u < U; ++u) q[u] = _mm512_fmadd_ps(_mm512_set1_ps(kQ5), r[u], _mm512_set1_ps(kQ4));
+  for (int u = 0; u < U; ++u) q[u] = _mm512_fmadd_ps(q[u], r[u], _mm512_set1_ps(kQ3));
+  for (int u = 0; u < U; ++u) q[u] = _mm512_fmadd_ps(q[u], r[u], _mm512_set1_ps(kQ2));
+  for (int u = 0; u < U; ++u) q[u] = _mm512_fmadd_ps(q[u], _mm512_mul_ps(r[u], r[u]), r[u]);
+  for (int u = 0; u < U; ++u) {
+    const __m512i ni = _mm512_cvtps_epi32(n[u]);
+    const __m512 hi = _mm512_permutexvar_ps(ni, thi);
+    const __m512 s = _mm512_add_ps(hi, _mm512_fmadd_ps(hi, q[u], _mm512_permutexvar_ps(ni, tlo)));
+    const __m512i k = _mm512_srai_epi32(ni, 3);
+    const __m512i k1 = _mm512_srai_epi32(k, 1);
+    const __m512i k2 = _mm512_sub_epi32(k, k1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k1, bias), 23));
+    const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k2, bias), 23));
+    v[u] = _mm512_mul_ps(_mm512_mul_ps(s, s1), s2);
+  }
+}
+#endif
+
 template <int U>
 inline void exp_block(const float* in, float* out) {
   __m256 v[U];

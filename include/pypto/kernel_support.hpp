@@ -20,6 +20,7 @@
 #include "pypto/dist_signal.hpp"
 #include "pypto/index_nd.hpp"
 #include "pypto/kernel_abi.h"
+#include "pypto/kernel_vec.hpp"
 #include "pypto/random.hpp"
 
 namespace pypto_kernel {
@@ -149,31 +150,6 @@ inline void StoreNDAdd(char* tile, const int64_t (&shape)[R], const int64_t (&va
   });
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
-// exp of U vectors in registers for fused loops: the PTO TEXP's own code (pto::simd::exp_vec),
-// so a fused chain gives the same bits as the instructions.
-template <int U>
-inline void ExpN(__m256 (&v)[U]) {
-  pto::simd::exp_vec<U>(v);
-}
-
-// max/min as numpy.maximum/minimum and pto::elem::max/min: NaN in either operand gives NaN, and
-// between equal operands (+0 and -0) the first wins. The raw instructions return their second
-// operand when either is NaN, so `a` goes second and a NaN `b` is blended back in.
-inline __m256 MaxNan(__m256 a, __m256 b) {
-  return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
-// 1 / sqrt(x) in double, rounded once: TRSQRT's result bit for bit.
-inline __m256 RsqrtExact(__m256 x) {
-  const __m256d one = _mm256_set1_pd(1.0);
-  const __m256d lo = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-  const __m256d hi = _mm256_div_pd(one, _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-  return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-}
-inline __m256 MinNan(__m256 a, __m256 b) {
-  return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
-#endif
 
 // Copies n values to memory that is written once and not read again soon: non-temporal
 // stores skip the read-for-ownership of the destination lines (a third of the traffic of a

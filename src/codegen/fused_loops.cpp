@@ -15,35 +15,35 @@ const std::map<Opcode, OpInfo>& FusableOps() {
       O tile, scalar, row, col;
       const char* expr;
     };
-    const Bin bin[] = {{O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "_mm256_add_ps(A, B)"},
-                       {O::TSUB, O::TSUBS, O::TROWEXPANDSUB, O::TCOLEXPANDSUB, "_mm256_sub_ps(A, B)"},
-                       {O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "_mm256_mul_ps(A, B)"},
-                       {O::TDIV, O::TDIVS, O::TROWEXPANDDIV, O::TCOLEXPANDDIV, "_mm256_div_ps(A, B)"},
-                       {O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "MaxNan(A, B)"},
-                       {O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "MinNan(A, B)"}};
+    const Bin bin[] = {{O::TADD, O::TADDS, O::TROWEXPANDADD, O::TCOLEXPANDADD, "VAdd($A, $B)"},
+                       {O::TSUB, O::TSUBS, O::TROWEXPANDSUB, O::TCOLEXPANDSUB, "VSub($A, $B)"},
+                       {O::TMUL, O::TMULS, O::TROWEXPANDMUL, O::TCOLEXPANDMUL, "VMul($A, $B)"},
+                       {O::TDIV, O::TDIVS, O::TROWEXPANDDIV, O::TCOLEXPANDDIV, "VDiv($A, $B)"},
+                       {O::TMAX, O::TMAXS, O::TROWEXPANDMAX, O::TCOLEXPANDMAX, "MaxNan($A, $B)"},
+                       {O::TMIN, O::TMINS, O::TROWEXPANDMIN, O::TCOLEXPANDMIN, "MinNan($A, $B)"}};
     for (const Bin& b : bin) {
       m[b.tile] = {Form::Binary, b.expr};
       m[b.scalar] = {Form::Scalar, b.expr};
       m[b.row] = {Form::RowExpand, b.expr};
       m[b.col] = {Form::ColExpand, b.expr};
     }
-    m[O::TROWEXPANDEXPDIF] = {Form::RowExpand, "_mm256_sub_ps(A, B)", true};
-    m[O::TEXP] = {Form::Unary, "A", true};
-    m[O::TABS] = {Form::Unary, "_mm256_andnot_ps(_mm256_set1_ps(-0.0f), A)"};
-    m[O::TNEG] = {Form::Unary, "_mm256_xor_ps(_mm256_set1_ps(-0.0f), A)"};
+    m[O::TROWEXPANDEXPDIF] = {Form::RowExpand, "VSub($A, $B)", true};
+    m[O::TEXP] = {Form::Unary, "$A", true};
+    m[O::TABS] = {Form::Unary, "VAbs($A)"};
+    m[O::TNEG] = {Form::Unary, "VNeg($A)"};
     // max(0, x) returns x when x is NaN and keeps -0 as the reference does.
-    m[O::TRELU] = {Form::Unary, "_mm256_max_ps(_mm256_setzero_ps(), A)"};
-    m[O::TSQRT] = {Form::Unary, "_mm256_sqrt_ps(A)"};
-    m[O::TRECIP] = {Form::Unary, "_mm256_div_ps(_mm256_set1_ps(1.0f), A)"};
-    m[O::TRSQRT] = {Form::Unary, "RsqrtExact(A)"};
+    m[O::TRELU] = {Form::Unary, "VRelu($A)"};
+    m[O::TSQRT] = {Form::Unary, "VSqrt($A)"};
+    m[O::TRECIP] = {Form::Unary, "VDiv(VSet1(1.0f), $A)"};
+    m[O::TRSQRT] = {Form::Unary, "RsqrtExact($A)"};
     // The math instructions with a vector form call it: the same code as the instruction.
-#define PYPTO_FUSE_UNARY_Vec(NAME, FN) m[O::NAME] = {Form::Unary, "__m256(pto::simd::math::" #FN "(A))"};
+#define PYPTO_FUSE_UNARY_Vec(NAME, FN) m[O::NAME] = {Form::Unary, "PYPTO_VMATH1(" #FN ", $A)"};
 #define PYPTO_FUSE_UNARY_Elem(NAME, FN)
 #define PYPTO_FUSE_UNARY(X, NAME, DTYPES, FN, IMPL) PYPTO_FUSE_UNARY_##IMPL(NAME, FN)
     PTO_MATH_UNARY(PYPTO_FUSE_UNARY, _)
-#define PYPTO_FUSE_BINARY_Vec(NAME, SNAME, FN)                           \
-  m[O::NAME] = {Form::Binary, "__m256(pto::simd::math::" #FN "(A, B))"}; \
-  m[O::SNAME] = {Form::Scalar, "__m256(pto::simd::math::" #FN "(A, B))"};
+#define PYPTO_FUSE_BINARY_Vec(NAME, SNAME, FN)                  \
+  m[O::NAME] = {Form::Binary, "PYPTO_VMATH2(" #FN ", $A, $B)"}; \
+  m[O::SNAME] = {Form::Scalar, "PYPTO_VMATH2(" #FN ", $A, $B)"};
 #define PYPTO_FUSE_BINARY_Elem(NAME, SNAME, FN)
 #define PYPTO_FUSE_BINARY(X, NAME, SNAME, DTYPES, FN, IMPL) PYPTO_FUSE_BINARY_##IMPL(NAME, SNAME, FN)
     PTO_MATH_BINARY(PYPTO_FUSE_BINARY, _)
@@ -59,10 +59,10 @@ const std::map<Opcode, OpInfo>& FusableOps() {
 }
 
 const Reduction* RowReduction(Opcode op) {
-  static const Reduction sum{"_mm256_add_ps", "_mm256_setzero_ps()", "+"};
-  // acc = MaxNan(acc, v): a NaN element, once in acc, stays there.
-  static const Reduction max{"MaxNan", "_mm256_set1_ps(-__builtin_inff())", "pto::elem::max"};
-  static const Reduction min{"MinNan", "_mm256_set1_ps(__builtin_inff())", "pto::elem::min"};
+  static const Reduction sum{"Add8", "0.0f", "+"};
+  // acc = MaxNan8(acc, v): a NaN element, once in acc, stays there.
+  static const Reduction max{"MaxNan8", "-__builtin_inff()", "pto::elem::max"};
+  static const Reduction min{"MinNan8", "__builtin_inff()", "pto::elem::min"};
   if (op == Opcode::TROWSUM) return &sum;
   if (op == Opcode::TROWMAX) return &max;
   if (op == Opcode::TROWMIN) return &min;
@@ -103,7 +103,7 @@ std::string Int64Literal(int64_t v) {
   return "int64_t(" + std::to_string(v) + "LL)";
 }
 
-std::string ScalarLiteral(double v) { return "_mm256_set1_ps(" + FloatLiteral(v) + ")"; }
+std::string ScalarLiteral(double v) { return "VSet1(" + FloatLiteral(v) + ")"; }
 
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
@@ -119,14 +119,15 @@ std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
     std::ostringstream s;
     std::string p = pad + "  ";
     auto at = [&](const std::string& name, int u) { return name + "[" + std::to_string(u) + "]"; };
-    auto lane = [&](int u) { return u ? " + " + std::to_string(8 * u) : std::string(); };
-    if (masked) s << p << "const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(vc - c)), lanes);\n";
+    auto lane = [&](int u) { return u ? " + " + std::to_string(u) + " * kVecLanes" : std::string(); };
+    if (masked) s << p << "const VecMask m = VTail(vc - c);\n";
     for (int b : loop.rows_in) {
       std::string x = "x" + std::to_string(b), in = "in" + std::to_string(b) + " + c";
-      s << p << "__m256 " << x << "[" << U << "];\n";
+      if (auto pf = loop.prefetch.find(b); pf != loop.prefetch.end() && U > 1)
+        s << p << "PrefetchAhead(" << in << ", " << pf->second << ", " << U << " * kVecLanes);\n";
+      s << p << "VecF " << x << "[" << U << "];\n";
       for (int u = 0; u < U; ++u)
-        s << p << at(x, u) << " = "
-          << (masked ? "_mm256_maskload_ps(" + in + ", m)" : "_mm256_loadu_ps(" + in + lane(u) + ")") << ";\n";
+        s << p << at(x, u) << " = " << (masked ? "VMaskLoad(" + in + ", m)" : "VLoad(" + in + lane(u) + ")") << ";\n";
     }
     for (size_t x = 0; x < loop.ops.size(); ++x) {
       const Instr& in = *loop.ops[x];
@@ -141,23 +142,28 @@ std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
         const std::string& acc = loop.acc.at(&in);
         for (int u = 0; u < U; ++u) {  // in column order, as one vector at a time would
           std::string v = operand(0, u);
-          if (masked) v = std::string("_mm256_blendv_ps(") + red->init + ", " + v + ", _mm256_castsi256_ps(m))";
-          s << p << acc << " = " << red->vec << "(" << acc << ", " << v << ");\n";
+          if (masked)
+            s << p << "RowAccTail(" << acc << ", VSelect(m, " << v << ", VSet1(" << red->init << ")), vc - c, "
+              << red->vec << ");\n";
+          else if (U > 1)
+            s << p << "RowAccStep<" << u << ">(" << acc << ", " << v << ", " << red->vec << ");\n";
+          else
+            s << p << "RowAccRest(" << acc << ", " << v << ", c, vc, " << red->vec << ");\n";
         }
         continue;
       }
       std::string t = "t" + std::to_string(in.dst);
-      s << p << "__m256 " << t << "[" << U << "];\n";
+      s << p << "VecF " << t << "[" << U << "];\n";
       for (int u = 0; u < U; ++u) {
         std::string e = op->expr;
         if (in.scalar_first)  // scalar/tile form: the scalar is A, the tile B
-          e = ReplaceAll(ReplaceAll(ReplaceAll(e, "A", "@S"), "B", operand(0, u)), "@S", ScalarLiteral(in.scalar));
+          e = ReplaceAll(ReplaceAll(ReplaceAll(e, "$A", "@S"), "$B", operand(0, u)), "@S", ScalarLiteral(in.scalar));
         else
-          e = ReplaceAll(e, "A", operand(0, u));
+          e = ReplaceAll(e, "$A", operand(0, u));
         if (op->form == Form::Scalar && !in.scalar_first)
-          e = ReplaceAll(e, "B", ScalarLiteral(in.scalar));
+          e = ReplaceAll(e, "$B", ScalarLiteral(in.scalar));
         else if (in.srcs.size() > 1)
-          e = ReplaceAll(e, "B", operand(1, u));
+          e = ReplaceAll(e, "$B", operand(1, u));
         s << p << at(t, u) << " = " << e << ";\n";
       }
       if (op->exp) s << p << "ExpN<" << U << ">(" << t << ");\n";
@@ -165,27 +171,27 @@ std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad) {
     for (int b : loop.rows_out) {
       std::string t = "t" + std::to_string(b), out = "out" + std::to_string(b) + " + c";
       auto flag = loop.stream.find(b);
-      if (!masked && flag != loop.stream.end()) {  // c is a multiple of 8: aligned when the row is
+      if (!masked && flag != loop.stream.end()) {  // c is a multiple of the lanes: aligned when the row is
         s << p << "if (" << flag->second << ") {\n";
-        for (int u = 0; u < U; ++u) s << p << "  _mm256_stream_ps(" << out << lane(u) << ", " << at(t, u) << ");\n";
+        for (int u = 0; u < U; ++u) s << p << "  VStream(" << out << lane(u) << ", " << at(t, u) << ");\n";
         s << p << "} else {\n";
-        for (int u = 0; u < U; ++u) s << p << "  _mm256_storeu_ps(" << out << lane(u) << ", " << at(t, u) << ");\n";
+        for (int u = 0; u < U; ++u) s << p << "  VStore(" << out << lane(u) << ", " << at(t, u) << ");\n";
         s << p << "}\n";
         continue;
       }
       for (int u = 0; u < U; ++u)
         s << p
-          << (masked ? "_mm256_maskstore_ps(" + out + ", m, " + at(t, u) + ")"
-                     : "_mm256_storeu_ps(" + out + lane(u) + ", " + at(t, u) + ")")
+          << (masked ? "VMaskStore(" + out + ", m, " + at(t, u) + ")"
+                     : "VStore(" + out + lane(u) + ", " + at(t, u) + ")")
           << ";\n";
     }
     return s.str();
   };
   std::ostringstream os;
   os << pad << "int64_t c = 0;\n";
-  os << pad << "for (; c + " << 8 * kUnroll << " <= vc; c += " << 8 * kUnroll << ") {\n"
+  os << pad << "for (; c + " << kUnroll << " * kVecLanes <= vc; c += " << kUnroll << " * kVecLanes) {\n"
      << step(kUnroll, false) << pad << "}\n";
-  os << pad << "for (; c + 8 <= vc; c += 8) {\n" << step(1, false) << pad << "}\n";
+  os << pad << "for (; c + kVecLanes <= vc; c += kVecLanes) {\n" << step(1, false) << pad << "}\n";
   os << pad << "if (c < vc) {\n" << step(1, true) << pad << "}\n";
   return os.str();
 }
@@ -308,7 +314,6 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   os << "\n";
   std::string p2 = pad + "  ";
   os << p2 << "const int64_t vc = " << env.expr(first.valid.back()) << ";\n";
-  os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
   os << p2 << "for (int64_t fr = 0; fr < " << first.rows() << "; ++fr) {\n";
   std::string p3 = p2 + "  ";
   // Row pointers of the tiles the run reads from memory, and the row values of R x 1 operands.
@@ -318,7 +323,7 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
     os << p3 << "const float* in" << b << " = reinterpret_cast<const float*>(" << env.ptr(b) << ") + fr * "
        << env.stride(b) << ";\n";
   for (int b : row_values)
-    os << p3 << "const __m256 rv" << b << " = _mm256_set1_ps(reinterpret_cast<const float*>(" << env.ptr(b) << ")[fr * "
+    os << p3 << "const VecF rv" << b << " = VSet1(reinterpret_cast<const float*>(" << env.ptr(b) << ")[fr * "
        << env.stride(b) << "]);\n";
   for (int b : tiles_out)
     os << p3 << "float* out" << b << " = reinterpret_cast<float*>(" << env.ptr(b) << ") + fr * " << env.stride(b)
@@ -328,14 +333,14 @@ std::string EmitFusedRun(const FusionEnv& env, const std::vector<Instr>& body, s
   if (red) {
     loop.ops.push_back(red_in);
     loop.acc[red_in] = "acc";
-    os << p3 << "__m256 acc = " << red->init << ";\n";
+    os << p3 << "RowAcc acc = RowAccInit(" << red->init << ", vc);\n";
   }
   loop.rows_in = tiles_in;
   loop.values = row_values;
   loop.rows_out = tiles_out;
   os << EmitColumnLoop(loop, p3);
   if (red) {
-    os << EmitLaneFold(*red, "acc",
+    os << EmitLaneFold(*red, std::string("RowAccFinish(acc, ") + red->vec + ")",
                        "reinterpret_cast<float*>(" + env.ptr(red_in->dst) + ")[fr * " + env.stride(red_in->dst) + "]",
                        p3);
   }

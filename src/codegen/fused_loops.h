@@ -17,7 +17,7 @@
 
 namespace pypto {
 
-/// How an fp32 instruction reads its operands, and its AVX2 expression (A and B stand for
+/// How an fp32 instruction reads its operands, and its expression on VecF (pypto/kernel_vec.hpp; $A and $B stand for
 /// the first and second operand: a tile, the scalar, or the row value of an R x 1 tile).
 /// `exp`: the result is exp of the expression (computed for several vectors at once).
 /// ColExpand: the second operand is a 1 x C tile, the same row for every row (row fusion only).
@@ -32,12 +32,12 @@ const std::map<Opcode, OpInfo>& FusableOps();
 
 /// A row reduction as a fused loop computes it: accumulate, identity, final horizontal step.
 struct Reduction {
-  const char* vec;     // combines two vectors: acc = vec(acc, v)
-  const char* init;    // the identity, as a vector
+  const char* vec;     // combines two 8-lane accumulators: acc = vec(acc, v) (pypto/kernel_vec.hpp)
+  const char* init;    // the identity, as a float
   const char* scalar;  // combines two floats: "+" or a function, h = scalar(h, x)
 };
 const Reduction* RowReduction(Opcode op);  // null if `op` is not one
-/// Code that folds the 8 lanes of the vector `acc` with `red` in lane order and writes the
+/// Code that folds the 8 lanes of the accumulator `acc` with `red` in lane order and writes the
 /// result to the float lvalue `dst`.
 std::string EmitLaneFold(const Reduction& red, const std::string& acc, const std::string& dst, const std::string& pad);
 
@@ -50,7 +50,7 @@ std::string FloatLiteral(double v);
 std::string DoubleLiteral(double v);
 /// A C++ int64_t expression for `v` (INT64_MIN has no literal of its own).
 std::string Int64Literal(int64_t v);
-/// An AVX2 vector of the float a tile-scalar instruction uses.
+/// A VecF of the float a tile-scalar instruction uses.
 std::string ScalarLiteral(double v);
 
 /// One loop over the valid columns `vc` of a row: `ops` (elementwise instructions, or row
@@ -66,9 +66,13 @@ struct ColumnLoop {
   // Rows of `rows_out` that may be stored with non-temporal stores: the name of a bool in scope
   // that says whether this row does (it is an output's row, 32-byte aligned).
   std::map<int, std::string> stream;
+  // Rows of `rows_in` read from memory: an expression for how many floats ahead the same
+  // stream's later row lies, prefetched as the loop goes (the data arrives while this row's
+  // other passes compute from cache, instead of after them).
+  std::map<int, std::string> prefetch;
 };
 constexpr int kUnroll = 4;
-/// The loop as C++; `vc`, `lanes` (0..7 as __m256i) and the pointers and accumulators named
+/// The loop as C++ on pypto/kernel_vec.hpp's VecF (8 or 16 lanes); `vc` and the pointers and accumulators named
 /// above must be in scope.
 std::string EmitColumnLoop(const ColumnLoop& loop, const std::string& pad);
 

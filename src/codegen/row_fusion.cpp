@@ -144,17 +144,15 @@ class RowRegion {
       if (in.opcode == Opcode::TSTORE || (!loaded_.count(in.dst) && ReadsAfter(in.dst)) || column_.count(&in) ||
           !Fp32(in.dst))
         continue;
-      os << p2 << "alignas(32) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
+      os << p2 << "alignas(64) float rb" << in.dst << "[" << (k_.bufs[in.dst].cols() + 7) / 8 * 8 << "];\n";
     }
-    os << p2 << "const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);\n";
-    os << p2 << "(void)lanes;\n";
     const TileBuf& first = k_.bufs[body_[i_].opcode == Opcode::TSTORE ? body_[i_].srcs[0] : body_[i_].dst];
     os << ColumnPrologue(first.rows(), p2);
     for (size_t j = i_; j < i_ + n_; ++j) {  // row constants loaded in the stretch, once
       const Instr& in = body_[j];
       if (in.opcode != Opcode::TLOAD || !row_consts_.count(in.dst)) continue;
       const TileBuf& b = k_.bufs[in.dst];
-      os << p2 << "alignas(32) float rcs" << in.dst << "[" << (b.cols() + 7) / 8 * 8 << "];\n";
+      os << p2 << "alignas(64) float rcs" << in.dst << "[" << (b.cols() + 7) / 8 * 8 << "];\n";
       os << p2 << "const float* rc" << in.dst << " = LoadRow<float, " << b.shape.size() << ">(rcs" << in.dst << ", "
          << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], 0);\n";
     }
@@ -164,8 +162,7 @@ class RowRegion {
          << Dims(k_.bufs[b].shape) << ", " << Valid(k_.bufs[b]) << ", " << Coord(*st) << ", P[" << st->param
          << "], fr);\n";
       if (Streams(b))
-        os << p3 << "const bool sw" << b << " = w" << b << " != rb" << b << " && (reinterpret_cast<uintptr_t>(w" << b
-           << ") & 31) == 0;\n";
+        os << p3 << "const bool sw" << b << " = w" << b << " != rb" << b << " && VAligned(w" << b << ");\n";
     }
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
@@ -298,6 +295,13 @@ class RowRegion {
     return true;
   }
 
+  // The TLOAD of tile b when its rows are read in place from memory (LoadRow), else null.
+  const Instr* DirectLoad(int b) const {
+    if (!loaded_.count(b) || widen_.count(b) || row_consts_.count(b) || column_tiles_.count(b)) return nullptr;
+    for (size_t j = i_; j < i_ + n_; ++j)
+      if (body_[j].opcode == Opcode::TLOAD && body_[j].dst == b) return &body_[j];
+    return nullptr;
+  }
   // Where row fr of a tile is: scratch, a loaded row, or its UB row.
   std::string Row(int b) const {
     if (row_consts_.count(b))
@@ -371,7 +375,7 @@ class RowRegion {
       }
     }
     for (int b : rows_in) os << p2 << "const float* in" << b << " = " << Row(b) << ";\n";
-    for (int b : values) os << p2 << "const __m256 rv" << b << " = _mm256_set1_ps(" << Row(b) << "[0]);\n";
+    for (int b : values) os << p2 << "const VecF rv" << b << " = VSet1(" << Row(b) << "[0]);\n";
     // Results stored to their rows: those read outside the group.
     std::set<int> rows_out;
     for (auto& [b, x] : def) {
@@ -384,7 +388,7 @@ class RowRegion {
     for (size_t x = j; x < g; ++x)
       if (RowReduction(body_[x].opcode)) {
         reds.push_back(x);
-        os << p2 << "__m256 acc" << x << " = " << RowReduction(body_[x].opcode)->init << ";\n";
+        os << p2 << "RowAcc acc" << x << " = RowAccInit(" << RowReduction(body_[x].opcode)->init << ", vc);\n";
       }
     ColumnLoop loop;
     for (size_t x = j; x < g; ++x) {
@@ -396,9 +400,15 @@ class RowRegion {
     loop.rows_out = rows_out;
     for (int b : rows_out)
       if (Row(b) == "w" + std::to_string(b) && Streams(b)) loop.stream[b] = "sw" + std::to_string(b);
+    for (int b : rows_in)  // the first pass over a row read from memory prefetches a later one
+      if (const Instr* ld = DirectLoad(b); ld && prefetched_.insert(b).second)
+        loop.prefetch[b] = std::to_string(kPrefetchRows) + " * P[" + std::to_string(ld->param) + "].stride[" +
+                           std::to_string(k_.bufs[b].shape.size() - 2) + "]";
     os << EmitColumnLoop(loop, p2);
     for (size_t x : reds) {
-      os << EmitLaneFold(*RowReduction(body_[x].opcode), "acc" + std::to_string(x), Row(body_[x].dst) + "[0]", p2);
+      const Reduction& red = *RowReduction(body_[x].opcode);
+      os << EmitLaneFold(red, "RowAccFinish(acc" + std::to_string(x) + ", " + red.vec + ")", Row(body_[x].dst) + "[0]",
+                         p2);
     }
     os << pad << "}\n";
     return os.str();
@@ -461,13 +471,13 @@ class RowRegion {
       if (!column_.count(&in) || in.opcode == Opcode::TSTORE) continue;
       const TileBuf& b = k_.bufs[in.dst];
       if (in.opcode == Opcode::TLOAD) {
-        os << pad << "alignas(32) float cs" << in.dst << "[" << padded << "];\n";
+        os << pad << "alignas(64) float cs" << in.dst << "[" << padded << "];\n";
         os << pad << "const float* cl" << in.dst << " = LoadColumn<float, " << b.shape.size() << ">(cs" << in.dst
            << ", " << Dims(b.shape) << ", " << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], " << rows
            << ");\n";
         loop.rows_in.insert(in.dst);
       } else {
-        os << pad << "alignas(32) float cb" << in.dst << "[" << padded << "];\n";
+        os << pad << "alignas(64) float cb" << in.dst << "[" << padded << "];\n";
         loop.ops.push_back(&in);
         loop.rows_out.insert(in.dst);
       }
@@ -493,6 +503,8 @@ class RowRegion {
   std::set<int> widened_from_;          // those 16-bit tiles
   std::map<int, int> narrow_;           // 16-bit tile stored -> the fp32 tile it narrows
   std::set<int> row_consts_;            // 1 x C tiles read by TCOLEXPAND* (Row gives their one row)
+  mutable std::set<int> prefetched_;    // loaded rows whose first pass prefetches (Emit)
+  static constexpr int kPrefetchRows = 2;
 };
 
 // Whether body[j] can take part in a row loop over tiles whose leading dims are `lead`.
