@@ -25,8 +25,10 @@ bool Covers(std::vector<Interval> v, int64_t n) {
   return reach >= n;
 }
 
-// Windows evaluated per launch at most (grid points summed over dims); past it, not proven.
-constexpr int64_t kMaxEvaluations = int64_t(1) << 16;
+// Work the proof may take per call (launches walked plus windows evaluated): past it, nothing is
+// proven and the results are zeroed. A call is at least as much work as its launches; the budget
+// keeps the proof a small part of it (it is remembered per set of dims, too).
+constexpr int64_t kMaxWork = int64_t(1) << 16;
 
 class Prover {
  public:
@@ -43,7 +45,7 @@ class Prover {
 
   std::vector<bool> Run(SymEnv env) {
     Walk(g_.body, env);
-    if (reads_data_) return std::vector<bool>(shapes_.size(), false);
+    if (reads_data_ || work_ > kMaxWork) return whole_;  // (what a launch proved holds whatever follows)
     for (size_t r = 0; r < shapes_.size(); ++r)
       for (auto& [d, ivs] : slabs_[r])
         if (!whole_[r] && Covers(ivs, shapes_[r][d])) whole_[r] = true;
@@ -54,7 +56,7 @@ class Prover {
   // Mirrors CallState::Walk: the same loops, the same launches.
   void Walk(const Region<LaunchNode>& r, SymEnv& env) {
     for (auto& e : r.entries) {
-      if (reads_data_) return;
+      if (reads_data_ || work_ > kMaxWork || AllWhole()) return;
       if (e.loop && e.loop->info.read) {
         reads_data_ = true;
         return;
@@ -63,7 +65,7 @@ class Prover {
         const LoopInfo& l = e.loop->info;
         int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
         if (step <= 0) return;  // (the call itself reports it)
-        for (int64_t i = start; i < stop; i += step) {
+        for (int64_t i = start; i < stop && work_ <= kMaxWork; i += step) {
           env[l.var] = i;
           Walk(*e.loop->body, env);
         }
@@ -75,6 +77,7 @@ class Prover {
   }
 
   void Launch(const LaunchNode& n, const SymEnv& env) {
+    ++work_;
     const Kernel& k = g_.kernels[n.kernel];
     std::vector<int64_t> grid;
     for (auto& x : k.grid) grid.push_back(x.Eval(env));
@@ -99,7 +102,6 @@ class Prover {
     for (size_t j = 0; j < grid.size(); ++j) at[GridVar(static_cast<int>(j))] = 0;
     std::set<std::string> used;
     std::vector<std::vector<Interval>> dims(shape.size());
-    int64_t evaluations = 0;
     try {
       for (size_t d = 0; d < shape.size(); ++d) {
         std::vector<std::string> vars;
@@ -114,8 +116,8 @@ class Prover {
           if (j < 0 || j >= static_cast<int>(grid.size())) return;
           trips = grid[j];
         }
-        evaluations += trips;
-        if (evaluations > kMaxEvaluations) return;
+        work_ += trips;
+        if (work_ > kMaxWork) return;
         for (int64_t c = 0; c < trips; ++c) {
           if (!vars.empty()) at[vars[0]] = c;
           int64_t lo = w[2 * d].Eval(at), hi = lo + w[2 * d + 1].Eval(at);
@@ -143,6 +145,8 @@ class Prover {
     ivs.insert(ivs.end(), dims[partial].begin(), dims[partial].end());
   }
 
+  bool AllWhole() const { return std::find(whole_.begin(), whole_.end(), false) == whole_.end(); }
+
   const ExecGraph& g_;
   const Function& fn_;
   std::map<int, int> index_;  // returned value -> its position
@@ -150,10 +154,17 @@ class Prover {
   std::vector<bool> whole_;
   std::vector<std::map<int, std::vector<Interval>>> slabs_;  // per return: dim -> written intervals
   bool reads_data_ = false;
+  int64_t work_ = 0;
 };
 
 }  // namespace
 
-std::vector<bool> ReturnsWrittenWhole(const ExecGraph& g, const SymEnv& env) { return Prover(g, env).Run(env); }
+std::vector<bool> ReturnsWrittenWhole(const ExecGraph& g, const SymEnv& env) {
+  try {
+    return Prover(g, env).Run(env);
+  } catch (const std::exception&) {  // a bound that does not evaluate here: nothing proven
+    return std::vector<bool>(g.fn.returns.size(), false);
+  }
+}
 
 }  // namespace pypto

@@ -2,6 +2,7 @@
 // zeroed before the call, so a wrong "whole" would leave garbage where a program wrote nothing.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -63,6 +64,16 @@ TEST(OutputCoverage, DynamicDimsAreEvaluatedPerCall) {
   const std::string name = b.var_name();
   EXPECT_TRUE(Whole(p, {{name, 5}}));
   EXPECT_TRUE(Whole(p, {{name, 1}}));
+}
+
+TEST(OutputCoverage, AControlProgramTooLongToWalkProvesNothingQuickly) {
+  Recorder r("long");
+  Expr b = r.AddDynamicVar("b");
+  CompiledProgram p = RowBlocks(b, 8, 0, b, 1, {1, 8}, &r);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Whole(p, {{b.var_name(), 5000000}}));  // five million launches: not walked
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  EXPECT_TRUE(Whole(p, {{b.var_name(), 1000}}));
 }
 
 TEST(OutputCoverage, TheRuntimeAnswersPerSetOfDims) {
