@@ -28,6 +28,20 @@ def per_call_us(fn: Callable[..., Any], args: List[Any], n: int) -> List[float]:
     return samples
 
 
+def same_run_references(x: np.ndarray) -> None:
+    """The same one-op call in torch eager and numpy, in this run (what the call is compared with)."""
+    xn = x.copy()
+    print(f"  numpy x + 1: median {statistics.median(per_call_us(lambda a: a + np.float32(1), [xn], 5000)):.1f} us")
+    try:
+        import torch
+    except ImportError:
+        print("  torch: not installed")
+        return
+    torch.set_num_threads(2)
+    xt = torch.from_numpy(xn)
+    print(f"  torch eager x + 1: median {statistics.median(per_call_us(lambda a: a + 1.0, [xt], 5000)):.1f} us")
+
+
 def main() -> None:
     @pypto.jit
     def tiny(x: pypto.Tensor((8, 64), pypto.DT_FP32)) -> pypto.Tensor((8, 64), pypto.DT_FP32):
@@ -40,6 +54,13 @@ def main() -> None:
     print(f"warm call from Python (8x64 add, 1 task): median {statistics.median(warm):.1f} us "
           f"(min {min(warm):.1f}, max {max(warm):.1f})")
     print(f"  of which the C++ run (bind, allocate, build, execute): median {statistics.median(run):.1f} us")
+    stages = [tiny(x) is not None and tiny.last_stats for _ in range(500)]
+    bind_build = statistics.median(st["build_ms"] for st in stages) * 1e3
+    execute = statistics.median(st["exec_ms"] for st in stages) * 1e3
+    print(f"  stages: Python wrapper {statistics.median(warm) - statistics.median(run):.1f} us, binding and "
+          f"outputs {statistics.median(run) - bind_build - execute:.1f} us, bind + control program "
+          f"{bind_build:.1f} us, execute (the task on a worker, its wake-up included) {execute:.1f} us")
+    same_run_references(x)
 
     n = 4096
 

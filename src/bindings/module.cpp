@@ -494,8 +494,8 @@ NB_MODULE(_core, m) {
             }
             std::vector<Array> outs;
             std::vector<HostTensor> hr;
+            SymEnv env = p.runtime->BindShapes(hp);
             {
-              SymEnv env = p.runtime->BindShapes(hp);
               auto shapes = p.runtime->ReturnShapes(env);
               std::vector<bool> whole = p.runtime->ReturnsWrittenWhole(env);
               for (size_t i = 0; i < shapes.size(); ++i) {
@@ -551,7 +551,7 @@ NB_MODULE(_core, m) {
             {
               nb::gil_scoped_release release;
               try {
-                st = p.runtime->Run(hp, hr, o);
+                st = p.runtime->Run(hp, hr, o, &env);
               } catch (const Interrupted&) {
                 interrupted = true;
               }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -230,7 +231,28 @@ bool CpuSupports(const CpuFeatures& c, CpuIsa level, std::string* missing) {
   return m.empty();
 }
 
-CpuIsaChoice ChooseCpuIsa() {
+namespace {
+CpuIsaChoice ChooseCpuIsaFor(const char* env);
+}
+
+// Every call reads $PYPTO_CPU_ISA; the choice is remembered per value (a call of a compiled
+// program asks, and the CPU's answer does not change).
+const CpuIsaChoice& ChooseCpuIsa() {
+  const char* env = std::getenv("PYPTO_CPU_ISA");
+  static std::mutex mu;
+  static std::map<std::string, CpuIsaChoice> chosen;
+  const std::string key = env ? std::string("=") + env : std::string();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+  }
+  CpuIsaChoice c = ChooseCpuIsaFor(env);  // (may throw: an unknown name is not remembered)
+  std::lock_guard<std::mutex> lock(mu);
+  return chosen.emplace(key, c).first->second;
+}
+
+namespace {
+CpuIsaChoice ChooseCpuIsaFor(const char* env) {
   const CpuFeatures& cpu = HostCpu();
   CpuIsaChoice c;
   for (CpuIsa l : kBestFirst)
@@ -238,7 +260,6 @@ CpuIsaChoice ChooseCpuIsa() {
       c.best = l;
       break;
     }
-  const char* env = std::getenv("PYPTO_CPU_ISA");
   c.requested = env ? env : "";
   c.level = c.best;
   if (!c.requested.empty() && c.requested != "native") {
@@ -287,6 +308,7 @@ CpuIsaChoice ChooseCpuIsa() {
 #endif
   return c;
 }
+}  // namespace
 
 namespace {
 

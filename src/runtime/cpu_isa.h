@@ -54,7 +54,7 @@ struct CpuIsaChoice {
 
 /// The level for kernels compiled now: reads $PYPTO_CPU_ISA on every call (so a test may change
 /// it between compiles). Throws UserError for a name that is not a level.
-CpuIsaChoice ChooseCpuIsa();
+const CpuIsaChoice& ChooseCpuIsa();
 
 /// The cube's micro-kernel per dtype at `level`: (dtype, "path: what it does") for fp32, fp16,
 /// bf16 and int8. The path name before the colon is what the compiled kernels report (see

@@ -172,9 +172,9 @@ bool Runtime::HasEmptyDim(const SymEnv& env) const {
 }
 
 RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
-                      const RunOptions& opts) const {
+                      const RunOptions& opts, const SymEnv* bound) const {
   auto t0 = std::chrono::steady_clock::now();
-  SymEnv env = BindShapes(params);
+  SymEnv env = bound ? *bound : BindShapes(params);
   const Function& fn = program_->tensor_graph;
   auto shapes = ReturnShapes(env);
   if (returns.size() != fn.returns.size()) throw InternalError("wrong number of return buffers");

@@ -83,8 +83,9 @@ class Runtime {
   /// (output_coverage.h), so its buffer need not start zeroed. Remembered per set of dims.
   std::vector<bool> ReturnsWrittenWhole(const SymEnv& env) const;
   /// Runs the function. `params` in parameter order; `returns` preallocated with ReturnShapes.
+  /// `env`: what BindShapes gave for these params, when the caller has it (else bound here).
   RunStats Run(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
-               const RunOptions& opts = {}) const;
+               const RunOptions& opts = {}, const SymEnv* env = nullptr) const;
 
   const CompiledProgram& program() const { return *program_; }
   /// The generated C++ of every kernel (generates it on first use).

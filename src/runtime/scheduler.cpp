@@ -14,7 +14,9 @@ namespace pypto::rt {
 // chunk, when the same chunks of the instances it is linked to point-wise have.
 RunStats CallState::Execute() {
   RunStats stats;
-  workers_ = opts_.workers > 0 ? opts_.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // (hardware_concurrency reads sysfs on every call: once per process is enough)
+  static const int kHardwareThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  workers_ = opts_.workers > 0 ? opts_.workers : kHardwareThreads;
   if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
     throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
   const bool lifo = opts_.sched_mode == "lifo";

@@ -384,3 +384,12 @@ def test_every_option_takes_none_as_its_default():
             assert getattr(pypto, f"get_{g}_options")() == d, g
     finally:
         pypto.reset_options()
+
+
+def test_error_names_the_callers_line_with_torch_dynamo_loaded():
+    # Once torch._dynamo is imported a jit call goes through its disable wrapper; the error
+    # must still name the caller's line, not the wrapper's.
+    pytest.importorskip("torch._dynamo")
+    with pytest.raises(pypto.UserError) as ei:
+        _ok(z(4, 9), z(4, 8))
+    assert "test_errors.py" in str(ei.value) and "eval_frame.py" not in str(ei.value)

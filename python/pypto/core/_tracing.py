@@ -194,10 +194,16 @@ def current_probes() -> List[Dict[str, Any]]:
     return probes if probes is not None else []
 
 
+_DYNAMO_FRAMES = os.sep + os.path.join("torch", "_dynamo") + os.sep
+
+
 def user_frame() -> Any:
-    """The innermost frame outside the pypto package (None when there is none)."""
+    """The innermost frame outside the pypto package (None when there is none). The frames of
+    torch._dynamo's disable wrapper, which a jit call goes through once torch._dynamo is loaded,
+    are not the user's either."""
     f = sys._getframe(1)
-    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)).startswith(_PKG_DIR):
+    while f is not None and (os.path.dirname(os.path.abspath(f.f_code.co_filename)).startswith(_PKG_DIR)
+                             or _DYNAMO_FRAMES in f.f_code.co_filename):
         f = f.f_back
     return f
 

@@ -33,6 +33,7 @@ class CompiledFunction:
         # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
         # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
         self.returns: List[Tuple[str, int]] = []
+        self.returns_params = False  # some ("param", k) in returns
         self.result_dtypes: List[Any] = []  # of the program's results (bf16 ones come back as uint16 bits)
         self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
         self.bound: List[Callable[[], Any]] = []  # parameters the program added (core._tracing.bind_param)
