@@ -35,4 +35,6 @@ fi
 
 echo "[install] building pypto (pip install -e .)"
 python3 -m pip install -q --no-build-isolation -e .
+# What every generated kernel includes, precompiled once here instead of at the first call.
+python3 -m pypto.cli prebuild || echo "[install] prebuild failed: the first kernel of each new cache builds it"
 python3 -c "import pypto; print('[install] pypto', pypto.__version__, 'ready')"

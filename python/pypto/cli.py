@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import List, Optional
 from .whitebox import graph_html, swimlane
 from .compat import npu_compat
@@ -81,6 +82,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="pypto", description="PyPTO command-line tools")
     sub = parser.add_subparsers(dest="cmd")
     sub.add_parser("ops", help="list the tensor-level ops of the registry")
+    sub.add_parser("prebuild", help="build what every generated kernel shares (scripts/install.sh runs it: the first "
+                                     "kernel of a process then compiles in well under a second)")
     p_sum = sub.add_parser("summary", help="text summary of a swimlane.json (as in swimlane.txt)")
     p_sum.add_argument("trace", help="a swimlane.json written with set_debug_options(swimlane=True)")
     p_sum.add_argument("--top", type=int, default=10, help="kernels and critical-path entries to show")
@@ -107,6 +110,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return code
             print(code, file=sys.stderr)
             return 1
+        return 0
+    if args.cmd == "prebuild":
+        t0 = time.perf_counter()
+        try:
+            where = _core.build_kernel_support()
+        except _core.UserError as e:
+            print(f"pypto prebuild: {e}", file=sys.stderr)
+            return 1
+        print(f"pypto prebuild: kernel support for this CPU in {where} ({time.perf_counter() - t0:.1f} s)")
         return 0
     if args.cmd == "ops":
         print("\n".join(_core.op_names()))

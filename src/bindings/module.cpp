@@ -10,14 +10,15 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "bindings/bind_common.h"
 #include "bindings/sim_bindings.h"
-#include "frontend/recorder.h"
-#include "frontend/row_locality.h"
 #include "ir/json_printer.h"
+#include "ir/op_registry.h"
 #include "passes/pipeline.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/element_replay.h"
 #include "runtime/host_memory.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/runtime.h"
 
 namespace nb = nanobind;
@@ -99,26 +100,6 @@ HostTensor ToHost(const ArgArray& a) {
   return t;
 }
 
-SourceLoc MakeLoc(const nb::handle& h) {
-  SourceLoc loc;
-  if (h.is_none()) return loc;
-  auto t = nb::cast<nb::tuple>(h);
-  loc.file = nb::cast<std::string>(t[0]);
-  loc.line = nb::cast<int>(t[1]);
-  loc.column = nb::cast<int>(t[2]);
-  loc.text = nb::cast<std::string>(t[3]);
-  return loc;
-}
-
-Expr ToExpr(const nb::handle& h) {
-  if (nb::isinstance<Expr>(h)) return nb::cast<Expr>(h);
-  if (nb::isinstance<nb::bool_>(h)) throw nb::type_error("a bool is not a shape or index value");
-  if (nb::isinstance<nb::int_>(h)) return Expr(nb::cast<int64_t>(h));
-  throw nb::type_error(
-      ("expected an int or a SymbolicScalar, got " + nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
-          .c_str());
-}
-
 // A SymbolicScalar operator: with an int or another symbolic scalar, the expression; with a
 // float the TypeError says what is expected; with anything else (a pypto Tensor) NotImplemented,
 // so Python asks the other operand (`i * 5 - x` is the tensor's reflected subtraction).
@@ -143,6 +124,34 @@ auto SymCompare(CmpOp m) {
       return nb::borrow(Py_NotImplemented);
     return CompareSym(a, ToExpr(b), m);
   };
+}
+
+// A comparison of symbolic integers as a 0/1 expression (a predicate for pypto's runtime
+// branches), or a Python bool when both sides are known.
+// PyPTO's comparisons give a SymbolicScalar even when both values are known (`(a < 6).concrete()`);
+// `if` and `assert` read it through __bool__.
+nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m) { return nb::cast(Compare(a, b, m)); }
+
+}  // namespace
+
+SourceLoc MakeLoc(const nb::handle& h) {
+  SourceLoc loc;
+  if (h.is_none()) return loc;
+  auto t = nb::cast<nb::tuple>(h);
+  loc.file = nb::cast<std::string>(t[0]);
+  loc.line = nb::cast<int>(t[1]);
+  loc.column = nb::cast<int>(t[2]);
+  loc.text = nb::cast<std::string>(t[3]);
+  return loc;
+}
+
+Expr ToExpr(const nb::handle& h) {
+  if (nb::isinstance<Expr>(h)) return nb::cast<Expr>(h);
+  if (nb::isinstance<nb::bool_>(h)) throw nb::type_error("a bool is not a shape or index value");
+  if (nb::isinstance<nb::int_>(h)) return Expr(nb::cast<int64_t>(h));
+  throw nb::type_error(
+      ("expected an int or a SymbolicScalar, got " + nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
+          .c_str());
 }
 
 std::vector<Expr> ToExprs(const nb::handle& seq) {
@@ -182,18 +191,6 @@ Attrs ToAttrs(const nb::dict& d) {
   return a;
 }
 
-// A comparison of symbolic integers as a 0/1 expression (a predicate for pypto's runtime
-// branches), or a Python bool when both sides are known.
-// PyPTO's comparisons give a SymbolicScalar even when both values are known (`(a < 6).concrete()`);
-// `if` and `assert` read it through __bool__.
-nb::object CompareSym(const Expr& a, const Expr& b, CmpOp m) { return nb::cast(Compare(a, b, m)); }
-
-struct Program {
-  std::shared_ptr<const CompiledProgram> compiled;
-  std::shared_ptr<Runtime> runtime;
-};
-
-}  // namespace
 }  // namespace pypto
 
 NB_MODULE(_core, m) {
@@ -322,124 +319,7 @@ NB_MODULE(_core, m) {
   m.def("sym_max", [](nb::handle a, nb::handle b) { return Max(ToExpr(a), ToExpr(b)); });
   m.def("to_sym", [](nb::handle a) { return ToExpr(a); });
 
-  // Opaque to Python: handed back to Recorder.rollback.
-  nb::class_<Recorder::Mark>(m, "RecorderMark");
-  nb::class_<Recorder>(m, "Recorder")
-      .def(nb::init<const std::string&>())
-      .def("add_param", [](Recorder& r, const std::string& name, nb::handle shape, DataType dt, bool out,
-                           nb::handle loc) { return r.AddParam(name, ToExprs(shape), dt, out, MakeLoc(loc)); })
-      .def("add_dynamic_var", &Recorder::AddDynamicVar, "hint"_a)
-      .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name,
-                               nb::handle loc) { return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc)); })
-      .def("unary",
-           [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
-      .def("binary", [](Recorder& r, const std::string& op, int x, int y,
-                        nb::handle loc) { return r.Binary(op, x, y, MakeLoc(loc)); })
-      .def(
-          "binary_scalar",
-          [](Recorder& r, const std::string& op, int x, double s, nb::handle loc, bool scalar_first,
-             std::optional<int64_t> exact) { return r.BinaryScalar(op, x, s, MakeLoc(loc), scalar_first, exact); },
-          "op"_a, "x"_a, "scalar"_a, "loc"_a, "scalar_first"_a = false, "exact"_a = nb::none())
-      .def("op", [](Recorder& r, const std::string& op, const std::vector<int>& inputs, const nb::dict& attrs,
-                    nb::handle loc) { return r.Op(op, inputs, ToAttrs(attrs), MakeLoc(loc)); })
-      .def("reduce", [](Recorder& r, const std::string& op, int x, int64_t dim, bool keepdim,
-                        nb::handle loc) { return r.Reduce(op, x, dim, keepdim, MakeLoc(loc)); })
-      .def(
-          "cast",
-          [](Recorder& r, int x, DataType dt, nb::handle loc, int round) {
-            return r.Cast(x, dt, MakeLoc(loc), static_cast<RoundMode>(round));
-          },
-          "x"_a, "dtype"_a, "loc"_a, "round"_a = 0)
-      .def(
-          "matmul",
-          [](Recorder& r, int a, int b, std::optional<DataType> out_dtype, bool a_trans, bool b_trans, nb::handle loc) {
-            return r.Matmul(a, b, out_dtype ? static_cast<int>(*out_dtype) : -1, a_trans, b_trans, MakeLoc(loc));
-          },
-          nb::arg("a"), nb::arg("b"), nb::arg("out_dtype").none(), nb::arg("a_trans"), nb::arg("b_trans"),
-          nb::arg("loc"))
-      .def("view", [](Recorder& r, int x, nb::handle offsets, nb::handle shape,
-                      nb::handle loc) { return r.View(x, ToExprs(offsets), ToExprs(shape), MakeLoc(loc)); })
-      .def("remap", [](Recorder& r, int x, const std::vector<int64_t>& perm,
-                       nb::handle loc) { return r.Remap(x, perm, MakeLoc(loc)); })
-      .def(
-          "reshape",
-          [](Recorder& r, int x, nb::handle shape, nb::handle loc, bool in_memory) {
-            return r.Reshape(x, ToExprs(shape), MakeLoc(loc), in_memory);
-          },
-          "x"_a, "shape"_a, "loc"_a, "in_memory"_a = false)
-      .def(
-          "view_extents",
-          [](const Recorder& r, int x, nb::handle offsets, nb::handle shape, bool dynamic_dims) {
-            return r.ViewExtents(x, ToExprs(offsets), ToExprs(shape), dynamic_dims);
-          },
-          "x"_a, "offsets"_a, "shape"_a, "dynamic_dims"_a = false)
-      .def("materialize_where_made",
-           [](Recorder& r, int value, nb::handle loc) { return r.MaterializeWhereMade(value, MakeLoc(loc)); })
-      .def("reshapes_in_place",
-           [](const Recorder& r, int x, nb::handle shape) { return r.PlanViewReshape(x, ToExprs(shape)).has_value(); })
-      .def("bitcast",
-           [](Recorder& r, int x, DataType dtype, nb::handle loc) { return r.Bitcast(x, dtype, MakeLoc(loc)); })
-      .def(
-          "assemble",
-          [](Recorder& r, int src, nb::handle offsets, int dst, nb::handle loc, bool atomic_add) {
-            r.Assemble(src, ToExprs(offsets), dst, MakeLoc(loc), atomic_add);
-          },
-          "src"_a, "offsets"_a, "dst"_a, "loc"_a, "atomic_add"_a = false)
-      .def("assume_equal", [](Recorder& r, nb::handle a, nb::handle b, const std::string& what,
-                              nb::handle loc) { r.AssumeEqual(ToExpr(a), ToExpr(b), what, MakeLoc(loc)); })
-      .def("begin_loop",
-           [](Recorder& r, const std::string& idx, const std::string& name, nb::handle start, nb::handle stop,
-              nb::handle step, nb::handle loc) {
-             return r.BeginLoop(idx, name, ToExpr(start), ToExpr(stop), ToExpr(step), MakeLoc(loc));
-           })
-      .def("begin_branch", [](Recorder& r, nb::handle cond, bool negate,
-                              nb::handle loc) { return r.BeginBranch(ToExpr(cond), negate, MakeLoc(loc)); })
-      .def("end_loop", &Recorder::EndLoop)
-      .def("checkpoint", &Recorder::Checkpoint)
-      .def("position", &Recorder::Position)
-      .def("rollback", &Recorder::Rollback)
-      .def("read_scalar", [](Recorder& r, int x, nb::handle index,
-                             nb::handle loc) { return r.ReadScalar(x, ToExprs(index), MakeLoc(loc)); })
-      .def("set_vec_tile_shapes",
-           [](Recorder& r, const std::vector<int64_t>& d, nb::handle loc) { r.SetVecTileShapes(d, MakeLoc(loc)); })
-      .def("vec_tile_shapes", &Recorder::vec_tile_shapes)
-      .def("clear_vec_tile_shapes", &Recorder::ClearVecTileShapes)
-      .def("set_label", &Recorder::SetLabel)
-      .def("set_cube_tile_shapes",
-           [](Recorder& r, const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
-              nb::handle loc) { r.SetCubeTileShapes(m, k, n, MakeLoc(loc)); })
-      .def("cube_tile_shapes", &Recorder::cube_tile_shapes)
-      .def("set_return", [](Recorder& r, const std::vector<int>& v, nb::handle loc) { r.Return(v, MakeLoc(loc)); })
-      .def("value_shape", [](const Recorder& r, int id) { return r.value(id).shape; })
-      .def("value_dtype", [](const Recorder& r, int id) { return r.value(id).dtype; })
-      .def("value_name", [](const Recorder& r, int id) { return r.value(id).name; })
-      .def("value_kind", [](const Recorder& r, int id) { return std::string(ValueKindName(r.value(id).kind)); })
-      .def("open_symbols", &Recorder::OpenSymbols)
-      .def("root_kind",
-           [](const Recorder& r, int id) {
-             return std::string(ValueKindName(r.function().value(r.function().MemoryRoot(id)).kind));
-           })
-      .def("first_row_mixing_op",
-           [](const Recorder& r, const std::vector<int>& rows) { return FirstRowMixingOp(r.function(), rows); })
-      .def("print", [](const Recorder& r) { return PrintTensorGraph(r.function()); })
-      .def(
-          "compile",
-          [](Recorder& r, const std::string& machine, const std::string& dump_dir, bool dump_passes,
-             const std::vector<std::string>& dump_only, bool reciprocal_division, bool keep_snapshots) {
-            CompileOptions o;
-            o.keep_snapshots = keep_snapshots;
-            o.reciprocal_division = reciprocal_division;
-            o.machine = machine;
-            o.dump_dir = dump_dir;
-            o.dump_passes = dump_passes;
-            o.dump_only = dump_only;
-            Program p;
-            p.compiled = std::make_shared<const CompiledProgram>(Compile(r.Finish(), o));
-            p.runtime = std::make_shared<Runtime>(p.compiled);
-            return p;
-          },
-          "machine"_a, "dump_dir"_a, "dump_passes"_a, "dump_only"_a, "reciprocal_division"_a,
-          "keep_snapshots"_a = false);
+  BindRecorder(m);
 
   nb::class_<Program>(m, "Program")
       .def_prop_ro("dumps", [](const Program& p) { return p.compiled->dumps; })
@@ -702,6 +582,9 @@ NB_MODULE(_core, m) {
       "The CPU level generated kernels are compiled for ('isa': the best this CPU has, or $PYPTO_CPU_ISA) and "
       "the cube's micro-kernel per dtype ('fp32', 'fp16', 'bf16', 'int8'); 'levels' maps each level to what "
       "this CPU lacks for it ('' when it runs it).");
+  m.def("build_kernel_support", &BuildKernelSupport,
+        "Builds the precompiled support every kernel includes into the package (install time); returns its "
+        "directory.");
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
 }

@@ -121,31 +121,59 @@ const std::string& HeadersHash() {
 std::mutex g_pch_mu;
 std::map<std::string, std::string> g_pch_dirs;  // flags -> directory ("" when none)
 
+std::string PchName(const std::string& cmd_no_shared) {
+  char key[32];
+  std::snprintf(key, sizeof(key), "%016llx",
+                static_cast<unsigned long long>(Fnv1a(cmd_no_shared + CompilerVersion() + HeadersHash())));
+  return std::string("pch-") + key;
+}
+
+fs::path GchOf(const fs::path& dir) { return dir / "pypto" / "kernel_support.hpp.gch"; }
+
+// Compiles kernel_support.hpp into dir (atomically: a half-written header is never seen).
+// Returns the compiler's output, "" on success.
+std::string BuildPch(const std::string& cmd_no_shared, const fs::path& dir) {
+  fs::path gch = GchOf(dir);
+  std::error_code ec;
+  fs::create_directories(gch.parent_path(), ec);
+  if (ec) return "cannot create " + gch.parent_path().string() + ": " + ec.message();
+  fs::path tmp = gch.string() + "." + std::to_string(getpid());
+  int status = 0;
+  std::string out = RunCapture(cmd_no_shared + " -x c++-header " + Quote(IncludeDir() + "/pypto/kernel_support.hpp") +
+                                   " -o " + Quote(tmp.string()),
+                               status);
+  if (status != 0) {
+    fs::remove(tmp, ec);
+    return out.empty() ? "the compiler failed" : out;
+  }
+  fs::rename(tmp, gch, ec);
+  return ec ? "cannot write " + gch.string() + ": " + ec.message() : "";
+}
+
+// Where the package keeps what every kernel shares, built once at install time
+// (BuildKernelSupport): $PYPTO_SUPPORT_DIR, else kernel_support/ beside the library holding this
+// code (the Python extension, or libpypto for a C++ program).
+fs::path SupportDir() {
+  std::string d = Env("PYPTO_SUPPORT_DIR");
+  if (!d.empty()) return d;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&SupportDir), &info) && info.dli_fname)
+    return fs::path(info.dli_fname).parent_path() / "kernel_support";
+  return {};
+}
+
 std::string PrecompiledHeaderDir(const std::string& cmd_no_shared) {
   std::lock_guard<std::mutex> lock(g_pch_mu);
   auto [it, fresh] = g_pch_dirs.try_emplace(cmd_no_shared);
   if (!fresh) return it->second;
   std::string& slot = it->second;
-  char key[32];
-  std::snprintf(key, sizeof(key), "%016llx",
-                static_cast<unsigned long long>(Fnv1a(cmd_no_shared + CompilerVersion() + HeadersHash())));
-  fs::path dir = fs::path(KernelCacheDir()) / (std::string("pch-") + key);
-  fs::path gch = dir / "pypto" / "kernel_support.hpp.gch";
-  if (fs::exists(gch)) return slot = dir.string();
-  std::error_code ec;
-  fs::create_directories(gch.parent_path(), ec);
-  if (ec) return "";
-  fs::path tmp = gch.string() + "." + std::to_string(getpid());
-  int status = 0;
-  RunCapture(cmd_no_shared + " -x c++-header " + Quote(IncludeDir() + "/pypto/kernel_support.hpp") + " -o " +
-                 Quote(tmp.string()),
-             status);
-  if (status != 0) {
-    fs::remove(tmp, ec);
-    return "";
-  }
-  fs::rename(tmp, gch, ec);
-  return ec ? "" : slot = dir.string();
+  const std::string name = PchName(cmd_no_shared);
+  // Built at install time for these flags: nothing to do at the first call.
+  if (fs::path support = SupportDir(); !support.empty() && fs::exists(GchOf(support / name)))
+    return slot = (support / name).string();
+  fs::path dir = fs::path(KernelCacheDir()) / name;
+  if (fs::exists(GchOf(dir))) return slot = dir.string();
+  return BuildPch(cmd_no_shared, dir).empty() ? slot = dir.string() : "";
 }
 
 // A compile that failed with the precompiled header and worked without it: the header is damaged
@@ -195,6 +223,26 @@ std::mutex g_mu;
 std::map<std::string, void*> g_loaded;  // .so path -> dlopen handle
 
 }  // namespace
+
+static std::string BaseFlags(const std::string& isa_flags);
+
+std::string BuildKernelSupport() {
+  const std::string cmd_no_shared = BaseFlags(ChooseCpuIsa().flags) + " -I" + Quote(IncludeDir());
+  fs::path support = SupportDir();
+  if (support.empty()) throw UserError("cannot tell where the pypto library lives", {}, "set PYPTO_SUPPORT_DIR");
+  fs::path dir = support / PchName(cmd_no_shared);
+  if (fs::exists(GchOf(dir))) return dir.string();
+  std::error_code ec;  // earlier builds (other headers, another compiler): about 100 MB each
+  for (auto it = fs::directory_iterator(support, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (it->path().filename().string().rfind("pch-", 0) == 0) fs::remove_all(it->path(), ec);
+  std::string err = BuildPch(cmd_no_shared, dir);
+  if (!err.empty())
+    throw UserError("building the precompiled kernel support in " + dir.string() + " failed:\n" + err, {},
+                    "check that " + Compiler() + " works, or set PYPTO_SUPPORT_DIR to a writable directory");
+  std::lock_guard<std::mutex> lock(g_pch_mu);
+  g_pch_dirs.clear();  // (this process uses it from now on)
+  return dir.string();
+}
 
 std::string KernelCacheDir() {
   std::string d = Env("PYPTO_CACHE_DIR");

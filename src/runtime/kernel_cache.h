@@ -25,6 +25,12 @@ KernelLibrary LoadKernelLibrary(const std::string& source, const std::vector<std
 
 /// The cache directory: $PYPTO_CACHE_DIR, else $XDG_CACHE_HOME/pypto, else ~/.cache/pypto.
 std::string KernelCacheDir();
+
+/// Builds what every generated kernel shares (the precompiled kernel_support.hpp for this CPU's
+/// level) into the package's kernel_support/ directory ($PYPTO_SUPPORT_DIR to choose another),
+/// so that the first kernel of a process with an empty cache does not pay for it. Run at install
+/// time (`python -m pypto prebuild`); returns the directory. Throws UserError when it fails.
+std::string BuildKernelSupport();
 /// The compiler command and flags used (for the cache key and error messages), for the CPU level
 /// in force now (ChooseCpuIsa) or for the given level flags.
 std::string KernelCompileCommand();

@@ -23,8 +23,10 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
-def run(cache: Path, scale: float = 2.0, wait: bool = True):
-    env = dict(os.environ, PYPTO_CACHE_DIR=str(cache))
+def run(cache: Path, scale: float = 2.0, wait: bool = True, support: "Path | None" = None):
+    # The cache's own precompiled header is what these tests damage: no install-time one
+    # (`pypto prebuild`) unless `support` names it.
+    env = dict(os.environ, PYPTO_CACHE_DIR=str(cache), PYPTO_SUPPORT_DIR=str(support or cache / "no-support"))
     args = [sys.executable, "-c", PROGRAM.replace("SCALE", repr(scale))]
     p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return p.communicate(timeout=300) + (p.returncode,) if wait else p
@@ -125,3 +127,24 @@ def test_a_compile_killed_or_out_of_disk_leaves_nothing_used(tmp_path, fault):
     p = subprocess.run([sys.executable, "-c", PROGRAM.replace("SCALE", "2.0")], env=env, capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "OK", p.stderr
+
+
+def test_prebuilt_kernel_support_serves_an_empty_cache(tmp_path):
+    # `pypto prebuild` (scripts/install.sh runs it) compiles what every kernel includes once;
+    # a process with an empty kernel cache then compiles its first kernel against it and
+    # makes no precompiled header of its own.
+    support = tmp_path / "support"
+    env = dict(os.environ, PYPTO_SUPPORT_DIR=str(support))
+    p = subprocess.run([sys.executable, "-m", "pypto.cli", "prebuild"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0 and "kernel support for this CPU" in p.stdout, p.stderr
+    gchs = list(support.glob("pch-*/pypto/kernel_support.hpp.gch"))
+    if not gchs:
+        pytest.skip("the compiler made no precompiled header")
+    cache = tmp_path / "cache"
+    out, err, rc = run(cache, support=support)
+    assert rc == 0 and out.strip() == "OK", err
+    assert not list(cache.glob("pch-*")), "the first kernel built its own precompiled header"
+    again = subprocess.run([sys.executable, "-m", "pypto.cli", "prebuild"], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0 and list(support.glob("pch-*")) == [gchs[0].parent.parent]
