@@ -336,23 +336,31 @@ class RowRegion {
     size_t g = j;
     bool reduced = false;      // a reduction's result is whole only after the loop: reductions close a group
     std::set<int> reductions;  // results of the group's reductions: no instruction of it may read one
-    while (g < i_ + n_ && IsCompute(body_[g].opcode) && width(body_[g]) == w && !column_.count(&body_[g])) {
-      bool red = RowReduction(body_[g].opcode) != nullptr;
+    for (;;) {
+      // A row constant's load emits nothing here (its row is read before the row loop): it
+      // does not end the group when the instruction after it joins (rmsnorm's gamma).
+      size_t h = g;
+      while (h < i_ + n_ && RowConstLoad(body_[h])) ++h;
+      if (h == i_ + n_ || !IsCompute(body_[h].opcode) || width(body_[h]) != w || column_.count(&body_[h])) break;
+      bool red = RowReduction(body_[h].opcode) != nullptr;
       if (reduced && !red) break;
       bool reads_reduction = false;
-      for (int s : body_[g].srcs) reads_reduction = reads_reduction || reductions.count(s);
+      for (int s : body_[h].srcs) reads_reduction = reads_reduction || reductions.count(s);
       if (reads_reduction) break;  // e.g. the sum of a min of a 1-wide row: a new group
-      if (red) reductions.insert(body_[g].dst);
+      if (red) reductions.insert(body_[h].dst);
       reduced = reduced || red;
-      ++g;
+      g = h + 1;
     }
     return g;
   }
+
+  bool RowConstLoad(const Instr& in) const { return in.opcode == Opcode::TLOAD && row_consts_.count(in.dst); }
 
   std::string Group(size_t j, size_t g, const std::string& pad) const {
     std::ostringstream os;
     std::map<int, int> def, reads_in_group;  // buffer -> defining instruction in the group
     for (size_t x = j; x < g; ++x) {
+      if (RowConstLoad(body_[x])) continue;
       if (!RowReduction(body_[x].opcode)) def[body_[x].dst] = static_cast<int>(x);
       for (int s : body_[x].srcs) ++reads_in_group[s];
     }
@@ -364,6 +372,7 @@ class RowRegion {
     std::set<int> rows_in, values;
     for (size_t x = j; x < g; ++x) {
       const Instr& in = body_[x];
+      if (RowConstLoad(in)) continue;
       const OpInfo* op = RowReduction(in.opcode) ? nullptr : &FusableOps().at(in.opcode);
       for (size_t s = 0; s < in.srcs.size(); ++s) {
         int b = in.srcs[s];
@@ -392,6 +401,7 @@ class RowRegion {
       }
     ColumnLoop loop;
     for (size_t x = j; x < g; ++x) {
+      if (RowConstLoad(body_[x])) continue;
       loop.ops.push_back(&body_[x]);
       if (RowReduction(body_[x].opcode)) loop.acc[&body_[x]] = "acc" + std::to_string(x);
     }
