@@ -96,6 +96,10 @@ class _FastCall(NamedTuple):
 
 
 class JitFunction(JitArguments):
+    # Whether a warm call may skip to the run (_fast_call); front doors whose calls carry more
+    # than the options (a RunConfig) say no.
+    _fast_path_ok = True
+
     def __init__(self, fn: Callable[..., Any], debug_options: Optional[Dict[str, Any]] = None,
                  pass_options: Optional[Dict[str, Any]] = None,
                  runtime_options: Optional[Dict[str, Any]] = None,
@@ -469,7 +473,7 @@ class JitFunction(JitArguments):
             tensor_args = [v for p, v in zip(self.params, self._bind(args, kwargs))
                            if p.kind == "tensor" or (p.kind == "auto" and self._is_array(v))]
             outs = [tensor_args[k] if kind == "param" else outs[k] for kind, k in compiled.returns]
-        if (simple and sim_machine is None and not trace and before is None and not staged and shared is None
+        if (self._fast_path_ok and simple and sim_machine is None and not trace and before is None and not staged and shared is None
                 and not bound and not compiled.returns_params and not compiled.dump_dir
                 and not (compiled.writes and any(compiled.writes)) and not self.tuned_tiles):
             self._fast = _FastCall(config.version(), copy.deepcopy(list(self.group_options.values())), tiles,

@@ -326,8 +326,12 @@ class LanguageFunction(JitFunction):
         cfg = getattr(self._config, "value", None)
         return (cfg.machine if cfg is not None and cfg.machine else None) or self._options()["pass"]["machine"]
 
-    def _compile_options(self, machine: Optional[str] = None) -> Tuple[Any, ...]:
-        return super()._compile_options(machine) + (self._machine(),)
+    # A call's RunConfig (platform, distributed config) picks the program: no fast path past it.
+    _fast_path_ok = False
+
+    def _compile_options(self, machine: Optional[str] = None,
+                         groups: Optional[Dict[str, Dict[str, Any]]] = None) -> Tuple[Any, ...]:
+        return super()._compile_options(machine, groups) + (self._machine(),)
 
     def _entry_args(self, args: List[Any]) -> List[Any]:
         # A pld.DistributedTensor parameter is every rank's copy of a window ([nranks, *shape]);
