@@ -68,3 +68,19 @@ def test_another_dtype_or_a_scope_takes_the_full_path():
         f(np.ones((4, 32), np.float64))  # refused by the full path, naming the parameter
     with pypto.options(vec_tile_shapes=[2, 32]):
         np.testing.assert_array_equal(f(np.ones((4, 32), np.float32)), np.full((4, 32), 3, np.float32))
+
+
+def test_a_simulation_or_swimlane_request_takes_the_full_path(tmp_path):
+    f, _ = _fresh()
+    x = np.ones((4, 32), np.float32)
+    f(x)
+    f(x)
+    assert f._fast is not None
+    report = pypto.sim.simulate(f, x)  # a warm function: the request must still be seen
+    assert report is not None and f.last_sim is report
+    from pypto.frontends.jit import swimlane_to
+    path = tmp_path / "swimlane.json"
+    with swimlane_to(str(path)):
+        f(x)
+    assert path.exists()
+    np.testing.assert_array_equal(f(x), np.full((4, 32), 3, np.float32))

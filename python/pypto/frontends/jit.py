@@ -33,6 +33,16 @@ _log = logging.getLogger("pypto")
 _sim_request = threading.local()
 # pypto.tune (target "cpu"): write the swimlane of this thread's next call to this path.
 _swimlane_request = threading.local()
+# How many sim / swimlane requests are set in any thread: while none is, a warm call need not
+# look at the thread-locals (two thread-local lookups cost more than the rest of its checks).
+_requests_set = [0]
+_requests_lock = threading.Lock()
+
+
+def request_set(delta: int) -> None:
+    """A sim or swimlane request was set (+1) or cleared (-1) in some thread."""
+    with _requests_lock:
+        _requests_set[0] += delta
 
 
 @contextlib.contextmanager
@@ -40,10 +50,12 @@ def swimlane_to(path: str) -> Iterator[None]:
     """Within: every jit call of this thread writes its swimlane (Chrome trace JSON) to `path`."""
     before = getattr(_swimlane_request, "path", None)
     _swimlane_request.path = path
+    request_set(1)
     try:
         yield
     finally:
         _swimlane_request.path = before
+        request_set(-1)
 
 
 launcher.swimlane_to = swimlane_to  # a rank records its calls' swimlanes this way (pypto.dist)
@@ -345,8 +357,9 @@ class JitFunction(JitArguments):
         fast = self._fast
         if (fast is not None and not kwargs and not call_recorders and len(args) == len(fast.wants)
                 and fast.version == config.version() and fast.groups == list(self.group_options.values())
-                and ops._default_tiles() == fast.tiles and getattr(_sim_request, "machine", None) is None
-                and getattr(_swimlane_request, "path", None) is None
+                and ops._default_tiles() == fast.tiles
+                and (not _requests_set[0] or (getattr(_sim_request, "machine", None) is None
+                                              and getattr(_swimlane_request, "path", None) is None))
                 and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, fast.wants))):
             return self._fast_call(fast, list(args))
         for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import pypto._core as _core
-from ..frontends.jit import JitFunction, _sim_request
+from ..frontends.jit import JitFunction, _sim_request, request_set
 from ..frontends.tile import TileFunction
 from ..whitebox.sim_report import Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
 
@@ -35,9 +35,11 @@ def simulate(fn: Any, *args: Any, machine: Optional[str] = None, **kwargs: Any) 
     _machine(name)  # a clear error for an unknown machine or one without a model
     prev = getattr(_sim_request, "machine", None)
     _sim_request.machine = name
+    request_set(1)
     try:
         fn(*args, **kwargs)
     finally:
         _sim_request.machine = prev
+        request_set(-1)
     jf = fn.last if isinstance(fn, TileFunction) else fn
     return jf.last_sim

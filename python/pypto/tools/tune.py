@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import pypto._core as _core
 from ..core import config
 from . import sim
-from ..frontends.jit import _swimlane_request, JitFunction
+from ..frontends.jit import _swimlane_request, JitFunction, request_set
 from ..frontends.tile import TileFunction
 
 __all__ = ["tune", "TuneResult"]
@@ -163,8 +163,10 @@ def tune(fn: Any, *args: Any, space: Dict[str, Sequence[Any]], target: str = "si
 def _cpu_swimlane(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], defaults: Dict[str, Any], path: str) -> None:
     """One traced run on the CPU, its swimlane written to `path`."""
     _swimlane_request.path = path
+    request_set(1)
     try:
         with config.options(**defaults):
             fn(*args, **kwargs)
     finally:
         _swimlane_request.path = None
+        request_set(-1)
