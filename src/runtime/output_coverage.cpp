@@ -41,14 +41,26 @@ class Prover {
     }
     whole_.assign(shapes_.size(), false);
     slabs_.resize(shapes_.size());
+    // A result some kernel reads (`out[i] = out[i] + x[i]`, a running state) may be read where
+    // it was not written yet, and then its zeros count: only results no kernel reads qualify.
+    read_.assign(shapes_.size(), false);
+    for (const Kernel& k : g_.kernels)
+      for (const KernelParam& kp : k.params) {
+        if (!kp.read) continue;
+        for (int v = kp.value;; v = fn_.Root(v)) {  // through views and reshapes to the memory
+          if (auto r = index_.find(v); r != index_.end()) read_[r->second] = true;
+          if (fn_.Root(v) == v) break;
+        }
+      }
   }
 
   std::vector<bool> Run(SymEnv env) {
+    if (std::find(read_.begin(), read_.end(), false) == read_.end()) return whole_;  // (all read: none proven)
     Walk(g_.body, env);
     if (reads_data_ || work_ > kMaxWork) return whole_;  // (what a launch proved holds whatever follows)
     for (size_t r = 0; r < shapes_.size(); ++r)
       for (auto& [d, ivs] : slabs_[r])
-        if (!whole_[r] && Covers(ivs, shapes_[r][d])) whole_[r] = true;
+        if (!whole_[r] && !read_[r] && Covers(ivs, shapes_[r][d])) whole_[r] = true;
     return whole_;
   }
 
@@ -84,7 +96,7 @@ class Prover {
     for (const KernelParam& kp : k.params) {
       if (!kp.write || fn_.value(kp.value).kind == ValueKind::Reshape) continue;
       auto ret = index_.find(fn_.Root(kp.value));
-      if (ret == index_.end() || whole_[ret->second]) continue;
+      if (ret == index_.end() || whole_[ret->second] || read_[ret->second]) continue;
       for (const PointAccess& a : g_.point_access[k.id])
         if (a.root == ret->first && a.write && a.regular && !a.adds && a.windows.size() == 1)
           Prove(a.windows[0], grid, env, ret->second);
@@ -145,7 +157,11 @@ class Prover {
     ivs.insert(ivs.end(), dims[partial].begin(), dims[partial].end());
   }
 
-  bool AllWhole() const { return std::find(whole_.begin(), whole_.end(), false) == whole_.end(); }
+  bool AllWhole() const {
+    for (size_t r = 0; r < whole_.size(); ++r)
+      if (!whole_[r] && !read_[r]) return false;
+    return true;
+  }
 
   const ExecGraph& g_;
   const Function& fn_;
@@ -153,6 +169,7 @@ class Prover {
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<bool> whole_;
   std::vector<std::map<int, std::vector<Interval>>> slabs_;  // per return: dim -> written intervals
+  std::vector<bool> read_;                                   // per return: some kernel reads it
   bool reads_data_ = false;
   int64_t work_ = 0;
 };

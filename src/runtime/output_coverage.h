@@ -8,9 +8,9 @@
 
 namespace pypto {
 
-/// For each of `g.fn.returns`: true when the launches the control program makes for `env`
-/// store to every element of it (plain stores, no atomic add), as the kernels' per-point
-/// windows prove; false when that is not proven (the caller zeroes the buffer, as a program
+/// For each of `g.fn.returns`: true when no kernel reads it and the launches the control
+/// program makes for `env` store to every element of it (plain stores, no atomic add), as the
+/// kernels' per-point windows prove; false when that is not proven (the caller zeroes the buffer, as a program
 /// need not write all of its result). A control program that reads tensor elements (a loop
 /// bound taken from data) proves nothing.
 std::vector<bool> ReturnsWrittenWhole(const ExecGraph& g, const SymEnv& env);

@@ -76,3 +76,29 @@ def test_slabs_of_a_runtime_loop(mode, stop):
     want = np.zeros(shape, np.float32)
     want[:stop] = x[:stop] - np.float32(1)
     np.testing.assert_array_equal(run_in(mode, f, x), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_result_read_before_it_is_written_whole_starts_zeroed(mode):
+    # Every row of `out` is written, but a kernel reads it when only its first rows are: the
+    # zeros it starts with count there, so it must be zeroed even though it ends up whole.
+    shape = (512, 256)
+
+    @pypto.jit
+    def f(x: T(shape, F32)):
+        pypto.set_vec_tile_shapes(8, 256)
+        out = pypto.tensor(list(shape), F32, "out")
+        out[0:64, :] = x[0:64, :]
+        twice = out * 2.0
+        out[64:512, :] = x[64:512, :] + 1.0
+        return out, twice
+
+    x = rng(3).standard_normal(shape).astype(np.float32)
+    want_twice = np.zeros(shape, np.float32)
+    want_twice[:64] = x[:64] * np.float32(2)
+    want_out = np.concatenate([x[:64], x[64:] + np.float32(1)])
+    for _ in range(2):
+        _dirty_the_pool(shape)
+        out, twice = run_in(mode, f, x)
+        np.testing.assert_array_equal(twice, want_twice)
+        np.testing.assert_array_equal(out, want_out)
