@@ -1,7 +1,7 @@
 """Memory-bound kernels against the machine's streaming bandwidth on 1 and 2 cores, in one run:
 STREAM triad (benchmarks/probes.cpp) and torch.add(x, 1, out=o) (a streaming op a user has at
-hand), then pypto's x + 1, exp, softmax, rmsnorm and GELU-tanh over 64 MiB fp32, all taking
-turns, medians of 25. GB/s counts one read of the input and one write of the output.
+hand), then pypto's x + 1, exp, softmax, rmsnorm and GELU-tanh over 64 MiB fp32, taking turns in
+blocks (3 rounds), medians of about 25 calls each. GB/s counts one read of the input and one write of the output.
 
     python benchmarks/streaming.py            # 1 and 2 cores
     python benchmarks/streaming.py --cores 1
@@ -85,12 +85,19 @@ def main(argv: List[str] | None = None) -> int:
         for f in fs.values():
             f()
             f()
+        # Turns in blocks, the first call of a block not counted: torch's OpenMP threads (and
+        # OpenBLAS's) spin for a while after their work, and a call made right after one of
+        # theirs shares the two cores with that spinning (pypto's x + 1 alternating call by
+        # call with torch.add: 1.7-3.3 ms; in a block: 1.5-1.8 ms).
         times: Dict[str, List[float]] = {k: [] for k in fs}
-        for _ in range(args.reps):
+        rounds = 3
+        for _ in range(rounds):
             for k, f in fs.items():
-                t0 = time.perf_counter()
                 f()
-                times[k].append(time.perf_counter() - t0)
+                for _ in range(max(1, args.reps // rounds)):
+                    t0 = time.perf_counter()
+                    f()
+                    times[k].append(time.perf_counter() - t0)
         ref = statistics.median(times["torch.add(out=)"])
         print(f"\n{cores} core(s): STREAM triad {triad:.1f} GB/s; torch.add(out=) {mb / ref / 1e9:.1f} GB/s")
         for k, v in times.items():
