@@ -582,6 +582,7 @@ NB_MODULE(_core, m) {
       "The CPU level generated kernels are compiled for ('isa': the best this CPU has, or $PYPTO_CPU_ISA) and "
       "the cube's micro-kernel per dtype ('fp32', 'fp16', 'bf16', 'int8'); 'levels' maps each level to what "
       "this CPU lacks for it ('' when it runs it).");
+  m.def("pass_names", &PipelineStepNames, "The default pipeline's steps in order (src/passes/pipeline.cpp).");
   m.def("build_kernel_support", &BuildKernelSupport,
         "Builds the precompiled support every kernel includes into the package (install time); returns its "
         "directory.");

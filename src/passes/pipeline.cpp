@@ -37,8 +37,7 @@ CompiledProgram Compile(Function fn, const CompileOptions& opts) {
 
   // Tensor ops -> tile ops with the user's tile shapes; needs inferred shapes for the tails.
   ms = Timed([&] { p.tile_graph = ExpandTiles(fn, ctx); });
-  ctx.Dump("expand_tiles", PrintTileGraph(p.tile_graph), ms,
-           [&] { return TileGraphJson(p.tile_graph); });
+  ctx.Dump("expand_tiles", PrintTileGraph(p.tile_graph), ms, [&] { return TileGraphJson(p.tile_graph); });
 
   // Tile ops -> kernels; decides which values stay in UB and which go to global memory.
   ms = Timed([&] { p.block_graph = Partition(p.tile_graph, ctx); });
@@ -63,6 +62,14 @@ CompiledProgram Compile(Function fn, const CompileOptions& opts) {
   p.dumps = ctx.dumps();
   p.pass_ms = ctx.timings();
   return p;
+}
+
+const std::vector<std::string>& PipelineStepNames() {
+  // The order of Compile above (tests/cpp/test_pipeline.cpp checks the two agree).
+  static const std::vector<std::string> names = {"tensor_graph",    "infer_shapes",      "expand_tiles",
+                                                 "partition",       "fuse_instructions", "allocate_buffers",
+                                                 "build_exec_graph"};
+  return names;
 }
 
 CompiledProgram SnapshotProgram(const CompiledProgram& p, size_t i) {

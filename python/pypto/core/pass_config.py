@@ -18,8 +18,7 @@ import pypto._core as _core
 __all__ = ["PassConfigs", "PassConfigKey", "get_pass_default_config", "set_pass_default_config", "get_pass_config",
            "set_pass_config", "get_pass_configs"]
 
-PASSES = ("tensor_graph", "infer_shapes", "expand_tiles", "partition", "fuse_instructions", "allocate_buffers",
-          "build_exec_graph")
+PASSES = tuple(_core.pass_names())  # the pipeline's steps, as src/passes/pipeline.cpp lists them
 
 
 class PassConfigKey(enum.Enum):
