@@ -15,6 +15,16 @@
 
 namespace pypto_kernel {
 
+// max/min as numpy.maximum/minimum and pto::elem::max/min on 8 lanes: NaN in either operand
+// gives NaN, and between equal operands (+0 and -0) the first wins. The raw instructions return
+// their second operand when either is NaN, so `a` goes second and a NaN `b` is blended back in.
+inline __m256 MaxNan8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+}
+inline __m256 MinNan8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+}
+
 #if defined(__AVX512F__)
 using VecF = __m512;
 using VecMask = __mmask16;
@@ -42,7 +52,7 @@ inline VecF VNeg(VecF a) {
 }
 // max(0, x): x when x is NaN (the instruction returns its second operand then), -0 kept.
 inline VecF VRelu(VecF a) { return _mm512_max_ps(_mm512_setzero_ps(), a); }
-// numpy.maximum / minimum (see the AVX2 forms below).
+// numpy.maximum / minimum (see MaxNan8 above).
 inline VecF MaxNan(VecF a, VecF b) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), _mm512_max_ps(b, a), b);
 }
@@ -103,15 +113,8 @@ inline VecF VSqrt(VecF a) { return _mm256_sqrt_ps(a); }
 inline VecF VAbs(VecF a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 inline VecF VNeg(VecF a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }
 inline VecF VRelu(VecF a) { return _mm256_max_ps(_mm256_setzero_ps(), a); }
-// max/min as numpy.maximum/minimum and pto::elem::max/min: NaN in either operand gives NaN, and
-// between equal operands (+0 and -0) the first wins. The raw instructions return their second
-// operand when either is NaN, so `a` goes second and a NaN `b` is blended back in.
-inline VecF MaxNan(VecF a, VecF b) {
-  return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
-inline VecF MinNan(VecF a, VecF b) {
-  return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
+inline VecF MaxNan(VecF a, VecF b) { return MaxNan8(a, b); }
+inline VecF MinNan(VecF a, VecF b) { return MinNan8(a, b); }
 // 1 / sqrt(x) in double, rounded once: TRSQRT's result bit for bit.
 inline VecF RsqrtExact(VecF x) {
   const __m256d one = _mm256_set1_pd(1.0);
@@ -144,12 +147,6 @@ inline VecF VMap(F f, VecF a, VecF b) {
 //  - shorter rows: one accumulator in column order.
 using VecAcc = __m256;
 inline VecAcc Add8(VecAcc a, VecAcc b) { return _mm256_add_ps(a, b); }
-inline VecAcc MaxNan8(VecAcc a, VecAcc b) {
-  return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
-inline VecAcc MinNan8(VecAcc a, VecAcc b) {
-  return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
-}
 
 struct RowAcc {
   VecAcc a0, a1, a2, a3;
