@@ -101,7 +101,6 @@ class _FastCall(NamedTuple):
     version: int  # config.version()
     groups: List[Dict[str, Any]]  # the function's option dicts then
     tiles: Any  # ops._default_tiles() then
-    wants: List[Any]  # the parameters' numpy dtypes
     compiled: CompiledFunction
     run_args: Tuple[Any, ...]  # workers, sched_mode, trace, run_mode, timeout
     unsigned64: bool  # a result is uint64 (comes back as numpy's 'Q')
@@ -355,12 +354,12 @@ class JitFunction(JitArguments):
 
     def _launch(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._fast
-        if (fast is not None and not kwargs and not call_recorders and len(args) == len(fast.wants)
+        if (fast is not None and not kwargs and not call_recorders and len(args) == len(self._want)
                 and fast.version == config.version() and fast.groups == list(self.group_options.values())
                 and ops._default_tiles() == fast.tiles
                 and (not _requests_set[0] or (getattr(_sim_request, "machine", None) is None
                                               and getattr(_swimlane_request, "path", None) is None))
-                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, fast.wants))):
+                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
             return self._fast_call(fast, list(args))
         for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)
             calls.append((self, args, kwargs))
@@ -490,7 +489,7 @@ class JitFunction(JitArguments):
                 and not bound and not compiled.returns_params and not compiled.dump_dir
                 and not (compiled.writes and any(compiled.writes)) and not self.tuned_tiles):
             self._fast = _FastCall(config.version(), copy.deepcopy(list(self.group_options.values())), tiles,
-                                   list(self._want), compiled,
+                                   compiled,
                                    (rt["workers"], rt["sched_mode"], False, run_mode, float(rt["timeout"])),
                                    any(o.dtype == np.uint64 for o in outs))
         if not outs:
