@@ -38,6 +38,7 @@ from .frontends.tile import *  # noqa: F401,F403 - Tile and the tile ops
 from .frontends.tile import __all__ as _TILE
 from .compat import experimental  # noqa: E402 - PyPTO's custom attention ops and operation options
 from .compat import runtime  # noqa: E402 - PyPTO's runtime module names (RunMode, _device_synchronize)
+from .compat import ir, backend  # noqa: E402,F401 - hw-native-sys pypto's pypto.ir / pypto.backend (bound on import pypto)
 from .compat import distributed  # noqa: E402 - PyPTO's shmem ops (pypto.distributed), on the ranks of a host
 from .compat.distributed import ShmemTensor  # noqa: E402
 from .core import error  # noqa: E402 - PyPTO's exception classes (a UserError is an FeError and a PyptoRtError)

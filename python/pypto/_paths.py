@@ -27,7 +27,7 @@ MOVED = {
     "pypto.npu_platform": "pypto.compat.npu_platform", "pypto.npu_reference": "pypto.compat.npu_reference",
     "pypto.pypto_impl": "pypto.compat.pypto_impl", "pypto.operation": "pypto.compat.operation",
     "pypto.function_block": "pypto.compat.function_block", "pypto.experimental": "pypto.compat.experimental",
-    "pypto.runtime": "pypto.compat.runtime", "pypto.ir": "pypto.compat.ir",
+    "pypto.runtime": "pypto.compat.runtime", "pypto.ir": "pypto.compat.ir", "pypto.backend": "pypto.compat.backend",
     "pypto.sim": "pypto.tools.sim", "pypto.tune": "pypto.tools.tune", "pypto.pass_verify": "pypto.tools.pass_verify",
     "pypto.tools.swimlane": "pypto.whitebox.swimlane", "pypto.tools.graph_html": "pypto.whitebox.graph_html",
     "pypto.tools.debug_output": "pypto.whitebox.debug_output", "pypto.tools.verify": "pypto.whitebox.verify",

@@ -88,11 +88,11 @@ void Recorder::CheckCanExist(const std::string& what, const std::vector<Expr>& s
                     loc, "check the shape");
 }
 
-void Recorder::CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape,
-                                     const SourceLoc& loc) const {
+void Recorder::CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape, const SourceLoc& loc,
+                                     bool call_start_ok) const {
   for (const Expr& d : shape)
     for (const std::string& v : d.FreeVars())
-      if (auto it = read_symbols_.find(v); it != read_symbols_.end())
+      if (auto it = read_symbols_.find(v); it != read_symbols_.end() && !(call_start_ok && call_start_reads_.count(v)))
         throw UserError(what + ": the shape " + ShapeStr(shape) + " depends on " + v + ", an element read at line " +
                             std::to_string(it->second.line) +
                             ", but tensors in memory are allocated when the call starts, before it is read",
@@ -105,10 +105,10 @@ int Recorder::CreateTensor(const std::vector<Expr>& shape, DataType dtype, const
     if (auto c = d.as_const(); c && *c <= 0)
       throw UserError("pypto.tensor: shape " + ShapeStr(shape) + " has a non-positive dim", loc);
   CheckCanExist("pypto.tensor", shape, dtype, loc);
-  CheckNotDataDependent("pypto.tensor", shape, loc);
+  CheckNotDataDependent("pypto.tensor", shape, loc, /*call_start_ok=*/true);
   for (const Expr& d : shape)
     for (const std::string& var : d.FreeVars())
-      if (std::find(open_vars_.begin(), open_vars_.end(), var) != open_vars_.end())
+      if (std::find(open_vars_.begin(), open_vars_.end(), var) != open_vars_.end() && !call_start_reads_.count(var))
         throw UserError("pypto.tensor: the shape " + ShapeStr(shape) + " depends on the loop index " + var +
                             ", but tensors in memory are allocated when the call starts, before the loop runs",
                         loc, "give the tensor its largest shape and write or return a window of it");
@@ -499,6 +499,9 @@ Expr Recorder::ReadScalar(int x, const std::vector<Expr>& index_in, const Source
   LoopRegion<OpCall>& l = stack_.back()->AddLoop(info);
   stack_.push_back(l.body.get());
   scopes_.push_back(Scope::Read);
+  const bool call_start = root.kind == ValueKind::Input && !reshaped &&
+                          std::all_of(scopes_.begin(), scopes_.end(), [](Scope s) { return s == Scope::Read; });
+  if (call_start) call_start_reads_.insert(info.var);
   open_vars_.push_back(info.var);
   read_symbols_[info.var] = loc;
   return Expr::Var(info.var);

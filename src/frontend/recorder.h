@@ -172,9 +172,15 @@ class Recorder {
   std::vector<Scope> scopes_;                      // per open region of stack_ past the body
   std::vector<std::string> open_vars_;             // per open region of stack_ past the body: its index
   std::map<std::string, SourceLoc> read_symbols_;  // symbol of each scalar read -> its line
+  // Reads of an input's element made before any loop or branch: one value per call, which the
+  // runtime reads when the call starts (CallState::Build), so created tensors may take their
+  // shape from them (hw-native-sys's `pl.create_tensor([16, head_dim_cfg])`).
+  std::set<std::string> call_start_reads_;
   /// UserError when `shape` depends on a scalar read: tensors in memory (created, returned) are
-  /// allocated when the call starts, before any element is read.
-  void CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape, const SourceLoc& loc) const;
+  /// allocated when the call starts, before any element is read (but those of
+  /// call_start_reads_ when `call_start_ok`).
+  void CheckNotDataDependent(const std::string& what, const std::vector<Expr>& shape, const SourceLoc& loc,
+                             bool call_start_ok = false) const;
   VarRanges ranges_;                                // the open loops' indices with a known range
   std::vector<int> branches_;                       // the open branches, outermost first
   std::map<int, std::vector<int>> value_branches_;  // op result -> the branches open when it was made

@@ -34,12 +34,19 @@ std::set<int> Function::LiveOps() const {
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       const OpCall& c = **it;
       if (live.count(c.id)) continue;
-      bool needed = c.output < 0 || WritesInPlace(GetOpDef(c.op).kind) || values.at(c.output).kind != ValueKind::Temp ||
-                    read[c.output];
+      // A copy into a created tensor nothing reads (the tensor a runtime branch merged a value
+      // into when both paths turned out to write the same tensor in place) is dead too.
+      const bool into_unread = c.op == "assemble" && c.inputs.size() == 2 &&
+                               values.at(MemoryRoot(c.inputs[1])).kind == ValueKind::Created &&
+                               !read[MemoryRoot(c.inputs[1])];
+      bool needed = (c.output < 0 && !into_unread) || (WritesInPlace(GetOpDef(c.op).kind) && !into_unread) ||
+                    (c.output >= 0 && values.at(c.output).kind != ValueKind::Temp) || (c.output >= 0 && read[c.output]);
       if (!needed) continue;
       live.insert(c.id);
       changed = true;
-      for (int in : c.inputs) mark(in);
+      // An assemble's destination is written, not read: it keeps no earlier write alive.
+      for (size_t i = 0; i < c.inputs.size(); ++i)
+        if (!(c.op == "assemble" && i == 1)) mark(c.inputs[i]);
     }
   }
   return live;

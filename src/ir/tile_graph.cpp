@@ -77,7 +77,10 @@ std::string PrintTileGraph(const TileGraph& g) {
     os << "  # not computed, their results are never read:\n";
     g.fn.body.ForEach([&](const OpCall& c) {
       if (std::find(g.dead_ops.begin(), g.dead_ops.end(), c.id) == g.dead_ops.end()) return;
-      os << "  #   %" << g.fn.value(c.output).name << " = pypto." << c.op;
+      if (c.output >= 0)
+        os << "  #   %" << g.fn.value(c.output).name << " = pypto." << c.op;
+      else  // a copy into a tensor nothing reads
+        os << "  #   pypto." << c.op << " into %" << g.fn.value(c.inputs.back()).name;
       if (c.loc.known()) os << "; " << c.loc.str();
       os << "\n";
     });

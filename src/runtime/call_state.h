@@ -111,9 +111,12 @@ class CallState {
 
   // Makes the instances of every launch (and, as they are made, their ready tasks).
   void Build() {
-    // Tensors created inside the function live for the call.
+    // Tensors created inside the function live for the call. Their shapes may use elements of
+    // the inputs read before any loop or branch (one value per call): those are read first.
+    SymEnv at_start = env_;
+    BindCallStartReads(p_.exec_graph.body, at_start);
     for (auto& v : p_.exec_graph.fn.values)
-      if (v.kind == ValueKind::Created && !storage_.count(v.id)) storage_[v.id] = Allocate(v, env_);
+      if (v.kind == ValueKind::Created && !storage_.count(v.id)) storage_[v.id] = Allocate(v, at_start);
     Walk(p_.exec_graph.body, env_);
   }
 
@@ -292,6 +295,16 @@ class CallState {
       default:
         throw InternalError("scalar read of a " + std::string(DataTypeName(s.dtype)) + " tensor");
     }
+  }
+
+  // Binds the reads of input elements that no loop or branch encloses (the chain of read scopes
+  // from the body down), as Walk will bind them: inputs are not written by the call.
+  void BindCallStartReads(const Region<LaunchNode>& r, SymEnv& env) const {
+    for (auto& e : r.entries)
+      if (e.loop && e.loop->info.read && p_.exec_graph.fn.value(e.loop->info.read->value).kind == ValueKind::Input) {
+        env[e.loop->info.var] = ReadElement(e.loop->info, env);
+        BindCallStartReads(*e.loop->body, env);
+      }
   }
 
   // Whether `r` reads an element of a tensor the call writes (CANN's `cumsum[i, e]` of a table

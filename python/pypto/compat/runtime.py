@@ -6,8 +6,9 @@ from ..core.config import RunMode
 from .function_block import run_once
 from ..frontends.language import RunConfig
 from ..frontends.language._host import DistributedWorker
+from ..frontends.language._program_class import CompiledProgram, compile_program, run
 
-__all__ = ["RunMode", "RunConfig", "DistributedWorker"]
+__all__ = ["RunMode", "RunConfig", "DistributedWorker", "run", "compile_program", "CompiledProgram"]
 
 
 def _device_synchronize() -> None:

@@ -282,6 +282,8 @@ class _Branch:
                         self.failed.add(n)  # e.g. a shape that depends on data read in the kernel
                 continue
             merged = self.merged.get(n)
+            if merged is not None and v is self.ends[0][n]:
+                continue  # the same tensor as the first path's: it is the result (see result())
             if merged is not None:
                 if (isinstance(v, Tensor) and v.is_traced and v.dtype == merged.dtype
                         and _same_shape(v.shape, merged.shape)):
@@ -310,11 +312,18 @@ class _Branch:
         """The name's value after the branch: the merged tensor, the value both paths agree on, a
         scalar chosen by the condition, or (when the paths disagree in kind) an error when used."""
         old = self.old.get(name, _MISSING)
-        if name in self.failed or len(self.ends) != 2:
+        if len(self.ends) != 2:
+            return self.poison(name)
+        v0, v1 = self.ends[0][name], self.ends[1][name]
+        if isinstance(v0, Tensor) and v0 is v1:
+            # The same tensor on both paths (each wrote it in place, `m = pl.store(t, [0, 0], m)`):
+            # it is the value after the `if`; the copy into the merged tensor is then never read
+            # and the compiler drops it (Function::LiveOps).
+            return v0
+        if name in self.failed:
             return self.poison(name)
         if name in self.merged:
             return self.merged[name]
-        v0, v1 = self.ends[0][name], self.ends[1][name]
         if v0 is _MISSING or v1 is _MISSING:
             return self.poison(name)
         if v0 is v1 or v0 is old and v1 is old:
@@ -611,7 +620,11 @@ def helpers_with_runtime_branches(fn: Callable[..., Any]) -> Iterator[None]:
 
 def with_runtime_branches(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` with its `if` statements rewritten (see the module doc), or `fn` itself when it has
-    none or its source is not available."""
+    none or its source is not available. A bound method (a ``@pl.program``'s function, bound to
+    the program) is rewritten as its function and bound again."""
+    if inspect.ismethod(fn):
+        new_fn = with_runtime_branches(fn.__func__)
+        return fn if new_fn is fn.__func__ else types.MethodType(new_fn, fn.__self__)
     try:
         src = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(src)

@@ -11,5 +11,17 @@ too). An internal failure is ``pypto.InternalError`` (a RuntimeError), a bug to 
 from .._core import (FeError, InternalError, ParserError, PassError, PyptoError, PyptoGeneralError, PyptoRtError,
                      UserError, VerifyError)
 
+from typing import Dict, Optional
+
 __all__ = ["PyptoError", "PyptoGeneralError", "FeError", "PyptoRtError", "PassError", "VerifyError", "ParserError",
-           "UserError", "InternalError"]
+           "UserError", "InternalError", "PartialCodegenError"]
+
+
+class PartialCodegenError(UserError):
+    """A program that cannot be turned into code (hw-native-sys pypto's
+    ``pypto.backend.pto_backend.PartialCodegenError``); ``files`` holds what was generated. Raised
+    for a ``pl.Out`` parameter the program never writes (the value never reaches a store)."""
+
+    def __init__(self, message: str, files: Optional[Dict[str, str]] = None) -> None:
+        super().__init__(message)
+        self.files = dict(files or {})

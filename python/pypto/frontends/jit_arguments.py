@@ -37,6 +37,11 @@ class CompiledFunction:
         self.result_dtypes: List[Any] = []  # of the program's results (bf16 ones come back as uint16 bits)
         self.probes: List[Dict[str, Any]] = []  # pass_verify_print / _save calls (pypto.pass_verify)
         self.bound: List[Callable[[], Any]] = []  # parameters the program added (core._tracing.bind_param)
+        # Set when compiled: the function it belongs to and the part of the cache key the
+        # arguments give (so a runtime worker runs exactly this program: JitFunction.run_compiled).
+        self.function: Any = None
+        self.signature: Optional[Tuple[Any, ...]] = None
+        self.signature_text = ""  # the arguments it was compiled for, for messages
 
     @property
     def dumps(self) -> List[Tuple[str, str]]:
@@ -220,7 +225,8 @@ class JitArguments:
                 raise self._dtype_error(p, what, a.shape)
             return a, got
         if shapes_ok and isinstance(a, (list, tuple)) and all(isinstance(x, int) for x in a) and want is not None:
-            return np.empty(a, dtype=to_numpy_dtype(want)), want  # a shape, for compile()
+            # a shape, for compile(); bf16 is held as its uint16 bit patterns
+            return np.empty(a, dtype=np.uint16 if want == DT_BF16 else to_numpy_dtype(want)), want
         raise _core.UserError(f"@{self.fn.__name__}: argument '{p.name}' must be a numpy array or a torch tensor, "
                               f"got {type(a).__name__}" + _format_loc(user_loc()))
 

@@ -10,10 +10,23 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontends.language._lowered import Function, Program
+from ...frontends.language._program_class import CompiledProgram, compile_program
 from ...frontends.language._types import FunctionType
 from . import pass_manager
+from .pass_manager import OptimizationStrategy
 
-__all__ = ["Program", "Function", "FunctionType", "lower", "pass_manager"]
+__all__ = ["Program", "Function", "FunctionType", "lower", "compile", "CompiledProgram", "OptimizationStrategy",
+           "pass_manager"]
+
+
+def compile(program: Any, output_dir: Any = None, *, strategy: Any = None, dump_passes: Any = False,  # noqa: A001
+            backend_type: Any = None, platform: Any = None, **options: Any) -> CompiledProgram:
+    """``pypto.ir.compile(program, ...)``: a ``@pl.program`` compiled (its entry traced from its
+    annotations), a ``CompiledProgram`` to call with tensors and the path of its output directory.
+    ``strategy`` and upstream's other compile options are accepted: this compiler runs one
+    pipeline (docs/ARCHITECTURE.md)."""
+    return compile_program(program, output_dir=output_dir, dump_passes=dump_passes, backend_type=backend_type,
+                           platform=platform, **options)
 
 
 def lower(fn: Any, *args: Any, **kwargs: Any) -> Program:

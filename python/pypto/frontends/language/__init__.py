@@ -30,14 +30,17 @@ from ._ops import (
     read, write, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh,
     tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
 from . import tile  # noqa: E402 - pl.tile, the tile-op namespace
+from . import tensor  # noqa: E402 - pl.tensor, the tensor-op namespace
+from ._scalars import max, min  # noqa: A004 - pl.min / pl.max of scalars
 from ._program import (Optimization, RunConfig, at, cross_core_slot, function, get_block_idx, get_block_num, jit,
                        parallel, program_id, range, split, yield_)
+from ._program_class import program
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, Tile)
 
 __all__ = [
-    "jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
+    "jit", "function", "program", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
     "get_block_idx", "get_block_num", "program_id",
     "INDEX", "read", "write", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
@@ -51,5 +54,5 @@ __all__ = [
     "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif",
     "matmul", "matmul_acc", "matmul_bias", "move", "concat", "reshape", "slice",
     "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv",
-    "aic_initialize_pipe", "aiv_initialize_pipe", "tile",
+    "aic_initialize_pipe", "aiv_initialize_pipe", "tile", "tensor", "min", "max",
 ]

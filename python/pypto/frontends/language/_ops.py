@@ -211,10 +211,17 @@ def create_tile(shape: Sequence[Any], dtype: Any = DT_FP32, target_memory: Memor
 create = create_tile
 
 
-def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32) -> Tensor:
+def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32, layout: Any = None, manual_dep: bool = False,
+                  init_value: Optional[Number] = None) -> Tensor:
     """``pl.create_tensor(shape, dtype=)``: a global tensor of the program (scratch or state that
-    several tasks read and write), written before it is read."""
+    several tasks read and write), written before it is read; with ``init_value`` it starts
+    filled with it. ``manual_dep`` is accepted: the runtime here orders tasks by the data they
+    touch. ``layout`` other than ND is refused."""
     current_trace("create_tensor")
+    if layout is not None and getattr(layout, "name", layout) not in ("ND", "nd"):
+        raise _core.UserError(f"pl.create_tensor: layout {layout!r} is not supported here (tensors are ND)" + _loc())
+    if init_value is not None:
+        return _ops.creation.full_value(list(shape), init_value, dtype)
     return new_tensor(list(shape), dtype, "pl_tensor")
 
 
@@ -362,6 +369,13 @@ def matmul(lhs: Tensor, rhs: Tensor, out_dtype: Any = None, *, a_trans: bool = F
     _require("matmul", "cube")
     if out_dtype is None and _is_tile(lhs) and _is_tile(rhs):
         out_dtype = DT_INT32 if lhs.dtype in (DT_INT8, DT_UINT8) else DT_FP32
+    # A transpose_view operand is the matmul's transposed operand (the cube's own path; the
+    # transposed copy recorded for other readers is then dead and dropped).
+    a_src, b_src = getattr(lhs, "_pl_transposed_of", None), getattr(rhs, "_pl_transposed_of", None)
+    if a_src is not None:
+        lhs, a_trans = a_src, not a_trans
+    if b_src is not None:
+        rhs, b_trans = b_src, not b_trans
     out = _ops.matmul(lhs, rhs, out_dtype, a_trans=a_trans, b_trans=b_trans)
     if _is_tile(lhs) and _is_tile(rhs):
         m, n = _tile_shape(lhs)[-2], _tile_shape(rhs)[-1]
@@ -422,7 +436,24 @@ def move(tile: Tensor, target_memory: MemorySpace, blayout: Any = None, slayout:
     shape = _tile_shape(tile)
     _check_fits("move", shape, tile.dtype, target_memory)
     out = Tensor(_rec=current_recorder("move"), _id=tile._id)
+    if getattr(tile, "_pl_transposed_of", None) is not None:  # still a transposed view after the move
+        out._pl_transposed_of = tile._pl_transposed_of  # type: ignore[attr-defined]
     return _mark(out, shape, target_memory)
+
+
+def transpose_view(tile: Tensor) -> Tensor:
+    """``pl.tile.transpose_view(t)``: the tile with its last two dims swapped, the chip's zero-copy
+    reinterpretation of an L1 tile. A matmul that takes it (after ``pl.move``) reads the source
+    as its transposed operand; any other op reads a transposed copy."""
+    _require("tile.transpose_view", "move")
+    if not isinstance(tile, Tensor) or not _is_tile(tile) or len(_tile_shape(tile)) < 2:
+        raise _core.UserError(f"pl.tile.transpose_view takes an on-chip tile of 2 or more dims, got {tile!r}"
+                              + _loc())
+    shape = _tile_shape(tile)
+    rank = len(shape)
+    out = _one_tile(lambda: _ops.transpose(tile, rank - 2, rank - 1), [tile])
+    out._pl_transposed_of = tile  # type: ignore[attr-defined]
+    return _mark(out, shape[:-2] + [shape[-1], shape[-2]], getattr(tile, "_pl_mem", MemorySpace.Vec))
 
 
 def concat(src0: Tensor, src1: Tensor) -> Tensor:
@@ -455,14 +486,17 @@ def reshape(tile: Tensor, shape: Sequence[int]) -> Tensor:
     return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec))
 
 
-def slice(tile: Tensor, shape: Sequence[int], offset: Sequence[Any], valid_shape: Optional[Sequence[Any]] = None,  # noqa: A001
-          drop_dims: Optional[Sequence[int]] = None, pad_value: Any = None) -> Tensor:
-    """``pl.slice(tile, shape, offset)``: the window of an on-chip tile (static `shape` at
-    `offset`, in the tile's memory), optionally only `valid_shape` of it valid. `drop_dims` and
-    `pad_value` are refused here (the window keeps its rank; invalid parts are not read)."""
-    _require("slice", "move")
+def slice(tile: Tensor, shape: Sequence[Any], offset: Sequence[Any], valid_shape: Optional[Sequence[Any]] = None,  # noqa: A001
+          drop_dims: Optional[Sequence[int]] = None, pad_value: Any = None, clamp: bool = False) -> Tensor:
+    """``pl.slice(x, shape, offset)``: the window of an on-chip tile (static `shape` at `offset`,
+    in the tile's memory), optionally only `valid_shape` of it valid; of a global tensor, a view
+    (``pl.tensor.slice``: its shape may be dynamic). `drop_dims` and `pad_value` are refused here
+    (the window keeps its rank; invalid parts are not read)."""
     if not isinstance(tile, Tensor) or not tile.is_traced:
-        raise _core.UserError(f"pl.slice slices a tile, got {tile!r}" + _loc())
+        raise _core.UserError(f"pl.slice slices a tile or a tensor, got {tile!r}" + _loc())
+    if not _is_tile(tile):
+        return tensor_slice(tile, shape, offset, valid_shape, drop_dims, pad_value, clamp)
+    _require("slice", "move")
     if drop_dims:
         raise _core.UserError("pl.slice: drop_dims is not supported here; slice with the unit dim and "
                               "pl.reshape the result" + _loc())
@@ -475,18 +509,56 @@ def slice(tile: Tensor, shape: Sequence[int], offset: Sequence[Any], valid_shape
     return _mark(out, dims, getattr(tile, "_pl_mem", MemorySpace.Vec)) if src else out
 
 
-def _element(op: str, tensor: Any, indices: Sequence[Any]) -> List[Any]:
-    """The indices of one element of a traced tensor (pl.read / pl.write), or a UserError."""
+def tensor_slice(tensor: Tensor, shape: Sequence[Any], offset: Sequence[Any],  # noqa: PLR0913
+                 valid_shape: Optional[Sequence[Any]] = None, drop_dims: Optional[Sequence[int]] = None,
+                 pad_value: Any = None, clamp: bool = False) -> Tensor:
+    """``pl.tensor.slice(t, shape, offset[, valid_shape])``: a view of global tensor `t` (no data
+    moves; the shape may hold scalars known when the program runs). With ``clamp=True`` the
+    window may run off the end of `t`: its valid part is what exists."""
+    current_trace("tensor.slice")
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.tensor.slice slices a tensor of the function, got {tensor!r}" + _loc())
+    if drop_dims:
+        raise _core.UserError("pl.slice: drop_dims is not supported here; slice with the unit dim and "
+                              "pl.reshape the result" + _loc())
+    if pad_value is not None:
+        raise _core.UserError("pl.slice: pad_value is not supported on tensors here; load the view and "
+                              "pl.fillpad the tile" + _loc())
+    shape, offset = list(shape), list(offset)
+    if clamp:
+        valid_shape = [sym_min(s, n - o) for s, n, o in zip(shape, tensor.shape, offset)]
+    _window_check("slice", tensor, offset, list(valid_shape) if valid_shape is not None else shape,
+                  "valid shape" if valid_shape is not None else "shape")
+    if valid_shape is None:
+        return _ops.view(tensor, shape, offset)
+    return _ops.view(tensor, shape, offset, valid_shape=list(valid_shape))
+
+
+def dim(tensor: Tensor, axis: int) -> Any:
+    """``pl.tensor.dim(t, axis)``: the extent of `t` along `axis` (negative counts from the end),
+    an int or a scalar known when the program runs."""
+    if not isinstance(tensor, Tensor) or not tensor.is_traced:
+        raise _core.UserError(f"pl.tensor.dim takes a tensor of the function, got {tensor!r}" + _loc())
+    rank = len(tensor.shape)
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        raise _core.UserError(f"pl.tensor.dim: axis {axis!r} is out of range for the {rank}-D tensor "
+                              f"{list(tensor.shape)}" + _loc())
+    return tensor.shape[axis]
+
+
+def _element(op: str, tensor: Any, indices: Any) -> List[Any]:
+    """The indices of one element of a traced tensor (pl.read / pl.write), or a UserError. A bare
+    index addresses a 1-D tensor (upstream's form)."""
     if not isinstance(tensor, Tensor) or not tensor.is_traced:
         raise _core.UserError(f"pl.{op} addresses an element of a tensor, got {tensor!r}" + _loc())
-    idx = list(indices)
+    idx = list(indices) if isinstance(indices, (list, tuple)) else [indices]
     if len(idx) != len(tensor.shape):
         raise _core.UserError(f"pl.{op}: {len(idx)} indices for the {len(tensor.shape)}-D tensor "
                               f"{list(tensor.shape)}" + _loc())
     return idx
 
 
-def read(tensor: Tensor, indices: Sequence[Any]) -> Any:
+def read(tensor: Tensor, indices: Any) -> Any:
     """``pl.read(t, [i, ...])``: one element of an integer tensor as a scalar known when the
     kernel runs (loop bounds, valid lengths, branch conditions)."""
     idx = _element("read", tensor, indices)
@@ -498,7 +570,7 @@ def read(tensor: Tensor, indices: Sequence[Any]) -> Any:
     return tensor[tuple(idx)]
 
 
-def write(tensor: Tensor, indices: Sequence[Any], value: Any) -> None:
+def write(tensor: Tensor, indices: Any, value: Any) -> None:
     """``pl.write(t, [i, ...], v)``: writes one element of global tensor `t`: `v` is a value
     ``pl.read`` returned, a one-element tile, or a number."""
     _require("write", "move")
@@ -630,4 +702,5 @@ def aic_initialize_pipe(*args: Any, **kwargs: Any) -> None:
 def aiv_initialize_pipe(*args: Any, **kwargs: Any) -> None:
     """Sets up the vector side of a pipe (nothing to set up here)."""
     _require("aiv_initialize_pipe", "move")
+
 

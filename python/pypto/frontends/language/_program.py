@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import pypto._core as _core
 from ...core import config, control
+from ...core.error import PartialCodegenError
 from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
@@ -270,7 +271,11 @@ def yield_(*values: Any) -> Any:
     ``pl.range(..., init_values=...)`` starts from (and the loop's results after it)."""
     trace = current_trace("yield_")
     if not trace.loop_values:
-        raise _core.UserError("pl.yield_ outside a pl.range(..., init_values=...) loop" + _format_loc(user_loc()))
+        # In an `if` / `else` body (`x = pl.yield_(1)` in each branch): the branch's value of x,
+        # which the runtime branch hands on like any value assigned in both branches.
+        if not values:
+            raise _core.UserError("pl.yield_() gives no value" + _format_loc(user_loc()))
+        return values[0] if len(values) == 1 else tuple(values)
     state = trace.loop_values[-1]
     if len(values) != len(state):
         raise _core.UserError(f"pl.yield_ gives {len(values)} values for a loop with {len(state)} init_values"
@@ -381,7 +386,7 @@ class LanguageFunction(JitFunction):
                 continue  # a window: the ranks read and write it
             d = self.directions.get(p.name, Direction.In)
             if d is Direction.Out and not written:
-                raise _core.UserError(
+                raise PartialCodegenError(
                     f"@pl.jit {self.fn.__name__}: the pl.Out parameter '{p.name}' is never written, so the call would "
                     f"hand back whatever the buffer held" + where
                     + f"\nhint: write it with {p.name}[:] = ..., pl.store(tile, offsets, {p.name}) or pl.assemble "
@@ -455,6 +460,10 @@ class KernelFunction:
         self.inline = inline
         self._traced: Optional[Callable[..., Any]] = None
         self._entry: Optional[LanguageFunction] = None
+        # As declared with pl.function (a @pl.program lists them); None for @pl.jit.incore.
+        self.func_type: Optional[FunctionType] = None
+        self.declared_level: Optional[Level] = level
+        self.role: Optional[Role] = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if "device" in kwargs or (_host.active() is not None and maybe_recorder() is None):
@@ -537,14 +546,22 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[Function
     / ``Inline``), or ``@pl.function(level=..., role=...)``: a function of the program, called
     from an entry (or called with arrays, as an entry itself)."""
     def wrap(f: Callable[..., Any]) -> Any:
+        made: Any
         if type is FunctionType.Inline:
-            return KernelFunction(f, None, inline=True)
-        if level in _HOST_LEVELS and role is Role.Orchestrator:
+            made = KernelFunction(f, None, inline=True)
+        elif level in _HOST_LEVELS and role is Role.Orchestrator:
             # What @pl.jit.host specialises into: a host orchestrator (its calls with device=r run
             # on rank r). Above the host (POD, CLUSTER_*, GLOBAL) its ranks are processes of this
             # host too, for now (docs/distributed.md).
-            return _host.HostFunction(f)
-        return KernelFunction(f, _incore_level(type, level, role))
+            made = _host.HostFunction(f)
+        else:
+            made = KernelFunction(f, _incore_level(type, level, role))
+        # As declared, for a @pl.program's `functions` (ProgramFunction).
+        made.func_type = type if type is not None else (
+            FunctionType.InCore if _incore_level(None, level, role) is not None
+            else FunctionType.Orchestration if role is Role.Orchestrator else FunctionType.Opaque)
+        made.declared_level, made.role = level, role
+        return made
     return wrap(fn) if fn is not None else wrap
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Optional
 
+import pypto._core as _core
 from ...core import _dtypes
 from ...core.tensor import DYNAMIC, Tensor
 
@@ -209,3 +210,25 @@ def dynamic(name: str) -> Any:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"pl.dynamic: the name must be an identifier, got {name!r}")
     return DYNAMIC
+
+
+class BackendType(enum.Enum):
+    """The chip generation a program is compiled for (hw-native-sys pypto's
+    ``pypto.backend.BackendType``). Programs run on this CPU; the backend names the chip whose
+    machine model the tile checks and the simulator use: Ascend910B -> "a2a3", Ascend950 -> "a5"
+    (the names ``RunConfig(platform=...)`` takes)."""
+
+    Ascend910B = 0
+    Ascend950 = 1
+
+
+_BACKEND_MACHINES = {BackendType.Ascend910B: "a2a3", BackendType.Ascend950: "a5"}
+
+
+def machine_of(backend_type: Any) -> Optional[str]:
+    """The machine model of a backend type (None for None); a UserError for anything else."""
+    if backend_type is None:
+        return None
+    if not isinstance(backend_type, BackendType):
+        raise _core.UserError(f"backend_type must be a pypto.backend.BackendType, got {backend_type!r}")
+    return _BACKEND_MACHINES[backend_type]

@@ -17,7 +17,7 @@ from ._ops import (abs, add, adds, cast, col_expand, col_expand_add, col_expand_
                    exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias, maximum, maximums, minimum,
                    minimums, move, mul, muls, neg, recip, relu, reshape, row_expand, row_expand_add, row_expand_div,
                    row_expand_max, row_expand_min, row_expand_mul, row_expand_sub, row_max, row_min, row_sum, rsqrt,
-                   sigmoid, sin, slice, sqrt, store, sub, subs, tanh)
+                   sigmoid, sin, slice, sqrt, store, sub, subs, tanh, transpose_view)
 
 
 def assemble(target: Tensor, source: Tensor, offset: Sequence[Any]) -> Tensor:
