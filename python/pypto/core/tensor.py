@@ -116,6 +116,7 @@ class Tensor:
             isinstance(x, int) or x is DYNAMIC or x is STATIC for x in item)) else (item,)
         shape: Optional[Sequence[Any]] = None
         kw: Dict[str, Any] = {}
+        view: Any = None
         for x in items:
             if x is Ellipsis:
                 shape = None
@@ -132,9 +133,14 @@ class Tensor:
             elif isinstance(x, dict):
                 shape = x.get("shape", shape)
                 kw.update({k: v for k, v in x.items() if k in ("dtype", "name", "format")})
+            elif getattr(x, "is_tensor_view", False):
+                view = x  # hw-native-sys's pl.TensorView(valid_shape=, layout=): kept on the annotation
             else:
                 raise _core.UserError(f"pypto.Tensor[...]: {x!r} is not a shape, dtype, format or name" + _loc_suffix())
-        return cls(shape, _annotation=True, **kw)
+        ann = cls(shape, _annotation=True, **kw)
+        if view is not None:
+            ann._tensor_view = view
+        return ann
 
     # Set by a runtime loop on the value a name had before it (ops.loops.CarriedValues): [read?].
     _watch: Optional[List[bool]] = None

@@ -37,13 +37,13 @@ from ._program import (Optimization, RunConfig, at, cross_core_slot, function, g
 from ._program_class import program
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
-                     SplitMode, Tensor, Tile)
+                     SplitMode, Tensor, TensorLayout, TensorView, Tile)
 
 __all__ = [
     "jit", "function", "program", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
     "get_block_idx", "get_block_num", "program_id",
     "INDEX", "read", "write", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
-    "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
+    "Tensor", "TensorView", "TensorLayout", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
     "PadValue", "SplitMode", "AtomicType", "dynamic",
     "load", "store", "assemble", "create_tile", "create", "create_tensor", "full", "fillpad",
     "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums", "minimums", "fmod",

@@ -11,6 +11,7 @@ its rank and message, and stops the others."""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import tempfile
@@ -28,6 +29,7 @@ from ...core._tracing import _format_loc, user_loc
 from ...dist import launcher
 from ...dist.heap import SharedSegment, WindowLayout
 from ._types import Direction
+from ._worker import DeviceTensor, RegistrationHandle, SharedBlock, Worker, numpy_view
 
 
 class DistributedConfig:
@@ -76,11 +78,16 @@ class HostRun:
     calls: List[List[launcher.Call]] = field(default_factory=list)
     spans: List[Tuple[int, int]] = field(default_factory=list)  # each caller array's (address, bytes) in the arena
     written: set = field(default_factory=set)  # the caller arrays a rank may write (copied back after the run)
+    resident: List[Tuple[int, SharedBlock]] = field(default_factory=list)  # (address here, block) of DeviceTensors
 
     def arg(self, a: Any, written: bool = True) -> Any:
         if isinstance(a, np.ndarray):
             base = self.arena_base
             ptr = a.__array_interface__["data"][0]
+            for at, block in self.resident:  # a worker's DeviceTensor (or a slice of one): the ranks map it
+                if at <= ptr < at + block.nbytes:
+                    return launcher.SegmentArray(block.seg.name, block.seg.size, ptr - at, tuple(a.shape),
+                                                 tuple(a.strides), a.dtype.str)
             if not base <= ptr < base + self.arena.size:
                 raise _core.UserError("a rank takes arrays of the host program (its parameters, or slices of them): "
                                       f"an array of shape {a.shape} made in the host body cannot reach the ranks"
@@ -112,6 +119,10 @@ def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) 
     if run is None:
         raise _core.UserError(f"{name}(..., device={device!r}): device= dispatches to a rank, which only a "
                               "@pl.jit.host orchestrator does" + _format_loc(user_loc()))
+    if device is None:
+        # A call with no device= (upstream: a comm-less dispatch, placed round-robin): rank 0, so the
+        # host body's calls keep their order (calls on different ranks here run at once, unordered).
+        device = 0
     if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < run.nranks:
         raise _core.UserError(f"{name}(..., device={device!r}): the rank must be an int in [0, {run.nranks})"
                               + _format_loc(user_loc()))
@@ -214,18 +225,25 @@ class CompiledHostProgram:
                                  startup_timeout_s=startup_timeout_s)
 
 
-class DistributedWorker:
-    """``compiled.prepare(...)`` / ``DistributedWorker(compiled, ...)`` (hw-native-sys's runtime):
-    the ranks set up once, then any number of dispatches. ``persistent=True`` with
+class DistributedWorker(Worker):
+    """``compiled.prepare(...)`` / ``DistributedWorker(compiled)`` / ``DistributedWorker([prefill,
+    decode])`` (hw-native-sys's runtime): the ranks set up once for one or several host programs of
+    the same devices, then any number of dispatches. ``rt(*args)`` runs the one program (refused
+    when there are several), ``rt.run(compiled, *args)`` a chosen one, ``rt.submit(...)`` runs it
+    in the background (one at a time, in order; ``.result(timeout)``). ``persistent=True`` with
     ``reset_persistent_windows=False`` keeps the windows' contents from one dispatch to the next
-    (otherwise every dispatch starts from zeroed windows). ``rt(*args)`` runs the one program,
-    ``rt.run(compiled, *args)`` one of several, ``rt.submit(...)`` runs it in the background (one
-    at a time, in order; ``.result(timeout)``). A context manager: leaving it closes the worker."""
+    (otherwise every dispatch starts from zeroed windows).
+
+    ``rt.alloc_tensor(shape, dtype, init=...)`` makes a tensor resident on the worker (a KV cache,
+    weights): shared memory every rank maps, passed in place of a host array to any of the
+    worker's programs, its contents kept across dispatches until ``rt.free_tensor`` or
+    ``close()``. A context manager: leaving it closes the worker."""
 
     def __init__(self, compiled: Any, config: Any = None, *, persistent: bool = False,
                  reset_persistent_windows: Optional[bool] = None, callbacks: Optional[Dict[str, Any]] = None,
                  sub_worker_overrides: Any = None, inherited_host_tensors: Any = None,
                  startup_timeout_s: Optional[float] = None) -> None:
+        super().__init__()
         programs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
         if not programs or not all(isinstance(c, CompiledHostProgram) for c in programs):
             raise TypeError("DistributedWorker takes compiled @pl.jit.host programs (host_fn.compile(...))")
@@ -237,26 +255,52 @@ class DistributedWorker:
             raise ValueError(f"DistributedWorker: no SubWorker function is named {sorted(names)} (host SubWorker "
                              "callbacks are not supported here yet)")
         self.programs = programs
+        # One set of ranks for every program (its resident tensors are mapped once): their waits give
+        # up after the longest of the programs' timeouts.
+        self.dist = DistributedConfig(list(programs[0].dist.device_ids), timeout=max(c.dist.timeout for c in programs))
         self.keep_windows = persistent and reset_persistent_windows is False
         self._executor: Any = None
         self.closed = False
-        launcher.pool_for(programs[0].dist.world_size, programs[0].dist.timeout)  # the ranks start now
+        launcher.pool_for(self.dist.world_size, self.dist.timeout)  # the ranks start now
+
+    def _require_ready(self, op: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"DistributedWorker.{op}() called after close()")
+
+    def _check_worker_id(self, worker_id: int, op: str) -> None:
+        # Every rank maps every resident tensor; the id says which chip upstream would place it on.
+        if isinstance(worker_id, bool) or not isinstance(worker_id, int) or not 0 <= worker_id < self.dist.world_size:
+            raise ValueError(f"DistributedWorker.{op}(): worker_id must be in [0, {self.dist.world_size}), got "
+                             f"{worker_id!r}")
+
+    def _new_block(self, nbytes: int) -> SharedBlock:
+        return SharedBlock(nbytes)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         if len(self.programs) != 1:
-            raise TypeError("DistributedWorker with several programs: call rt.run(compiled, *args)")
+            raise TypeError(f"rt(*args) is ambiguous on a DistributedWorker of {len(self.programs)} programs "
+                            f"({', '.join(c.host.__name__ for c in self.programs)}); dispatch explicitly with "
+                            "rt.run(compiled, *args).")
         return self.run(self.programs[0], *args, config=config, **kwargs)
 
     def run(self, compiled: "CompiledHostProgram", *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        if self.closed:
-            raise RuntimeError("DistributedWorker: closed")
+        self._require_ready("run")
         if not any(compiled is c for c in self.programs):
-            raise ValueError("DistributedWorker: this program was not prepared with the worker (prepare(extra_compiled=...))")
-        return compiled.host.run(compiled.dist, args, kwargs, compiled.output_dir, _wants_swimlane(config),
-                                 compiled.segments, zero_windows=not self.keep_windows)
+            raise ValueError("DistributedWorker: this program was not prepared with the worker "
+                             "(DistributedWorker([...]) or prepare(extra_compiled=[...]))")
+        return compiled.host.run(self.dist, args, kwargs, compiled.output_dir, _wants_swimlane(config),
+                                 compiled.segments, zero_windows=not self.keep_windows, worker=self)
+
+    def register(self, compiled: "CompiledHostProgram") -> RegistrationHandle:
+        """A handle that runs `compiled` (one of the worker's programs) on this worker."""
+        self._require_ready("register")
+        if not any(compiled is c for c in self.programs):
+            raise ValueError("DistributedWorker.register: this program was not prepared with the worker")
+        return RegistrationHandle(self, compiled, 0)
 
     def submit(self, compiled: "CompiledHostProgram", *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Runs it in the background (after the earlier submissions); a Future (``result``, ``done``)."""
+        self._require_ready("submit")
         if self._executor is None:
             import concurrent.futures  # noqa: PLC0415 - only a program that submits needs it
 
@@ -264,8 +308,12 @@ class DistributedWorker:
         return self._executor.submit(self.run, compiled, *args, config=config, **kwargs)
 
     def close(self) -> None:
+        """Waits for the submitted runs, then frees every resident tensor (idempotent)."""
+        if self.closed:
+            return
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        self._close_owned_tensors()
         self.closed = True
 
     def __enter__(self) -> "DistributedWorker":
@@ -309,15 +357,32 @@ class HostFunction:
         return self.compile(*args, config=config, **kwargs)(*args, config=config, **kwargs)
 
     def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str,
-            swimlane: bool = False, segments: Optional["_Segments"] = None, zero_windows: bool = True) -> None:
+            swimlane: bool = False, segments: Optional["_Segments"] = None, zero_windows: bool = True,
+            worker: Optional[DistributedWorker] = None) -> None:
         """Runs the host body, then every rank's calls. With `swimlane`, `output_dir/swimlane.json` is one
         Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto).
-        `segments`: the arena and heap of earlier runs, reused while they fit and the ranks are the same."""
+        `segments`: the arena and heap of earlier runs, reused while they fit and the ranks are the same.
+        `worker`: the DistributedWorker whose resident tensors (DeviceTensor arguments) the run may use."""
+        self._check_arguments(args, kwargs)
         n = dist.world_size
+        pool = launcher.pool_for(n, dist.timeout)
         arrays: List[Tuple[np.ndarray, Any]] = []
         index: Dict[int, int] = {}
-        for a in list(args) + list(kwargs.values()):
-            if isinstance(a, np.ndarray) or type(a).__module__.startswith("torch"):
+        resident: Dict[int, Tuple[np.ndarray, SharedBlock]] = {}  # id(DeviceTensor) -> (its memory here, block)
+        fresh: List[SharedBlock] = []  # resident blocks the ranks have yet to map
+        for name, a in self._named(args, kwargs):
+            if isinstance(a, DeviceTensor):
+                if worker is None:
+                    raise _core.UserError(f"@pl.jit.host {self.__name__}: parameter {name!r} is a DeviceTensor, which "
+                                          "runs only on the worker that allocated it: rt.run(compiled, ...)"
+                                          + _format_loc(user_loc()))
+                block = worker._resident(a, f"@pl.jit.host {self.__name__}: parameter {name!r}")
+                assert isinstance(block, SharedBlock)
+                if id(a) not in resident:
+                    if block.ready_for(pool) and block not in fresh:
+                        fresh.append(block)
+                    resident[id(a)] = (numpy_view(a), block)
+            elif isinstance(a, np.ndarray) or type(a).__module__.startswith("torch"):
                 if id(a) not in index:
                     index[id(a)] = len(arrays)
                     arrays.append(_as_numpy(a))
@@ -326,7 +391,6 @@ class HostFunction:
             offsets.append(size)
             size += -(-a.nbytes // 64) * 64
         segments = segments if segments is not None else _Segments()
-        pool = launcher.pool_for(n, dist.timeout)
         arena = segments.get("arena", size, pool)
         views = []
         for (a, _), off in zip(arrays, offsets):
@@ -335,10 +399,13 @@ class HostFunction:
             views.append(v)
 
         def staged(x: Any) -> Any:
+            if id(x) in resident:
+                return resident[id(x)][0]
             return views[index[id(x)]] if id(x) in index else x
 
         run = HostRun(n, WindowLayout(n), arena.array(0, (1,), np.uint8).__array_interface__["data"][0], arena,
                       [[] for _ in range(n)])
+        run.resident = [(b.address, b) for _, b in resident.values()]
         run.spans = [(views[i].__array_interface__["data"][0], max(1, a.nbytes)) for i, (a, _) in enumerate(arrays)]
         _active.run = run
         try:
@@ -353,18 +420,48 @@ class HostFunction:
                 heap.array(0, (run.layout.total_bytes,), np.uint8)[...] = 0  # every run's windows start zeroed
         t_run = time.perf_counter()
         jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
-                             run.layout, t_run if swimlane else None) for calls in run.calls]
+                             run.layout, t_run if swimlane else None,
+                             segments=[(b.seg.name, b.seg.size) for b in fresh]) for calls in run.calls]
         try:
-            answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None])
+            answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None]
+                                         + [b.seg for b in fresh])
         except BaseException:
             segments.drop()  # the ranks were stopped: the next run maps new segments
             raise
+        finally:
+            for b in fresh:  # mapped by this pool's ranks, and unlinked (a new pool gets a copy: ready_for)
+                b.pool = pool
         if swimlane:
             _write_swimlane(output_dir, self.fn.__name__, answers)
         for i, ((a, _), v) in enumerate(zip(arrays, views)):
             if i in run.written and a.flags.writeable:  # what a rank may have written (pl.Out / InOut)
                 a[...] = v
         _write_summary(output_dir, self.fn.__name__, dist, run)
+
+
+    def _named(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> List[Tuple[str, Any]]:
+        """The arguments with their parameters' names."""
+        names = list(inspect.signature(self.fn).parameters)
+        return [(names[i] if i < len(names) else str(i), a) for i, a in enumerate(args)] + list(kwargs.items())
+
+    def _check_arguments(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
+        """A UserError naming the program and its parameters when the arguments do not fit them."""
+        sig = inspect.signature(self.fn)
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as e:
+            got = ", ".join(_describe(a) for a in args)
+            raise _core.UserError(f"@pl.jit.host {self.__name__}{sig}: {e} (called with {len(args)} argument"
+                                  f"{'' if len(args) == 1 else 's'}: {got})" + _format_loc(user_loc())) from None
+
+
+def _describe(a: Any) -> str:
+    """An argument as an error message shows it: `float32[128, 128]`, `DeviceTensor float32[128, 128]`."""
+    if isinstance(a, DeviceTensor):
+        return f"DeviceTensor {str(a.dtype).replace('torch.', '')}{list(a.shape)}"
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        return f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}"
+    return repr(a)
 
 
 class _Segments:

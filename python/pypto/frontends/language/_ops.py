@@ -159,10 +159,9 @@ def load(tensor: Tensor, offsets: Sequence[Any], shapes: Sequence[Any], valid_sh
     valid = list(valid_shape) if valid_shape is not None else list(shape)
     _window_check("load", tensor, offsets, valid, "valid shape" if valid_shape is not None else "shape")
     _check_fits("load", shape, tensor.dtype, target_memory)
-    if valid_shape is None:
-        t = _ops.view(tensor, shape, offsets)
-    else:
-        t = _ops.view(tensor, shape, offsets, valid_shape=valid)
+    # The tile has its declared shape (a window that may run past the tensor is the call's error,
+    # checked when it runs); only valid_shape / clamp=True make part of it hold no data.
+    t = _ops.view(tensor, shape, offsets, valid_shape=valid)
     return _mark(t, shape, target_memory)
 
 

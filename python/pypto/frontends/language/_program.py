@@ -11,17 +11,22 @@ and data-movement ops. The state also holds the cross-core tile FIFOs (tpush / t
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
+import inspect
+import linecache
+import textwrap
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pypto._core as _core
 from ...core import config, control
 from ...core.error import PartialCodegenError
-from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_loc
+from ...core._tracing import SourceLoc, _format_loc, maybe_recorder, user_frame, user_loc
 from ..jit import CompiledFunction, JitFunction
 from ...core.ops import loops as _ops_loops
+from ...core.ops.core import assemble as _ops_assemble
 from ...core.ops.core import view as _ops_view
 from ...core.tensor import Tensor
 from ...dist import context as _rank
@@ -205,9 +210,7 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
     start, stop, step = _bounds("range", args)
     if init_values is not None:
         if not _static(start, stop, step):
-            raise _core.UserError("pl.range(..., init_values=...) carries values from one iteration to the next, "
-                                  "so it is unrolled at trace time and needs int bounds, got "
-                                  f"({start!r}, {stop!r}, {step!r})" + _format_loc(loc))
+            return _memory_carried_loop(start, stop, step, list(init_values), loc)
         return _carried_loop(start, stop, step, list(init_values))
     carried = _ops_loops.CarriedValues(loc).before
     if carried and _static(start, stop, step):
@@ -266,22 +269,113 @@ def _carried_loop(start: int, stop: int, step: int, values: List[Any]) -> Iterat
         trace.loop_values.pop()
 
 
+def _carry_slot(value: Any, loc: SourceLoc) -> Any:
+    """Where a runtime loop keeps a carried value: a global tensor is its own slot (the loop
+    writes it in place, as the chip's in-place iteration arguments); a tile goes into a tensor of
+    its shape, which then stands for the tile (reads of it see the latest write, by the data
+    dependencies the runtime keeps)."""
+    from . import _ops
+
+    if not isinstance(value, Tensor) or not value.is_traced:
+        raise _core.UserError(f"pl.range(..., init_values=...) over run-time bounds carries tensors and tiles "
+                              f"through memory; {value!r} is neither" + _format_loc(loc)
+                              + "\nhint: give the loop int bounds (it is then unrolled at trace time)")
+    shape = _ops._tile_shape(value)
+    if not shape:
+        return value
+    slot = Tensor(_rec=value._rec, _id=value._rec.create_tensor(list(value.shape), value.dtype, "carry", loc))
+    _ops._one_tile(lambda: _ops_assemble(value, [0] * len(shape), slot), [value])
+    return _ops._mark(slot, shape, getattr(value, "_pl_mem", None) or _ops.MemorySpace.Vec)
+
+
+def _memory_carried_loop(start: Any, stop: Any, step: Any, values: List[Any], loc: SourceLoc) -> Iterator[Any]:
+    """``pl.range(n, init_values=...)`` with bounds known at run time: a runtime loop whose carried
+    values live in memory (_carry_slot); each ``pl.yield_`` writes the next iteration's values
+    into them, and after the loop they hold the last iteration's."""
+    from . import _ops
+
+    trace = current_trace("range")
+    slots = [_carry_slot(v, loc) for v in values]
+    for i in _ops_loops.loop(start, stop, step, name="pl_range"):
+        trace.loop_values.append(list(slots))
+        try:
+            yield i, tuple(slots)
+            for slot, new in zip(slots, trace.loop_values[-1]):
+                if new is slot:
+                    continue
+                if not isinstance(new, Tensor) or not new.is_traced or new.dtype != slot.dtype or \
+                        list(_ops._tile_shape(new) or new.shape) != list(_ops._tile_shape(slot) or slot.shape):
+                    raise _core.UserError(
+                        f"pl.yield_ gives {new!r} for a carried value of shape {list(slot.shape)} {slot.dtype}: a "
+                        "loop over run-time bounds carries each value in memory of its initial shape and dtype"
+                        + _format_loc(loc))
+                _ops._one_tile(lambda: _ops_assemble(new, [0] * len(slot.shape), slot), [new])
+        finally:
+            trace.loop_values.pop()
+
+
 def yield_(*values: Any) -> Any:
     """``acc = pl.yield_(new_acc)``: the values the next iteration of the enclosing
     ``pl.range(..., init_values=...)`` starts from (and the loop's results after it)."""
     trace = current_trace("yield_")
-    if not trace.loop_values:
+    if not trace.loop_values or _yield_of_if():
         # In an `if` / `else` body (`x = pl.yield_(1)` in each branch): the branch's value of x,
         # which the runtime branch hands on like any value assigned in both branches.
         if not values:
             raise _core.UserError("pl.yield_() gives no value" + _format_loc(user_loc()))
-        return values[0] if len(values) == 1 else tuple(values)
+        return _yielded(values)
     state = trace.loop_values[-1]
     if len(values) != len(state):
         raise _core.UserError(f"pl.yield_ gives {len(values)} values for a loop with {len(state)} init_values"
                               + _format_loc(user_loc()))
     state[:] = list(values)
-    return values[0] if len(values) == 1 else tuple(values)
+    return _yielded(values)
+
+
+_YIELD_OF_IF: Dict[Tuple[str, int, int], bool] = {}
+
+
+def _yield_of_if() -> bool:
+    """Whether the pl.yield_ being called gives an `if`'s value rather than a loop's: its
+    innermost enclosing `if` / `for` / `while` in the source is an `if` (upstream's parser decides
+    the same way, from the statement's place)."""
+    frame = user_frame()
+    if frame is None:
+        return False
+    code, line = frame.f_code, frame.f_lineno
+    key = (code.co_filename, code.co_firstlineno, line)
+    if key not in _YIELD_OF_IF:
+        found = False
+        try:
+            lines, start = inspect.getsourcelines(code)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+            ast.increment_lineno(tree, start - 1)
+            best: Any = None
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.For, ast.While, ast.If)) and node.lineno < line <= (node.end_lineno or 0):
+                    if best is None or node.lineno > best.lineno:
+                        best = node
+            found = isinstance(best, ast.If)
+        except (OSError, TypeError, SyntaxError):
+            pass
+        _YIELD_OF_IF[key] = found
+    return _YIELD_OF_IF[key]
+
+
+def _yielded(values: Tuple[Any, ...]) -> Any:
+    """What ``pl.yield_`` returns: one value for ``x = pl.yield_(v)``, a tuple for several or
+    for a tuple target (``(x,) = pl.yield_(v)``: upstream's parser reads the statement's form)."""
+    if len(values) != 1:
+        return tuple(values)
+    loc = user_loc()
+    text = linecache.getline(loc[0], loc[1]).strip() if loc[0] else ""
+    try:
+        stmt = ast.parse(text).body[0] if text else None
+    except SyntaxError:  # a statement over several lines: the plain form
+        stmt = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+        return tuple(values)
+    return values[0]
 
 
 # --- functions -----------------------------------------------------------------------------------

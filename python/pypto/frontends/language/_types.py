@@ -28,7 +28,7 @@ INDEX = _dtypes.DT_INT64
 
 __all__ = ["INDEX", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
            "Tensor", "Tile", "Scalar", "In", "Out", "InOut", "MemorySpace", "Level", "Role", "FunctionType",
-           "PadValue", "SplitMode", "AtomicType", "Direction", "dynamic"]
+           "PadValue", "SplitMode", "AtomicType", "Direction", "dynamic", "TensorView", "TensorLayout"]
 
 
 class Direction(enum.Enum):
@@ -210,6 +210,34 @@ def dynamic(name: str) -> Any:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"pl.dynamic: the name must be an identifier, got {name!r}")
     return DYNAMIC
+
+
+class TensorLayout(enum.Enum):
+    """A tensor's layout in memory (upstream's ``pl.TensorLayout``): row-major ND here; DN and NZ
+    (the chip's column-major and fractal layouts) are accepted in annotations and describe the
+    chip's layout only."""
+
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+
+
+class TensorView:
+    """``pl.Tensor[[M, N], pl.FP32, pl.TensorView(valid_shape=[M, n], layout=pl.TensorLayout.ND)]``:
+    the part of a parameter that holds data and its layout (hw-native-sys's tensor view). Kept on
+    the annotation: here a parameter's shape is its argument's (a view passed in is its valid
+    part), so the kernel's loads give their valid_shape themselves."""
+
+    is_tensor_view = True
+
+    def __init__(self, valid_shape: Any = None, layout: TensorLayout = TensorLayout.ND, stride: Any = None,
+                 **kwargs: Any) -> None:
+        if not isinstance(layout, TensorLayout):
+            raise _core.UserError(f"pl.TensorView: layout must be a pl.TensorLayout, got {layout!r}")
+        self.valid_shape, self.layout, self.stride = valid_shape, layout, stride
+
+    def __repr__(self) -> str:
+        return f"pl.TensorView(valid_shape={self.valid_shape!r}, layout=pl.TensorLayout.{self.layout.name})"
 
 
 class BackendType(enum.Enum):
