@@ -7,8 +7,10 @@ from .function_block import run_once
 from ..frontends.language import RunConfig
 from ..frontends.language._host import DistributedWorker
 from ..frontends.language._program_class import CompiledProgram, compile_program, run
+from .tensor_spec import ScalarSpec, TensorSpec
 
-__all__ = ["RunMode", "RunConfig", "DistributedWorker", "run", "compile_program", "CompiledProgram"]
+__all__ = ["RunMode", "RunConfig", "DistributedWorker", "run", "compile_program", "CompiledProgram", "TensorSpec",
+           "ScalarSpec"]
 
 
 def _device_synchronize() -> None:

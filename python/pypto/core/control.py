@@ -173,6 +173,15 @@ class LoopPaths:
                 self.pending.append(taken)  # the path this trace took, next
 
 
+def write_scalar(rec: Any, value: Any, mem: int, loc: Any) -> None:
+    """Records the write of an int or symbolic scalar into element 0 of the one-element int64
+    tensor `mem` (how a scalar made from a run-time read leaves a branch or a loop iteration)."""
+    v = value if isinstance(value, SymbolicScalar) else SymbolicScalar(int(value))
+    with automatic_tiles("scalar"):
+        made = rec.op("full", [], {"shape": [1], "value": 0.0, "value_expr": [v], "dtype": DT_INT64}, loc)
+        rec.assemble(made, [0], mem, loc)
+
+
 def _same_shape(a: Any, b: Any) -> bool:
     """Two shapes of ints and symbolic dims, equal as written (str() of a symbolic dim would warn)."""
     def sym(d: Any) -> SymbolicScalar:
@@ -258,8 +267,7 @@ class _Branch:
             if mem is None:
                 mem = self.scalar_mem[n] = Tensor(_rec=rec, _id=rec.create_tensor([1], DT_INT64, f"{n}_branch",
                                                                                   user_loc()))
-            value = rec.op("full", [], {"shape": [1], "value": 0.0, "value_expr": [v], "dtype": DT_INT64}, user_loc())
-            rec.assemble(value, [0], mem._vid, user_loc())
+            write_scalar(rec, v, mem._vid, user_loc())
             self.via_memory.add((n, path))
 
     def _merge_path(self, rec: Any, path: int, ends: Dict[str, Any]) -> None:

@@ -5,17 +5,71 @@ value in every iteration)."""
 
 from __future__ import annotations
 
+import ctypes
 import linecache
+import sys
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import pypto._core as _core
 from .._tracing import (SourceLoc, _format_loc, current_recorder, loop_body_exits, loop_carried, runtime_scope,
                         user_frame, user_loc)
+from .._dtypes import DT_INT64
 from ..tensor import Tensor
 from .core import _suffix
 from ..control import LoopPaths, register_loop
 
 __all__ = ["loop", "loop_unroll"]
+
+
+def _set_local(frame: Any, name: str, value: Any) -> None:
+    """Rebinds a local of a running frame (the user's loop variable scope): what the body reads
+    next. CPython before 3.13 copies f_locals back into the frame only on request."""
+    frame.f_locals[name] = value
+    if sys.version_info < (3, 13):
+        ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+
+
+class ScalarCarry:
+    """Scalars a runtime loop carries from one iteration to the next (`m = pl.max(m, n_b)` over
+    elements read in the body): each lives in a one-element int64 tensor. Before the loop it
+    holds the initial value; the body starts from a read of it and its end writes the new value;
+    after the loop the name is a read of it (reads of elements the call writes run once the
+    launches before them have: CallState's phases). For ``pl.range``, whose scalars are values of
+    the program (a trace-time counter stays a Python int in ``pypto.loop``)."""
+
+    def __init__(self, rec: Any, names: Sequence[str], loc: SourceLoc) -> None:
+        from ..control import write_scalar
+
+        self.rec, self.loc = rec, loc
+        self.frame = user_frame()
+        self.mems: Dict[str, int] = {}
+        bound = self.frame.f_locals if self.frame is not None else {}
+        for n in names:
+            v = bound.get(n)
+            if isinstance(v, bool) or not isinstance(v, (int, _core.SymbolicScalar)):
+                continue
+            mem = rec.create_tensor([1], DT_INT64, f"{n}_carry", loc)
+            write_scalar(rec, v, mem, loc)
+            self.mems[n] = mem
+
+    def enter(self) -> None:
+        for n, mem in self.mems.items():
+            _set_local(self.frame, n, self.rec.read_scalar(mem, [0], self.loc))
+
+    def leave(self) -> None:
+        from ..control import write_scalar
+
+        now = self.frame.f_locals
+        for n, mem in self.mems.items():
+            v = now.get(n)
+            if isinstance(v, bool) or not isinstance(v, (int, _core.SymbolicScalar)):
+                raise _core.UserError(f"`{n}` is carried from one iteration of the loop at line {self.loc[1]} to the "
+                                      f"next as a scalar, but the body leaves it {v!r}" + _format_loc(self.loc))
+            write_scalar(self.rec, v, mem, self.loc)
+
+    def after(self) -> None:
+        for n, mem in self.mems.items():
+            _set_local(self.frame, n, self.rec.read_scalar(mem, [0], self.loc))
 
 
 class CarriedValues:
@@ -25,11 +79,11 @@ class CarriedValues:
     `check()` after it raises when one of them was rebound to another traced value (rebinding it
     to the same tensor, `c = pypto.assemble(...)`-style, carries nothing)."""
 
-    def __init__(self, loc: SourceLoc, enabled: bool = True) -> None:
+    def __init__(self, loc: SourceLoc, enabled: bool = True, skip: Sequence[str] = ()) -> None:
         self.loc = loc
         self.before: Dict[str, Tuple[Any, int, int]] = {}
         self.outer: Dict[int, Any] = {}
-        carried = loop_carried(loc) if enabled else []
+        carried = [c for c in loop_carried(loc) if c[0] not in skip] if enabled else []
         frame = user_frame() if carried else None
         bound = frame.f_locals if frame is not None else {}
         for var, read_line, assign_line in carried:
@@ -93,7 +147,8 @@ def _bounds(args: Tuple[Any, ...], op: str) -> Tuple[Any, Any, Any]:
 
 
 def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,
-         submit_before_loop: bool = False, parallel: bool = False, **unknown: Any) -> Iterator[_core.SymbolicScalar]:
+         submit_before_loop: bool = False, parallel: bool = False, carry_scalars: bool = False,
+         **unknown: Any) -> Iterator[_core.SymbolicScalar]:
     """A runtime loop: ``for i in pypto.loop(start, stop, step, name=..., idx_name=...)``.
 
     The body is traced once with ``i`` symbolic; bounds may be symbolic (dynamic shapes).
@@ -131,20 +186,32 @@ def loop(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[S
         register_loop(idx, start, stop, step)
         yield idx
         return
-    carried = CarriedValues(loc, enabled=not one_trip)  # one iteration carries nothing
+    scalars = ScalarCarry(rec, [c[0] for c in loop_carried(loc)], loc) if carry_scalars and not one_trip else None
+    carried = CarriedValues(loc, enabled=not one_trip, skip=list(scalars.mems) if scalars else ())
     idx = rec.begin_loop(idx_name or "i", name, start, stop, step, loc)
     register_loop(idx, start, stop, step)
+    ended = False
     try:
         first = True
         for _ in LoopPaths(rec, loc).traces_of_body():  # once, or once per path of `if pypto.cond`
+            if scalars is not None:
+                scalars.enter()
             with runtime_scope(idx.free_vars()[0] if idx.free_vars() else None):
                 yield idx
+            if scalars is not None:
+                scalars.leave()
             if first:
                 carried.check("pypto.loop")
                 first = False
-    finally:
         carried.release()
         rec.end_loop()
+        ended = True
+        if scalars is not None:
+            scalars.after()
+    finally:
+        if not ended:
+            carried.release()
+            rec.end_loop()
 
 
 def loop_unroll(*args: Any, name: str = "", idx_name: str = "", unroll_list: Optional[Sequence[int]] = None,

@@ -253,6 +253,8 @@ def _unary(name: str, fn: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
 def _binary(name: str, fn: Callable[[Any, Any], Tensor]) -> Callable[..., Tensor]:
     def op(lhs: Tensor, rhs: Any) -> Tensor:
         _require(name, "vector")
+        if getattr(rhs, "_pl_scalar", False) and isinstance(lhs, Tensor) and len(rhs.shape) != len(lhs.shape):
+            rhs = _ops.reshape(rhs, [1] * len(lhs.shape))  # a float read: broadcast as a scalar
         return _one_tile(lambda: fn(lhs, rhs), [lhs, rhs])
     op.__name__ = name
     op.__doc__ = f"``pl.{name}(lhs, rhs)``: elementwise; `rhs` a tile / tensor of the same shape, or a scalar."
@@ -562,6 +564,12 @@ def read(tensor: Tensor, indices: Any) -> Any:
     kernel runs (loop bounds, valid lengths, branch conditions)."""
     idx = _element("read", tensor, indices)
     trace = current_trace("read")
+    if not is_int_dtype(tensor.dtype):
+        # A float element (`scale = pl.tensor.read(scale_t, [0])`): scalars known at run time are
+        # integers here, so it is the one-element view, which the tile ops broadcast as a scalar.
+        one = _ops.view(tensor, [1] * len(idx), idx)
+        one._pl_scalar = True  # type: ignore[attr-defined]
+        return one
     if id(tensor) in trace.windows:
         # A window (a signal row other ranks write): read when the program gets there, after the
         # waits before it, as a one-element tile (the control program cannot read it early).

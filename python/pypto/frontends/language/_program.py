@@ -35,7 +35,7 @@ from ._lowered import Program
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
-           "Optimization", "get_block_idx", "get_block_num", "program_id"]
+           "Optimization", "get_block_idx", "get_block_num", "program_id", "spmd", "cluster"]
 
 _state = threading.local()
 
@@ -110,6 +110,7 @@ class _Trace:
         self.popped: Dict[int, Tuple[Any, str, SourceLoc]] = {}  # id(tile) -> (tile, free op, loc)
         self.loop_values: List[List[Any]] = []  # pl.range(init_values=...) state, innermost last
         self.blocks: List[Tuple[Any, Any]] = []  # (index, trip count) of the enclosing pl.parallel loops
+        self.spmd: List[Any] = []  # block counts of the enclosing `with pl.spmd(n):` (dispatch form)
         # id(this rank's copy of a window) -> (every rank's copy, this rank): pld's ops find a
         # peer's copy from the tensor the function was handed (pld.DistributedTensor).
         self.windows: Dict[int, Window] = {}
@@ -215,7 +216,8 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
     carried = _ops_loops.CarriedValues(loc).before
     if carried and _static(start, stop, step):
         return iter(builtins.range(start, stop, step))
-    return _ops_loops.loop(start, stop, step, name="pl_range")
+    # A scalar of the program carried by the body (`m = pl.max(m, n_b)`) lives in memory.
+    return _ops_loops.loop(start, stop, step, name="pl_range", carry_scalars=True)
 
 
 def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:
@@ -257,6 +259,63 @@ def get_block_num() -> Any:
 
 
 program_id = get_block_idx
+
+
+class _Spmd:
+    """``pl.spmd(n)``: ``with pl.spmd(n): kernel(...)`` runs the in-core function it calls as `n`
+    blocks (``pl.tile.get_block_idx()`` in [0, n) inside it); ``for i in pl.spmd(n):`` is a
+    parallel loop whose body is in-core code with `i` its block index. Blocks are tasks of one
+    launch here, run in parallel as far as the data they touch allows."""
+
+    def __init__(self, core_num: Any, sync_start: bool, name_hint: str) -> None:
+        self.core_num, self.sync_start, self.name_hint = core_num, sync_start, name_hint
+
+    def __enter__(self) -> "_Spmd":
+        current_trace("spmd").spmd.append(self.core_num)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        trace = current_trace("spmd")
+        pending = trace.spmd.pop()
+        if pending is not None and exc[0] is None:
+            raise _core.UserError(f"`with pl.spmd({self.core_num!r}):` calls no in-core function: every block would "
+                                  "run the same statements" + _format_loc(user_loc())
+                                  + "\nhint: call a pl.function(type=pl.FunctionType.InCore) in it, or write "
+                                  "`for i in pl.spmd(n):` with the block's work in the loop body")
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in _parallel_loop(0, self.core_num, 1):
+            with _Scoped(Level.CORE_GROUP, self.name_hint or "spmd"):
+                yield i
+
+
+def spmd(core_num: Any, *, sync_start: bool = False, name_hint: str = "", optimizations: Any = None,
+         deps: Any = None, allow_early_resolve: bool = False, predicate: Any = None) -> _Spmd:
+    """``pl.spmd(n)`` (see _Spmd). ``sync_start`` (all blocks start together on the chip) and the
+    scheduling hints are accepted; ``deps`` / ``predicate`` are refused (no task ids here)."""
+    if deps is not None or predicate is not None:
+        raise _core.UserError("pl.spmd: deps= and predicate= are not supported here (the runtime orders blocks by "
+                              "the data they touch)" + _format_loc(user_loc()))
+    if isinstance(core_num, bool) or not isinstance(core_num, (int, _core.SymbolicScalar)) or (
+            isinstance(core_num, int) and core_num <= 0):
+        raise _core.UserError(f"pl.spmd: core_num must be a positive int (or a run-time count), got {core_num!r}"
+                              + _format_loc(user_loc()))
+    return _Spmd(core_num, sync_start, name_hint)
+
+
+class _Cluster:
+    def __enter__(self) -> "_Cluster":
+        current_trace("cluster")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def cluster(*, name_hint: str = "") -> _Cluster:
+    """``with pl.cluster():`` groups the cube and vector kernels of a core group (the chip
+    co-schedules them); here the runtime overlaps them by their data, so it only marks a region."""
+    return _Cluster()
 
 
 def _carried_loop(start: int, stop: int, step: int, values: List[Any]) -> Iterator[Any]:
@@ -582,7 +641,16 @@ class KernelFunction:
                 self._traced = control.with_runtime_branches(self.fn)
             if self.inline:
                 return self._traced(*args, **kwargs)
-            outer = _state.trace.incore()  # a pl.at(optimizations=...) around the call sets the ring depth
+            trace = _state.trace
+            outer = trace.incore()  # a pl.at(optimizations=...) around the call sets the ring depth
+            if trace.spmd and self.level is not None and trace.spmd[-1] is not None:
+                # `with pl.spmd(n): kernel(...)`: n blocks of the kernel, each with its block index.
+                n, trace.spmd[-1] = trace.spmd[-1], None  # one dispatch per scope, as upstream lowers it
+                result = None
+                for _ in _parallel_loop(0, n, 1):
+                    with _Scoped(self.level, self.fn.__name__, outer.slots if outer is not None else 2):
+                        result = self._traced(*args, **kwargs)
+                return result
             with _Scoped(self.level or Level.HOST, self.fn.__name__, outer.slots if outer is not None else 2):
                 return self._traced(*args, **kwargs)
         if self.inline:

@@ -12,6 +12,7 @@ from ...core import ops as _ops
 from ...core.tensor import Tensor
 from ...core.tensor_factory import tensor as new_tensor
 from . import _ops as _pl
+from ._program import get_block_idx, get_block_num  # noqa: F401 - pl.tile.get_block_idx / get_block_num
 from ._ops import (abs, add, adds, cast, col_expand, col_expand_add, col_expand_div, col_expand_max,  # noqa: F401
                    col_expand_min, col_expand_mul, col_expand_sub, col_max, col_min, col_sum, concat, cos, div, divs,
                    exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias, maximum, maximums, minimum,
