@@ -27,6 +27,7 @@ void BindRecorder(nb::module_& m) {
       .def("add_dynamic_var", &Recorder::AddDynamicVar, "hint"_a)
       .def("create_tensor", [](Recorder& r, nb::handle shape, DataType dt, const std::string& name,
                                nb::handle loc) { return r.CreateTensor(ToExprs(shape), dt, name, MakeLoc(loc)); })
+      .def("mark_zero_filled", &Recorder::MarkZeroFilled, "id"_a)
       .def("unary",
            [](Recorder& r, const std::string& op, int x, nb::handle loc) { return r.Unary(op, x, MakeLoc(loc)); })
       .def("binary", [](Recorder& r, const std::string& op, int x, int y,

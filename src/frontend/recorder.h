@@ -28,6 +28,9 @@ class Recorder {
   /// `hint` but unique in the function (see FreshSymbol).
   Expr AddDynamicVar(const std::string& hint);
   int CreateTensor(const std::vector<Expr>& shape, DataType dtype, const std::string& name, const SourceLoc& loc = {});
+  /// A created tensor whose zeros are its value (the runtime zero-fills created tensors): reads
+  /// before any write are then allowed (hw-native-sys's pl.create_tensor is such a buffer).
+  void MarkZeroFilled(int id) { written_.insert(f_.MemoryRoot(id)); }
 
   int Unary(const std::string& op, int x, const SourceLoc& loc = {});
   int Binary(const std::string& op, int x, int y, const SourceLoc& loc = {});

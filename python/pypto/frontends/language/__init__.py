@@ -32,8 +32,9 @@ from ._ops import (
 from . import tile  # noqa: E402 - pl.tile, the tile-op namespace
 from . import tensor  # noqa: E402 - pl.tensor, the tensor-op namespace
 from ._scalars import max, min  # noqa: A004 - pl.min / pl.max of scalars
-from ._program import (Optimization, RunConfig, at, cluster, cross_core_slot, function, get_block_idx, get_block_num,
-                       jit, parallel, program_id, range, split, spmd, yield_)
+from ._program import (Optimization, RunConfig, at, cluster, const, cross_core_slot, func_attr, function,
+                       get_block_idx, get_block_num, jit, parallel, pipeline, program_id, range, split, spmd,
+                       static_assert, static_print, unroll, yield_)
 from ._program_class import program
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
@@ -41,7 +42,8 @@ from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, U
 
 __all__ = [
     "jit", "function", "program", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
-    "get_block_idx", "get_block_num", "program_id", "spmd", "cluster",
+    "get_block_idx", "get_block_num", "program_id", "spmd", "cluster", "pipeline", "unroll", "const",
+    "static_print", "static_assert", "func_attr",
     "INDEX", "read", "write", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "TensorView", "TensorLayout", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
     "PadValue", "SplitMode", "AtomicType", "dynamic",

@@ -219,9 +219,13 @@ def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32, layout: Any = None
     current_trace("create_tensor")
     if layout is not None and getattr(layout, "name", layout) not in ("ND", "nd"):
         raise _core.UserError(f"pl.create_tensor: layout {layout!r} is not supported here (tensors are ND)" + _loc())
-    if init_value is not None:
+    if init_value is not None and init_value != 0:
         return _ops.creation.full_value(list(shape), init_value, dtype)
-    return new_tensor(list(shape), dtype, "pl_tensor")
+    t = new_tensor(list(shape), dtype, "pl_tensor")
+    # Created tensors start zero-filled here, so an unwritten one reads as zeros (upstream's
+    # buffer holds whatever was there: reading it before a write is the program's choice).
+    current_recorder("create_tensor").mark_zero_filled(t._id)
+    return t
 
 
 def full(shape: Sequence[Any], dtype: Any, value: Number) -> Tensor:

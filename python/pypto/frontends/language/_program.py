@@ -35,7 +35,8 @@ from ._lowered import Program
 from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
-           "Optimization", "get_block_idx", "get_block_num", "program_id", "spmd", "cluster"]
+           "Optimization", "get_block_idx", "get_block_num", "program_id", "spmd", "cluster", "pipeline", "unroll",
+           "const", "static_print", "static_assert", "func_attr"]
 
 _state = threading.local()
 
@@ -111,6 +112,42 @@ class _Trace:
         self.loop_values: List[List[Any]] = []  # pl.range(init_values=...) state, innermost last
         self.blocks: List[Tuple[Any, Any]] = []  # (index, trip count) of the enclosing pl.parallel loops
         self.spmd: List[Any] = []  # block counts of the enclosing `with pl.spmd(n):` (dispatch form)
+        # id() of the entry's parameter tensors -> name, and the names passed (or a view of them) to
+        # a callee's pl.Out / pl.InOut parameter: written as declared there (upstream's
+        # DeriveCallDirections promotes the caller's parameter the same way).
+        self.entry_params: Dict[int, str] = {}
+        self.written_via_callee: set = set()
+
+    def note_callee_writes(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
+        if not self.entry_params:
+            return
+        try:
+            bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+        except TypeError:
+            return
+        for name, arg in bound.items():
+            ann = getattr(fn, "__annotations__", {}).get(name)
+            if isinstance(ann, str):  # `from __future__ import annotations`
+                raw = getattr(fn, "__func__", fn)
+                scope = dict(raw.__globals__)
+                for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
+                    try:
+                        scope[n] = cell.cell_contents
+                    except ValueError:
+                        pass
+                try:
+                    ann = eval(ann, scope)  # noqa: S307 - the user's own annotation
+                except Exception:  # noqa: BLE001 - not one we can read: no direction
+                    continue
+            if not (isinstance(ann, _Directed) and ann.direction in (Direction.Out, Direction.InOut)):
+                continue
+            t = arg
+            while isinstance(t, Tensor):
+                if id(t) in self.entry_params:
+                    self.written_via_callee.add(self.entry_params[id(t)])
+                    break
+                src = getattr(t, "_view_of", None)
+                t = src[0] if src else getattr(t, "_reshape_of", None)
         # id(this rank's copy of a window) -> (every rank's copy, this rank): pld's ops find a
         # peer's copy from the tensor the function was handed (pld.DistributedTensor).
         self.windows: Dict[int, Window] = {}
@@ -218,6 +255,54 @@ def range(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[A
         return iter(builtins.range(start, stop, step))
     # A scalar of the program carried by the body (`m = pl.max(m, n_b)`) lives in memory.
     return _ops_loops.loop(start, stop, step, name="pl_range", carry_scalars=True)
+
+
+def pipeline(*args: Any, stage: int, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:
+    """``for i in pl.pipeline(n, stage=4)``: a loop the chip's compiler software-pipelines
+    (`stage` copies of the body in flight, ping-pong buffers). Here the runtime overlaps the
+    iterations' tasks by their data, so it is ``pl.range`` (same arguments)."""
+    if isinstance(stage, bool) or not isinstance(stage, int) or stage <= 0:
+        raise _core.UserError(f"pl.pipeline: stage must be a positive int, got {stage!r}" + _format_loc(user_loc()))
+    return range(*args, init_values=init_values)
+
+
+def unroll(*args: Any) -> Iterator[int]:
+    """``for i in pl.unroll(4)``: a loop unrolled when the program is compiled (int bounds)."""
+    start, stop, step = _bounds("unroll", args)
+    if not _static(start, stop, step):
+        raise _core.UserError(f"pl.unroll is unrolled at compile time and needs int bounds, got "
+                              f"({start!r}, {stop!r}, {step!r})" + _format_loc(user_loc())
+                              + "\nhint: pl.range runs a loop of run-time bounds")
+    return iter(builtins.range(start, stop, step))
+
+
+def const(value: Any, dtype: Any) -> Any:
+    """``pl.const(3, pl.INT32)``: a constant of that dtype (the number itself here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _core.UserError(f"pl.const takes an int or float, got {value!r}" + _format_loc(user_loc()))
+    return value
+
+
+def static_print(*args: Any) -> None:
+    """``pl.static_print(x, ...)``: prints what the values are while the program is traced."""
+    print(*args)
+
+
+def static_assert(condition: Any, msg: str = "") -> None:
+    """``pl.static_assert(cond, "msg")``: a condition checked while the program is traced (a
+    UserError naming the line when it is false or not known then)."""
+    if isinstance(condition, _core.SymbolicScalar) and not condition.is_concrete():
+        raise _core.UserError("pl.static_assert: the condition is known only when the program runs"
+                              + _format_loc(user_loc()))
+    if not condition:
+        raise _core.UserError(f"pl.static_assert failed{': ' + msg if msg else ''}" + _format_loc(user_loc()))
+
+
+def func_attr(attrs: Dict[str, Any]) -> None:
+    """``pl.func_attr({...})``: function attributes for the chip's compiler; accepted (nothing here
+    reads them)."""
+    if not isinstance(attrs, dict):
+        raise _core.UserError(f"pl.func_attr takes a dict, got {attrs!r}" + _format_loc(user_loc()))
 
 
 def parallel(*args: Any, init_values: Optional[Sequence[Any]] = None) -> Iterator[Any]:
@@ -497,6 +582,9 @@ class LanguageFunction(JitFunction):
         for i, p in enumerate(self.params):
             if p.ann is not None and getattr(p.ann, "_pld_window", None) is not None and isinstance(args[i], Tensor):
                 args[i] = bind_window(args[i])
+        trace = getattr(_state, "trace", None)
+        if trace is not None:
+            trace.entry_params = {id(a): p.name for p, a in zip(self.params, args) if isinstance(a, Tensor)}
         return args
 
     def __call__(self, *args: Any, config: Optional[RunConfig] = None, **kwargs: Any) -> Any:
@@ -529,14 +617,16 @@ class LanguageFunction(JitFunction):
             trace.finish()
         finally:
             _state.trace = prev
-        self._check_directions(tparams, compiled)
+        self._check_directions(tparams, compiled, trace.written_via_callee)
         return compiled
 
-    def _check_directions(self, tparams: List[Any], compiled: CompiledFunction) -> None:
+    def _check_directions(self, tparams: List[Any], compiled: CompiledFunction, via_callee: set) -> None:
         where = f'\n  File "{self.fn.__code__.co_filename}", line {self.fn.__code__.co_firstlineno}'
         for p, written in zip(tparams, compiled.writes):
             if getattr(p.ann, "_pld_window", None) is not None:
                 continue  # a window: the ranks read and write it
+            if p.name not in self.directions and p.name in via_callee:
+                continue  # no direction of its own; a callee's pl.Out / pl.InOut writes it
             d = self.directions.get(p.name, Direction.In)
             if d is Direction.Out and not written:
                 raise PartialCodegenError(
@@ -640,8 +730,10 @@ class KernelFunction:
             if self._traced is None:  # runtime `if`s, as in the entry
                 self._traced = control.with_runtime_branches(self.fn)
             if self.inline:
+                _state.trace.note_callee_writes(self.fn, args, kwargs)
                 return self._traced(*args, **kwargs)
             trace = _state.trace
+            trace.note_callee_writes(self.fn, args, kwargs)
             outer = trace.incore()  # a pl.at(optimizations=...) around the call sets the ring depth
             if trace.spmd and self.level is not None and trace.spmd[-1] is not None:
                 # `with pl.spmd(n): kernel(...)`: n blocks of the kernel, each with its block index.
