@@ -117,6 +117,9 @@ class _Trace:
         # DeriveCallDirections promotes the caller's parameter the same way).
         self.entry_params: Dict[int, str] = {}
         self.written_via_callee: set = set()
+        # id(this rank's copy of a window) -> (every rank's copy, this rank): pld's ops find a
+        # peer's copy from the tensor the function was handed (pld.DistributedTensor).
+        self.windows: Dict[int, Window] = {}
 
     def note_callee_writes(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
         if not self.entry_params:
@@ -148,9 +151,6 @@ class _Trace:
                     break
                 src = getattr(t, "_view_of", None)
                 t = src[0] if src else getattr(t, "_reshape_of", None)
-        # id(this rank's copy of a window) -> (every rank's copy, this rank): pld's ops find a
-        # peer's copy from the tensor the function was handed (pld.DistributedTensor).
-        self.windows: Dict[int, Window] = {}
 
     def incore(self) -> Optional[_Scope]:
         for s in reversed(self.scopes):
