@@ -8,9 +8,10 @@ from ..frontends.language import RunConfig
 from ..frontends.language._host import DistributedWorker
 from ..frontends.language._program_class import CompiledProgram, compile_program, run
 from .tensor_spec import ScalarSpec, TensorSpec
+from .runtime_worker import ChipWorker, DeviceTensor, RegistrationHandle
 
 __all__ = ["RunMode", "RunConfig", "DistributedWorker", "run", "compile_program", "CompiledProgram", "TensorSpec",
-           "ScalarSpec"]
+           "ScalarSpec", "ChipWorker", "RegistrationHandle", "DeviceTensor"]
 
 
 def _device_synchronize() -> None:

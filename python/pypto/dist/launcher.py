@@ -51,6 +51,18 @@ class HostArray:
 
 
 @dataclass
+class SegmentArray:
+    """An array in a segment of its own (a worker-resident tensor): mapped by name, kept mapped."""
+
+    name: str
+    size: int
+    offset: int
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]
+    dtype: str
+
+
+@dataclass
 class WindowArg:
     """A window buffer of the symmetric heap (the index in the job's layout)."""
 
@@ -73,6 +85,7 @@ class Job:
     layout: Optional[WindowLayout] = None
     trace_t0: Optional[float] = None  # set: record each call's swimlane (time.perf_counter() origin, shared)
     forget: List[str] = field(default_factory=list)  # segments the orchestrator dropped: unmap them
+    segments: List[Tuple[str, int]] = field(default_factory=list)  # more segments to map before "mapped"
 
 
 # How a rank records one call's swimlane: a context manager for a file path, registered by the jit
@@ -160,6 +173,8 @@ def forget(names: Sequence[str]) -> None:
 def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
     forget(job.forget)
     arena, heap = _map(job.arena), _map(job.heap)
+    for seg in job.segments:
+        _map(seg)
     conn.send(("mapped", None))
     ctx = context.require("a rank job")
     windows: Dict[int, np.ndarray] = {}
@@ -168,6 +183,10 @@ def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
         if isinstance(a, HostArray):
             assert arena is not None
             return arena.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
+        if isinstance(a, SegmentArray):
+            seg = _map((a.name, a.size))
+            assert seg is not None
+            return seg.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
         if isinstance(a, WindowArg):
             assert heap is not None and job.layout is not None
             if a.index not in windows:

@@ -198,8 +198,32 @@ class JitFunction(JitArguments):
         tparams, arrays, dtypes, call = self._split(values, shapes_ok=True)
         key = self._key(tparams, arrays, dtypes, values)
         if key not in self._cache:
-            self._cache[key] = self._compile(tparams, arrays, dtypes, call)
+            self._cache[key] = self._stamped(self._compile(tparams, arrays, dtypes, call), key, tparams, arrays,
+                                             dtypes, values)
         return self._cache[key]
+
+    def _stamped(self, compiled: CompiledFunction, key: Tuple[Any, ...], tparams: List[_Param],
+                 arrays: List[np.ndarray], dtypes: List[Any], values: List[Any]) -> CompiledFunction:
+        """`compiled` with its owner and argument signature (what run_compiled checks a call against)."""
+        compiled.function = self
+        compiled.signature = key[:-2]  # without the options: the program is fixed, only its arguments vary
+        compiled.signature_text = self._describe(tparams, arrays, dtypes, values)
+        return compiled
+
+    def _describe(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
+                  values: List[Any]) -> str:
+        """The arguments as a message shows them: `a: FP32[128, 128], n=4`."""
+        shapes = {p.name: f"{p.name}: {_core.dtype_name(dt) if isinstance(dt, _core.DataType) else dt}{list(a.shape)}"
+                  for p, a, dt in zip(tparams, arrays, dtypes)}
+        return ", ".join(shapes.get(p.name, f"{p.name}={v!r}") for p, v in zip(self.params, values))
+
+    def run_compiled(self, compiled: CompiledFunction, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+        """Runs `compiled` (a program this function compiled) on these arguments as a call runs it,
+        writing the outputs passed in place, with no trace and no cache lookup (pypto.runtime's
+        ChipWorker handles). Arguments another program would be compiled for are a UserError."""
+        if compiled.function is not self or compiled.signature is None:
+            raise _core.UserError(f"@{self.fn.__name__}: this compiled program is not one of its own")
+        return self._call(args, kwargs, None, pinned=compiled)
 
     def _compile(self, tparams: List[_Param], arrays: List[np.ndarray], dtypes: List[Any],
                  call: List[Any], machine: Optional[str] = None) -> CompiledFunction:
@@ -389,13 +413,14 @@ class JitFunction(JitArguments):
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _call(self, args: Sequence[Any], kwargs: Dict[str, Any], sim_machine: Optional[str]) -> Any:
+    def _call(self, args: Sequence[Any], kwargs: Dict[str, Any], sim_machine: Optional[str],
+              pinned: Optional[CompiledFunction] = None) -> Any:
         """One call. With `sim_machine` (pypto.sim.simulate) or run_mode "sim", the program is
         compiled for that NPU model, run on the CPU for its outputs, and its schedule predicted
-        (self.last_sim)."""
+        (self.last_sim). With `pinned`, that program runs (see run_compiled)."""
         groups = self._options()
         rt, dbg = groups["runtime"], groups["debug"]
-        if sim_machine is None and rt["run_mode"] == "sim":
+        if sim_machine is None and rt["run_mode"] == "sim" and pinned is None:
             sim_machine = groups["pass"]["machine"] if groups["pass"]["machine"] != "cpu" else "a2a3"
             _say_once("sim", "run_mode SIM: the outputs are computed on this CPU, the schedule is predicted by the "
                       f"NPU machine model ({sim_machine}); see docs/sim.md")
@@ -403,7 +428,10 @@ class JitFunction(JitArguments):
         copts = self._compile_options(sim_machine, groups)
         compiled = None
         simple = False
-        if (self._simple and not kwargs and len(args) == len(self._want) and self._simple_key is not None
+        if pinned is not None:
+            tparams, arrays, torch_in = self._pinned_arguments(pinned, args, kwargs)
+            compiled = pinned
+        elif (self._simple and not kwargs and len(args) == len(self._want) and self._simple_key is not None
                 and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
             torch_in, arrays, tparams = False, list(args), self.params
             compiled = self._cache.get(self._simple_key + (copts, tiles))
@@ -416,7 +444,8 @@ class JitFunction(JitArguments):
             compiled = self._cache.get(key)
             if compiled is None:
                 t0 = time.perf_counter()
-                compiled = self._cache[key] = self._compile(tparams, arrays, dtypes, call, sim_machine)
+                compiled = self._cache[key] = self._stamped(self._compile(tparams, arrays, dtypes, call, sim_machine),
+                                                            key, tparams, arrays, dtypes, values)
                 _compile_seconds[0] += time.perf_counter() - t0
             if self._simple:
                 self._simple_key = key[:-2]  # the same for every call: no STATIC dims, no values
@@ -437,7 +466,8 @@ class JitFunction(JitArguments):
         cann_debug = bool(dbg["compile_debug_mode"]) or dbg["runtime_debug_mode"] == 1  # PyPTO's output/ folder
         trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to) \
             or cann_debug
-        run_mode = "cpu" if sim_machine is not None else rt["run_mode"]
+        run_mode = "cpu" if sim_machine is not None or (pinned is not None and rt["run_mode"] == "sim") \
+            else rt["run_mode"]
         before = [a.copy() for a in arrays] if config.verify_passes(dbg, groups["verify"]) else None
         bound = [array() for array in compiled.bound]
         try:
@@ -495,6 +525,28 @@ class JitFunction(JitArguments):
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _pinned_arguments(self, pinned: CompiledFunction, args: Sequence[Any],
+                          kwargs: Dict[str, Any]) -> Tuple[List[_Param], List[np.ndarray], bool]:
+        """(tensor params, their arrays, torch given) of a call of `pinned`, or a UserError naming the
+        function, the arguments it was compiled for and those given."""
+        given = ", ".join(f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}" if self._is_array(a) else repr(a)
+                          for a in list(args) + list(kwargs.values()))
+        takes = (f"\n(the compiled program takes {pinned.signature_text}; called with {len(args) + len(kwargs)} "
+                 f"argument{'' if len(args) + len(kwargs) == 1 else 's'}: {given})")
+        try:
+            values = self._bind(args, kwargs)
+            tparams, arrays, dtypes, _ = self._split(values)
+            key = self._key(tparams, arrays, dtypes, values)[:-2]
+        except _core.UserError as e:
+            raise _core.UserError(str(e) + takes) from None
+        if key != pinned.signature:
+            raise _core.UserError(
+                f"@{self.fn.__name__}: the compiled program takes ({pinned.signature_text}), called with "
+                f"({self._describe(tparams, arrays, dtypes, values)}): a compiled program runs the shapes, dtypes "
+                "and compile-time values it was compiled for" + _format_loc(user_loc())
+                + "\nhint: compile it for these arguments (fn.compile(...)) and run that program")
+        return tparams, arrays, any(_is_torch(v) for v in values)
 
     def _write_debug_outputs(self, compiled: CompiledFunction, stats: Dict[str, Any], dbg: Dict[str, Any],
                              rt: Dict[str, Any]) -> None:

@@ -261,7 +261,10 @@ class JitArguments:
         return out, shared
 
     def _dtype_error(self, p: _Param, what: str, shape: Any) -> Exception:
-        assert p.ann is not None and p.ann.dtype is not None
+        if p.ann is None or p.ann.dtype is None:  # the dtype comes from the argument, and pypto has none for it
+            return _core.UserError(f"@{self.fn.__name__}: parameter '{p.name}' got {what} of shape {tuple(shape)}, "
+                                   "a dtype pypto does not support" + _format_loc(user_loc())
+                                   + "\nhint: convert it, e.g. x.float() or x.astype(numpy.float32)")
         want = _core.dtype_name(p.ann.dtype)
         if p.ann.dtype == DT_BF16:
             hint = "pass a torch.bfloat16 tensor, or bf16 bit patterns as numpy uint16: pypto.to_bf16(x)"

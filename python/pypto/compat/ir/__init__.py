@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from ...frontends.language._lowered import Function, Program
+from ...frontends.language._parse import deserialize, deserialize_from_file, serialize, serialize_to_file
 from ...frontends.language._program_class import CompiledProgram, compile_program
 from ...frontends.language._types import FunctionType
 from . import pass_manager
 from .pass_manager import OptimizationStrategy
 
 __all__ = ["Program", "Function", "FunctionType", "lower", "compile", "CompiledProgram", "OptimizationStrategy",
-           "pass_manager"]
+           "pass_manager", "serialize", "deserialize", "serialize_to_file", "deserialize_from_file"]
 
 
 def compile(program: Any, output_dir: Any = None, *, strategy: Any = None, dump_passes: Any = False,  # noqa: A001

@@ -36,6 +36,8 @@ from ._program import (Optimization, RunConfig, at, cluster, const, cross_core_s
                        get_block_idx, get_block_num, jit, parallel, pipeline, program_id, range, split, spmd,
                        static_assert, static_print, unroll, yield_)
 from ._program_class import program
+from ._parse import loads, loads_program, parse, parse_program
+from ._tensor_ops import transpose
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, TensorLayout, TensorView, Tile)
@@ -43,7 +45,7 @@ from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, U
 __all__ = [
     "jit", "function", "program", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot", "Optimization",
     "get_block_idx", "get_block_num", "program_id", "spmd", "cluster", "pipeline", "unroll", "const",
-    "static_print", "static_assert", "func_attr",
+    "static_print", "static_assert", "func_attr", "parse", "loads", "parse_program", "loads_program", "transpose",
     "INDEX", "read", "write", "FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL",
     "Tensor", "TensorView", "TensorLayout", "Tile", "Scalar", "In", "Out", "InOut", "Direction", "MemorySpace", "Level", "Role", "FunctionType",
     "PadValue", "SplitMode", "AtomicType", "dynamic",
