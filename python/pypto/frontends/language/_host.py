@@ -28,7 +28,7 @@ from ...core._dtypes import to_numpy_dtype
 from ...core._tracing import _format_loc, user_loc
 from ...dist import launcher
 from ...dist.heap import SharedSegment, WindowLayout
-from ._types import Direction
+from ._types import Direction, declared_directions
 from ._worker import DeviceTensor, RegistrationHandle, SharedBlock, Worker, numpy_view
 
 
@@ -79,6 +79,8 @@ class HostRun:
     spans: List[Tuple[int, int]] = field(default_factory=list)  # each caller array's (address, bytes) in the arena
     written: set = field(default_factory=set)  # the caller arrays a rank may write (copied back after the run)
     resident: List[Tuple[int, SharedBlock]] = field(default_factory=list)  # (address here, block) of DeviceTensors
+    # HOST SubWorker calls: (callback, its arguments, how many rank calls preceded it)
+    callbacks: List[Tuple["HostCallback", Tuple[Any, ...], int]] = field(default_factory=list)
 
     def arg(self, a: Any, written: bool = True) -> Any:
         if isinstance(a, np.ndarray):
@@ -112,8 +114,10 @@ def active() -> Optional[HostRun]:
     return getattr(_active, "run", None)
 
 
-def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) -> None:
-    """A call of `fn` with ``device=r`` in a host body: rank r's next call."""
+def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) -> Any:
+    """A call of `fn` with ``device=r`` in a host body: rank r's next call. Returns the arguments
+    of its ``pl.Out`` / ``pl.InOut`` parameters (what the call writes, as upstream's call returns
+    them; their contents are the ranks' once the host body has returned)."""
     run = active()
     name = getattr(fn, "__name__", repr(fn))
     if run is None:
@@ -130,6 +134,13 @@ def dispatch(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any], device: Any) 
     writes = _writes(fn, args, kwargs)
     run.calls[device].append(launcher.Call(module, qualname, [run.arg(a, writes(i, None)) for i, a in enumerate(args)],
                                            {k: run.arg(v, writes(None, k)) for k, v in kwargs.items()}))
+    directions = declared_directions(getattr(fn, "fn", fn))
+    try:
+        bound = inspect.signature(getattr(fn, "fn", fn)).bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        return None
+    outs = [v for n, v in bound.items() if directions.get(n) in (Direction.Out, Direction.InOut)]
+    return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def _writes(fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Callable[[Optional[int], Optional[str]], bool]:
@@ -198,6 +209,67 @@ def _as_numpy(a: Any) -> Tuple[np.ndarray, Any]:
     raise _core.UserError(f"a @pl.jit.host argument must be a numpy array or a torch tensor, got {type(a).__name__}")
 
 
+class HostArg:
+    """A HOST SubWorker's tensor argument (upstream's mapped wire argument): ``buffer`` is the
+    memory (a numpy array, the caller's own array when the host program was given it), ``shapes``
+    and ``dtype`` its type; ``pypto.runtime.distributed_runner._tensor_from_continuous`` makes it a
+    torch tensor without a copy."""
+
+    def __init__(self, buffer: np.ndarray, dtype: Any) -> None:
+        self.buffer, self.dtype, self.shapes = buffer, dtype, tuple(buffer.shape)
+
+    def __repr__(self) -> str:
+        return f"HostArg({self.dtype}, {list(self.shapes)})"
+
+
+class HostCallback:
+    """``@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)``: Python that runs on the host,
+    called from a host orchestrator. A body of ``...`` only declares it: its implementation is
+    bound when the program is prepared (``compiled.prepare(callbacks={name: fn})``), which refuses
+    to start without it. Here it runs in the host's process once the ranks have run the chip work
+    the orchestrator called before it (its arguments then hold their results); chip work called
+    after a callback would need the ranks to wait for the host, which this runtime does not do:
+    a UserError says so."""
+
+    def __init__(self, fn: Callable[..., Any], abstract: bool) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn, self.abstract = fn, abstract
+
+    @property
+    def requires_runtime_binding(self) -> bool:
+        return self.abstract
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        run = active()
+        if run is None:
+            raise _core.UserError(f"{self.__name__} is a HOST SubWorker: a host orchestrator calls it"
+                                  + _format_loc(user_loc()))
+        if kwargs:
+            raise _core.UserError(f"{self.__name__}: a HOST SubWorker takes its tensors by position"
+                                  + _format_loc(user_loc()))
+        run.callbacks.append((self, tuple(args), sum(len(c) for c in run.calls)))
+
+
+def _run_callbacks(run: HostRun, bound: Dict[str, Callable[..., Any]], original: Dict[int, Any]) -> None:
+    for cb, args, _ in run.callbacks:
+        impl = bound.get(cb.__name__)
+        if impl is None:
+            if cb.abstract:
+                raise _core.UserError(f"the HOST SubWorker {cb.__name__} has no implementation: its body is `...`; "
+                                      f"bind one with compiled.prepare(callbacks={{{cb.__name__!r}: fn}})")
+            cb.fn(*args)
+            continue
+        wire = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                a = original.get(id(a), a)
+                arr, _ = _as_numpy(a)
+                wire.append(HostArg(arr, getattr(a, "dtype", arr.dtype)))
+            else:
+                wire.append(a)
+        impl(wire)
+
+
 class CompiledHostProgram:
     """What ``host_fn.compile(args..., config=RunConfig(distributed_config=...))`` returns: the
     host program bound to its ranks; call it with the arrays to run it. Each rank compiles its
@@ -206,13 +278,15 @@ class CompiledHostProgram:
 
     def __init__(self, host: "HostFunction", dist: DistributedConfig) -> None:
         self.host, self.dist = host, dist
+        self.callbacks: Dict[str, Callable[..., Any]] = {}  # bound at prepare() (HOST SubWorkers)
         self.output_dir = os.path.join(tempfile.gettempdir(), "pypto-dist", f"{host.__name__}_{os.getpid()}")
         os.makedirs(self.output_dir, exist_ok=True)
 
         self.segments = _Segments()
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config), self.segments)
+        return self.host.run(self.dist, args, kwargs, self.output_dir, _wants_swimlane(config), self.segments,
+                             callbacks=self.callbacks)
 
     def prepare(self, config: Any = None, *, extra_compiled: Sequence["CompiledHostProgram"] = (),
                 persistent: bool = False, reset_persistent_windows: Optional[bool] = None,
@@ -251,9 +325,21 @@ class DistributedWorker(Worker):
         if len(ids) != 1:
             raise ValueError(f"DistributedWorker: the programs run on different devices: {sorted(ids)}")
         names = dict(callbacks or sub_worker_overrides or {})
-        if names:  # no host SubWorker functions here yet, so no name is known
-            raise ValueError(f"DistributedWorker: no SubWorker function is named {sorted(names)} (host SubWorker "
-                             "callbacks are not supported here yet)")
+        declared: Dict[str, HostCallback] = {}
+        for c in programs:
+            declared.update(c.host.subworkers())
+        unknown = sorted(set(names) - set(declared))
+        if unknown:
+            raise ValueError(f"DistributedWorker: no HOST SubWorker function is named {unknown} (the programs "
+                             f"declare {sorted(declared) or 'none'})")
+        missing = sorted(n for n, cb in declared.items() if cb.abstract and n not in names)
+        if missing:
+            raise ValueError(f"DistributedWorker: the HOST SubWorker(s) {missing} have no implementation (their body "
+                             f"is `...`): bind them with prepare(callbacks={{{missing[0]!r}: fn, ...}})")
+        for n, impl in names.items():
+            if not callable(impl):
+                raise ValueError(f"DistributedWorker: the callback for {n!r} is not callable: {impl!r}")
+        self.callbacks = names
         self.programs = programs
         # One set of ranks for every program (its resident tensors are mapped once): their waits give
         # up after the longest of the programs' timeouts.
@@ -289,7 +375,8 @@ class DistributedWorker(Worker):
             raise ValueError("DistributedWorker: this program was not prepared with the worker "
                              "(DistributedWorker([...]) or prepare(extra_compiled=[...]))")
         return compiled.host.run(self.dist, args, kwargs, compiled.output_dir, _wants_swimlane(config),
-                                 compiled.segments, zero_windows=not self.keep_windows, worker=self)
+                                 compiled.segments, zero_windows=not self.keep_windows, worker=self,
+                                 callbacks=self.callbacks)
 
     def register(self, compiled: "CompiledHostProgram") -> RegistrationHandle:
         """A handle that runs `compiled` (one of the worker's programs) on this worker."""
@@ -356,9 +443,29 @@ class HostFunction:
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         return self.compile(*args, config=config, **kwargs)(*args, config=config, **kwargs)
 
+    def subworkers(self) -> Dict[str, HostCallback]:
+        """The HOST SubWorkers the orchestrator may call: those its code names (module level, its
+        closure, or its program's, `self.name`)."""
+        raw = getattr(self.fn, "__func__", self.fn)
+        scope: Dict[str, Any] = dict(raw.__globals__)
+        for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
+            try:
+                scope[n] = cell.cell_contents
+            except ValueError:
+                pass
+        owner = getattr(self.fn, "__self__", None)
+        found: Dict[str, HostCallback] = {}
+        for n in raw.__code__.co_names + raw.__code__.co_freevars:
+            v = scope.get(n)
+            if v is None and owner is not None:
+                v = getattr(owner, n, None) if not n.startswith("_") else None
+            if isinstance(v, HostCallback):
+                found[v.__name__] = v
+        return found
+
     def run(self, dist: DistributedConfig, args: Sequence[Any], kwargs: Dict[str, Any], output_dir: str,
             swimlane: bool = False, segments: Optional["_Segments"] = None, zero_windows: bool = True,
-            worker: Optional[DistributedWorker] = None) -> None:
+            worker: Optional[DistributedWorker] = None, callbacks: Optional[Dict[str, Any]] = None) -> None:
         """Runs the host body, then every rank's calls. With `swimlane`, `output_dir/swimlane.json` is one
         Chrome trace of the run (a process per rank, its cores as threads, one clock; Perfetto).
         `segments`: the arena and heap of earlier runs, reused while they fit and the ranks are the same.
@@ -412,6 +519,14 @@ class HostFunction:
             self.fn(*[staged(a) for a in args], **{k: staged(v) for k, v in kwargs.items()})
         finally:
             _active.run = None
+        total = sum(len(c) for c in run.calls)
+        for cb, _, before in run.callbacks:
+            if before != total:
+                raise _core.UserError(f"@pl.jit.host {self.__name__}: the HOST SubWorker {cb.__name__} is followed by "
+                                      "more chip work; here the ranks run the host body's chip work once it returns "
+                                      "and the SubWorkers after it, so a SubWorker must come after the last chip call"
+                                      + _format_loc(user_loc())
+                                      + "\nhint: split the program in two host programs around the SubWorker")
         heap = None
         if run.layout.windows:
             earlier = segments.held.get("heap", (None, None))[0]
@@ -436,6 +551,9 @@ class HostFunction:
         for i, ((a, _), v) in enumerate(zip(arrays, views)):
             if i in run.written and a.flags.writeable:  # what a rank may have written (pl.Out / InOut)
                 a[...] = v
+        if run.callbacks:  # the SubWorkers see the caller's arrays, with what the ranks wrote
+            original = {id(v): arrays[i][1] for i, v in enumerate(views)}
+            _run_callbacks(run, callbacks or {}, original)
         _write_summary(output_dir, self.fn.__name__, dist, run)
 
 

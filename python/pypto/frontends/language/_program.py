@@ -32,7 +32,7 @@ from ...core.tensor import Tensor
 from ...dist import context as _rank
 from . import _host
 from ._lowered import Program
-from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed
+from ._types import INCORE_LEVELS, Direction, FunctionType, Level, Role, SplitMode, _Directed, declared_directions
 
 __all__ = ["jit", "function", "at", "range", "parallel", "yield_", "RunConfig", "split", "cross_core_slot",
            "Optimization", "get_block_idx", "get_block_num", "program_id", "spmd", "cluster", "pipeline", "unroll",
@@ -128,21 +128,9 @@ class _Trace:
             bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
         except TypeError:
             return
+        directions = declared_directions(fn)
         for name, arg in bound.items():
-            ann = getattr(fn, "__annotations__", {}).get(name)
-            if isinstance(ann, str):  # `from __future__ import annotations`
-                raw = getattr(fn, "__func__", fn)
-                scope = dict(raw.__globals__)
-                for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
-                    try:
-                        scope[n] = cell.cell_contents
-                    except ValueError:
-                        pass
-                try:
-                    ann = eval(ann, scope)  # noqa: S307 - the user's own annotation
-                except Exception:  # noqa: BLE001 - not one we can read: no direction
-                    continue
-            if not (isinstance(ann, _Directed) and ann.direction in (Direction.Out, Direction.InOut)):
+            if directions.get(name) not in (Direction.Out, Direction.InOut):
                 continue
             t = arg
             while isinstance(t, Tensor):
@@ -803,6 +791,10 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[Function
         made: Any
         if type is FunctionType.Inline:
             made = KernelFunction(f, None, inline=True)
+        elif level in _HOST_LEVELS and role is Role.SubWorker:
+            # Python the host runs for its orchestrator (a body of `...`: bound at prepare()).
+            from ._program_class import _body_is_ellipsis
+            made = _host.HostCallback(f, _body_is_ellipsis(f))
         elif level in _HOST_LEVELS and role is Role.Orchestrator:
             # What @pl.jit.host specialises into: a host orchestrator (its calls with device=r run
             # on rank r). Above the host (POD, CLUSTER_*, GLOBAL) its ranks are processes of this

@@ -126,7 +126,7 @@ class Program:
         self._bound: Dict[str, Any] = {}
         self.functions: Dict[str, ProgramFunction] = {}
         for name, member in cls.__dict__.items():
-            if not isinstance(member, (KernelFunction, _host.HostFunction)):
+            if not isinstance(member, (KernelFunction, _host.HostFunction, _host.HostCallback)):
                 continue
             self._add(name, member)
         # In-core functions at module level the program's functions call (upstream adds them).
@@ -164,7 +164,7 @@ class Program:
         else:
             bound = impl
         self._bound[name] = bound
-        abstract = ro is Role.SubWorker and lv in (Level.HOST, None) and _body_is_ellipsis(raw)
+        abstract = isinstance(impl, _host.HostCallback) and impl.abstract
         self.functions[name] = ProgramFunction(name, bound, ft, lv, ro, params, abstract)
 
     def _find_entry(self) -> Optional[str]:
@@ -324,7 +324,7 @@ def _output_dir(prog: Program, output_dir: Optional[str]) -> str:
 
 def compile_program(prog: Any, *args: Any, config: Optional[RunConfig] = None, output_dir: Optional[str] = None,
                     dump_passes: Any = False, platform: Optional[str] = None, backend_type: Any = None,
-                    **_ignored: Any) -> CompiledProgram:
+                    distributed_config: Any = None, **_ignored: Any) -> Any:
     """Compiles a ``@pl.program`` (``pypto.ir.compile``): its entry traced from `args` (arrays or
     shapes) or, without them, from its parameters' annotations when they are all static; the
     output directory gets ``program.py`` (the source), ``kernels/`` (each generated kernel's C++)
@@ -350,7 +350,10 @@ def compile_program(prog: Any, *args: Any, config: Optional[RunConfig] = None, o
     with open(os.path.join(out_dir, "program.py"), "w") as fh:
         fh.write(prog.as_python())
     if isinstance(ent.impl, _host.HostFunction):
-        return CompiledProgram(prog, ent.impl, out_dir, machine, config)
+        # A host orchestrator: the program runs on ranks (DistributedConfig), a DistributedCompiledProgram.
+        dist = distributed_config if distributed_config is not None else config.fields.get("distributed_config")
+        return ent.impl.compile(config=RunConfig(platform=config.platform, **dict(config.fields,
+                                                                                  distributed_config=dist)))
     bound_fn = ent.impl.fn
     entry = LanguageFunction(bound_fn, None)
     if dump_passes:

@@ -4,7 +4,7 @@ annotations, parameter directions, memory spaces, levels, roles."""
 from __future__ import annotations
 
 import enum
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import pypto._core as _core
 from ...core import _dtypes
@@ -260,3 +260,29 @@ def machine_of(backend_type: Any) -> Optional[str]:
     if not isinstance(backend_type, BackendType):
         raise _core.UserError(f"backend_type must be a pypto.backend.BackendType, got {backend_type!r}")
     return _BACKEND_MACHINES[backend_type]
+
+
+def declared_directions(fn: Any) -> Dict[str, Direction]:
+    """The directions a function's parameters are annotated with (``pl.Out[...]``,
+    ``pl.InOut[...]``, ``pl.In[...]``); string annotations (``from __future__ import
+    annotations``) are evaluated where the function was defined. Others are left out."""
+    raw = getattr(fn, "__func__", fn)
+    anns = getattr(raw, "__annotations__", None) or {}
+    scope: Dict[str, Any] = {}
+    out: Dict[str, Direction] = {}
+    for name, ann in anns.items():
+        if isinstance(ann, str):
+            if not scope:
+                scope = dict(raw.__globals__)
+                for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
+                    try:
+                        scope[n] = cell.cell_contents
+                    except ValueError:
+                        pass
+            try:
+                ann = eval(ann, scope)  # noqa: S307 - the user's own annotation
+            except Exception:  # noqa: BLE001 - one we cannot read has no direction
+                continue
+        if isinstance(ann, _Directed):
+            out[name] = ann.direction
+    return out

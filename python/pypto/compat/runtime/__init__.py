@@ -2,13 +2,13 @@
 runs to completion before it returns (the outputs are written), so a device synchronization has
 nothing to wait for."""
 
-from ..core.config import RunMode
-from .function_block import run_once
-from ..frontends.language import RunConfig
-from ..frontends.language._host import DistributedWorker
-from ..frontends.language._program_class import CompiledProgram, compile_program, run
-from .tensor_spec import ScalarSpec, TensorSpec
-from .runtime_worker import ChipWorker, DeviceTensor, RegistrationHandle
+from ...core.config import RunMode
+from ..function_block import run_once
+from ...frontends.language import RunConfig
+from ...frontends.language._host import DistributedWorker
+from ...frontends.language._program_class import CompiledProgram, compile_program, run
+from ..tensor_spec import ScalarSpec, TensorSpec
+from ..runtime_worker import ChipWorker, DeviceTensor, RegistrationHandle
 
 __all__ = ["RunMode", "RunConfig", "DistributedWorker", "run", "compile_program", "CompiledProgram", "TensorSpec",
            "ScalarSpec", "ChipWorker", "RegistrationHandle", "DeviceTensor"]
