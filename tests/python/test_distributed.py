@@ -500,7 +500,7 @@ def test_distributed_worker_keeps_persistent_windows():
         rt(y)
         rt(y)
         assert (y == 1).all()
-    with pytest.raises(ValueError, match="no SubWorker function is named"):
+    with pytest.raises(ValueError, match=r"no HOST SubWorker function is named \['inspect_result'\]"):
         compiled.prepare(callbacks={"inspect_result": print})
 
 

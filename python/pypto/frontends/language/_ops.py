@@ -231,7 +231,8 @@ def create_tensor(shape: Sequence[Any], dtype: Any = DT_FP32, layout: Any = None
 def full(shape: Sequence[Any], dtype: Any, value: Number) -> Tensor:
     """``pl.full(shape, dtype=, value=)``: a tensor (or tile) holding `value`."""
     _require("full", "move")
-    return _ops.creation.full_value(list(shape), value, dtype)
+    t = _ops.creation.full_value(list(shape), value, dtype)
+    return _mark(t, list(shape), MemorySpace.Vec) if all(isinstance(d, int) for d in shape) else t
 
 
 def fillpad(tile: Tensor, pad_value: Union[PadValue, Number] = PadValue.zero) -> Tensor:

@@ -413,8 +413,13 @@ def _carry_slot(value: Any, loc: SourceLoc) -> Any:
                               f"through memory; {value!r} is neither" + _format_loc(loc)
                               + "\nhint: give the loop int bounds (it is then unrolled at trace time)")
     shape = _ops._tile_shape(value)
+    if not shape and value._rec.value_kind(value._id) != "temp":
+        return value  # a tensor in memory: written in place
     if not shape:
-        return value
+        if not all(isinstance(d, int) for d in value.shape):
+            raise _core.UserError(f"pl.range(..., init_values=...) over run-time bounds keeps a carried value in memory "
+                                  f"of its shape; {value!r} has a shape known only at run time" + _format_loc(loc))
+        shape = list(value.shape)
     slot = Tensor(_rec=value._rec, _id=value._rec.create_tensor(list(value.shape), value.dtype, "carry", loc))
     _ops._one_tile(lambda: _ops_assemble(value, [0] * len(shape), slot), [value])
     return _ops._mark(slot, shape, getattr(value, "_pl_mem", None) or _ops.MemorySpace.Vec)
