@@ -514,8 +514,8 @@ class KernelWriter {
         << ", start[] = " << Array(in.coord) << "; ScatterND<" << CppType(s.dtype) << ", "
         << CppType(k_.bufs[in.srcs[1]].dtype) << ">(P[" << in.param << "].data, P[" << in.param << "].shape, P["
         << in.param << "].stride, " << R << ", " << Ptr(in.srcs[0]) << ", " << Ptr(in.srcs[1])
-        << ", tile, valid, start, " << in.axis << ", " << static_cast<int>(in.scalar) << ", \"pypto.scatter\", "
-        << Quoted(FormatLocation(in.loc)) << "); }";
+        << ", tile, valid, start, " << in.axis << ", " << static_cast<int>(in.scalar) << ", "
+        << Quoted(in.what.empty() ? "pypto.scatter" : in.what) << ", " << Quoted(FormatLocation(in.loc)) << "); }";
       return c.str();
     }
     const TileBuf& d = k_.bufs[in.dst];

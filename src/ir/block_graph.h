@@ -66,6 +66,8 @@ struct Instr {
   NotifyOp notify = NotifyOp::Set;    // TNOTIFY: set or add; TWAIT: AtomicAdd consumes what it waited for
   bool atomic_add = false;            // TSTORE: adds into memory atomically (ranks adding into one window)
   RoundMode round = RoundMode::RINT;  // TCVT: the rounding
+  // TSCATTERND / TGATHERND: how an index error names the user's op ("pypto.index_put_", ...).
+  std::string what;
   // LOOP: `body` runs for `var` in [0, trip).
   std::string var;
   Expr trip;

@@ -467,6 +467,7 @@ class KernelBodyBuilder {
         int idx = Input(b, t, 1, coord, out);
         const Value& dst = fn_.value(t.output);
         ins.opcode = Opcode::TSCATTERND;
+        ins.what = t.attrs.has("what") ? t.attrs.get<std::string>("what") : "pypto.scatter";
         ins.srcs = {x, idx};
         ins.param = Param(b, t.output, AlignedMap(R, dst.rank()), true);
         int64_t reduce = t.attrs.get<int64_t>("reduce");

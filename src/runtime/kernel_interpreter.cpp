@@ -488,7 +488,8 @@ const HandlerTable& Handlers() {
           try {
             pypto_kernel::ScatterND<T, I>(p.data, p.shape.data(), p.strides.data(), R, s.data, ix.data,
                                           s.buf->shape.data(), s.valid.data(), start.data(), in.axis,
-                                          static_cast<int>(in.scalar), "pypto.scatter", "");
+                                          static_cast<int>(in.scalar),
+                                          in.what.empty() ? "pypto.scatter" : in.what.c_str(), "");
           } catch (const std::invalid_argument& e) {
             throw UserError(e.what(), in.loc);
           }

@@ -261,7 +261,13 @@ void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
   int (*stop)(void*) = cancellable ? &CallState::StopRequested : nullptr;
   if (entries_) {
     PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this, &in.shared};
-    (*entries_)[in.kernel->id](&call);
+    try {
+      (*entries_)[in.kernel->id](&call);
+    } catch (const std::invalid_argument& e) {
+      // An index outside its tensor (pypto/index_nd.hpp; the message names the op and the line):
+      // the user's error, as the interpreter reports it.
+      throw UserError(e.what());
+    }
     return;
   }
   SymEnv env = in.env;

@@ -393,3 +393,26 @@ def test_error_names_the_callers_line_with_torch_dynamo_loaded():
     with pytest.raises(pypto.UserError) as ei:
         _ok(z(4, 9), z(4, 8))
     assert "test_errors.py" in str(ei.value) and "eval_frame.py" not in str(ei.value)
+
+
+@pytest.mark.parametrize("mode", ["cpu", "interp"])
+def test_a_run_time_index_error_is_a_user_error_naming_the_users_op(mode):
+    """An index outside its dim found while the kernel runs: a UserError in every run mode (the
+    generated kernel's std::invalid_argument is mapped), naming the op the user called."""
+    @pypto.jit
+    def put(x: pypto.Tensor([21, 9], pypto.DT_FP32), i0: pypto.Tensor([4], pypto.DT_INT32),
+            i1: pypto.Tensor([4], pypto.DT_INT32), v: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.index_put_(x, (i0, i1), v)
+        return x
+
+    pypto.set_runtime_options(run_mode=mode)
+    try:
+        x = np.zeros((21, 9), np.float32)
+        ok = np.array([0, 1, 2, 3], np.int32)
+        put(x, ok, np.array([0, 1, 8, 3], np.int32), np.ones(4, np.float32))
+        assert x[2, 8] == 1 and x.sum() == 4
+        with pytest.raises(pypto.UserError, match=r"(?s)pypto.index_put_ \(the index tuples of its 2 index tensors "
+                                                  r"address the leading dims \[21, 9\].*pypto.index_put_\(x, \(i0, i1\)"):
+            put(x, ok, np.array([0, 1, 9, 3], np.int32), np.ones(4, np.float32))
+    finally:
+        pypto.reset_options()

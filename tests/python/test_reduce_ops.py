@@ -368,7 +368,7 @@ def test_scatter_update_paged_kv_cache(mode):
     np.testing.assert_array_equal(cache, want_c)
     np.testing.assert_array_equal(flat, want_f)
     idx[1, 2] = 32
-    with pytest.raises(ValueError, match=r"pypto.scatter: index 32 is out of range \[0, 32\) along dim 0"):
+    with pytest.raises(ValueError, match=r"pypto.scatter_update: index 32 is out of range \[0, 32\) along dim 0"):
         run_in(mode, f, cache, idx, kv, flat)
 
 

@@ -165,7 +165,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
 _REDUCE = {None: 0, "add": 1, "multiply": 2}
 
 
-def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: int) -> None:
+def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: int,
+                  what: Optional[str] = None) -> None:
+    """Records the scatter; `what` is how an index error at run time names the op (the user's)."""
     rec = current_recorder(op)
     ishape, sshape = list(index.shape), list(src.shape)
     if len(ishape) == len(sshape) and all(  # static dims only (a symbolic != has no truth value)
@@ -189,7 +191,8 @@ def _scatter_into(op: str, dst: Tensor, dim: int, index: Tensor, src: Tensor, re
                     if not same_extent(a, b, what):
                         raise
         index = exact_view(index, sshape, [0] * len(sshape))
-    rec.op("scatter", [src._id, index._id, dst._id], {"dim": dim, "reduce": reduce}, user_loc())
+    rec.op("scatter", [src._id, index._id, dst._id], {"dim": dim, "reduce": reduce, "what": what or f"pypto.{op}"},
+           user_loc())
 
 
 def _values_like(op: str, src: Any, index: Tensor, dtype: Any) -> Tensor:
@@ -274,11 +277,14 @@ def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = F
         raise _core.UserError(f"pypto.index_put_: indices must be 1 to {x.ndim} 1-D integer tensors (one per leading "
                               f"dim of {x!r}), got {tuple(idx)!r}" + _suffix())
     with completed_tiles("index_put_", list(v.shape)):
-        rows, flat = x, idx[0]
+        rows, flat, what = x, idx[0], None
         if len(idx) > 1:
             rows, flat = _flat_rows("index_put_", x, idx)
+            lead = [d for d in x.shape[:len(idx)]]
+            what = (f"pypto.index_put_ (the index tuples of its {len(idx)} index tensors address the leading dims "
+                    f"{lead} as one row each; -1 marks a tuple with an index outside its dim)")
         _scatter_into("index_put_", rows, 0, _expanded_index("index_put_", flat, 0, list(v.shape)), v,
-                      1 if accumulate else 0)
+                      1 if accumulate else 0, what)
     return x
 
 
