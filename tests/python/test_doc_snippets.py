@@ -19,4 +19,5 @@ def test_the_snippets_of_a_page_run(page):
     text = (DOCS / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)[:PAGES[page]]
     assert len(blocks) == PAGES[page], f"{page} has {len(blocks)} python blocks"
-    exec(compile("\n".join(blocks), str(DOCS / page), "exec"), {"__name__": "doc_snippet"})  # noqa: S102
+    code = compile("\n".join(blocks), str(DOCS / page), "exec", dont_inherit=True)  # not this file's __future__
+    exec(code, {"__name__": "doc_snippet"})  # noqa: S102
