@@ -172,9 +172,17 @@ class Shadow(NewOps, BitOps):
                 zs = [(b64, eb), (a64, ea)]
             else:  # maximum, minimum
                 prop = np.maximum(ea, eb)
+        if op in ("maximum", "minimum") and dt in FLOATS:
+            # +0 against -0 (docs/numerics.md): the first operand, or the tensor's zero when the
+            # other operand is a Python scalar (numpy's loops give the second operand).
+            tie = (a64 == 0) & (b64 == 0)
+            winner = b if not isinstance(x, OT) else a
+            r = contig(np.where(tie, np.broadcast_to(np.asarray(winner, r.dtype), shape), r))
         e = finish(dt, r, prop, [(a64, ea), (b64, eb)], 0 if dt in INTS else _own(dt, op), zs)
         if op in ("maximum", "minimum") and dt in FLOATS:
-            e = zero_sign_unknown(e, (a64 == 0) & (b64 == 0) & (np.signbit(a64) != np.signbit(b64)))
+            # Exact zeros have a known sign; a zero only near an operand's value has not.
+            e = zero_sign_unknown(e, (a64 == 0) & (b64 == 0) & (np.signbit(a64) != np.signbit(b64))
+                                  & ((ea != 0) | (eb != 0)))
         return OT(r, contig(e), dt)
 
     def add(self, x: Any, y: Any) -> OT: return self._binary("add", x, y)

@@ -238,13 +238,18 @@ def compare(prog: Program, oracle: List[OT], res: Dict[str, Any], inputs: Dict[s
                 nonfin_got = ~wn & ~winf & ~np.isfinite(g)
                 fin = np.isfinite(w) & np.isfinite(g)
                 val_bad = fin & (np.abs(g - w) > e)
+                # Where the oracle is exact, a zero has its sign too (x / 0 and 1 / -0 differ).
+                zero_sign = (e == 0) & (w == 0) & (g == 0) & (np.signbit(g) != np.signbit(w))
                 sentinel = fin & (g == SENTINEL[dt]) & (w != SENTINEL[dt]) & (dt != "bool")
                 if dt in INTS or dt == "bool":  # exact, in the integers' own dtypes
                     val_bad = _int_bad(gl[k], want.v, e)
                     sentinel = (gl[k] == SENTINEL[dt]) & (want.v != SENTINEL[dt]) & (dt != "bool")
-            bad = (nan_missing | nan_extra | inf_bad | nonfin_got | val_bad) & ~skip
+            if dt in INTS or dt == "bool":
+                zero_sign = np.zeros(want.shape, bool)
+            bad = (nan_missing | nan_extra | inf_bad | nonfin_got | val_bad | zero_sign) & ~skip
             for nm, m in (("nan-missing", nan_missing), ("nan-extra", nan_extra), ("inf-mismatch", inf_bad),
-                          ("got-nonfinite", nonfin_got), ("value", val_bad & ~sentinel), ("unwritten", sentinel)):
+                          ("got-nonfinite", nonfin_got), ("value", val_bad & ~sentinel), ("unwritten", sentinel),
+                          ("zero-sign", zero_sign)):
                 if np.any(m & ~skip):
                     flags.append(nm)
             if np.any(bad):

@@ -38,6 +38,12 @@ from ._program import (Optimization, RunConfig, at, cluster, const, cross_core_s
 from ._program_class import program
 from ._parse import loads, loads_program, parse, parse_program
 from ._tensor_ops import transpose
+from ._ops_extra import (
+    CompactMode, DN, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, HF4, HF8, INT4, ND, NZ, TileLayout, UINT4,
+    addc, addsc, and_, ands, arange, batch_matmul, cmp, cmps, col_argmax, col_argmin, col_prod, expand_clone,
+    expands, fillpad_expand, fmods, gather, gemv, gemv_acc, gemv_bias, lrelu, mrgsort, not_, or_, ors,
+    part_add, part_max, part_min, part_mul, prelu, reinterpret_view, rem, rems, row_argmax, row_argmin,
+    row_prod, scatter, sel, sels, set_validshape, shl, shls, shr, shrs, sort32, subc, subsc, tri, xor, xors)
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, TensorLayout, TensorView, Tile)
@@ -59,4 +65,10 @@ __all__ = [
     "matmul", "matmul_acc", "matmul_bias", "move", "concat", "reshape", "slice",
     "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv",
     "aic_initialize_pipe", "aiv_initialize_pipe", "tile", "tensor", "min", "max",
+    "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8", "INT4", "UINT4", "ND", "DN", "NZ", "TileLayout", "CompactMode",
+    "part_add", "part_mul", "part_max", "part_min", "row_prod", "col_prod", "row_argmax", "row_argmin", "col_argmax",
+    "col_argmin", "expands", "expand_clone", "cmp", "cmps", "sel", "sels", "rem", "rems", "fmods", "and_", "ands", "or_",
+    "ors", "xor", "xors", "not_", "shl", "shls", "shr", "shrs", "prelu", "lrelu", "addc", "subc", "addsc", "subsc",
+    "arange", "gather", "scatter", "batch_matmul", "gemv", "gemv_acc", "gemv_bias", "set_validshape", "fillpad_expand",
+    "reinterpret_view", "mrgsort", "sort32", "tri",
 ]
