@@ -26,6 +26,13 @@ torch = pytest.importorskip("torch")
 ROWS, COLS = 64, 128
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path, monkeypatch):
+    """run() / ir.compile without an output_dir write build_output/ in the working directory (as
+    upstream): keep it out of the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pl.program
 class AddProgram:
     """c = a + b, in 16-row tiles from an orchestration loop."""
