@@ -3,8 +3,7 @@
 namespace pypto {
 
 namespace {
-bool Overlap(const std::vector<int64_t>& alo, const std::vector<int64_t>& ahi, const std::vector<int64_t>& blo,
-             const std::vector<int64_t>& bhi) {
+bool Overlap(const DimVec& alo, const DimVec& ahi, const DimVec& blo, const DimVec& bhi) {
   for (size_t d = 0; d < alo.size(); ++d)
     if (ahi[d] <= blo[d] || bhi[d] <= alo[d]) return false;
   return true;
@@ -28,7 +27,7 @@ void AccessIndex::Retire(Side& s, const Access& a) {
       continue;
     }
     // Cut e along each dim in turn: the slabs below and above a's range, then the middle goes on.
-    std::vector<int64_t> lo = e.lo, hi = e.hi;
+    DimVec lo = e.lo, hi = e.hi;
     for (size_t d = 0; d < lo.size(); ++d) {
       if (lo[d] < a.lo[d]) {
         rest.push_back(Entry{lo, hi, e.owner});

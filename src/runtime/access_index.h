@@ -10,12 +10,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/small_vec.h"
+
 namespace pypto {
 
 /// A box [lo, hi) in the coordinates of one allocation.
 struct Access {
   int alloc = -1;
-  std::vector<int64_t> lo, hi;
+  DimVec lo, hi;
   bool write = false;
 };
 
@@ -33,7 +35,7 @@ class AccessIndex {
 
  private:
   struct Entry {
-    std::vector<int64_t> lo, hi;
+    DimVec lo, hi;
     int owner;
   };
   struct Side {

@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/small_vec.h"
 #include "pypto/kernel_abi.h"
 #include "runtime/access_index.h"
 #include "runtime/host_memory.h"
@@ -46,7 +48,7 @@ struct Storage {
   int alloc = -1;  // unique id of the allocation (dependency tracking key)
   char* data = nullptr;
   DataType dtype = DataType::FP32;
-  std::vector<int64_t> shape, strides;
+  DimVec shape, strides;
 };
 
 struct Instance {
@@ -178,7 +180,7 @@ class CallState {
       Storage root =
           p_.exec_graph.fn.value(v.base).kind == ValueKind::Reshape ? Resolve(v.base, env, writer) : StorageOf(v.base);
       Storage s = root;
-      std::vector<int64_t> off, shape;
+      DimVec off, shape;
       for (size_t d = 0; d < v.shape.size(); ++d) {
         off.push_back(v.offsets[d].Eval(env));
         shape.push_back(v.shape[d].Eval(env));
@@ -248,10 +250,10 @@ class CallState {
     return StorageOf(value);
   }
 
-  std::vector<int64_t> Origin(int value) const {
+  DimVec Origin(int value) const {
     const Value& v = p_.exec_graph.fn.value(value);
     if (v.kind == ValueKind::View) return view_origin_.at(value);
-    return std::vector<int64_t>(v.shape.size(), 0);
+    return DimVec(v.shape.size(), 0);
   }
 
   // The element a scalar read binds (PyPTO's `seq_lens[b]`): inputs are never written by the
@@ -362,6 +364,9 @@ class CallState {
       inst->points *= inst->grid.back();
     }
     std::vector<Access> accesses;
+    accesses.reserve(2 * k.params.size());
+    inst->params.reserve(k.params.size());
+    inst->grid.reserve(k.grid.size());
     // Reads resolve before writes so that a kernel reading and rewriting a workspace is fine.
     std::vector<Storage> bound(k.params.size());
     for (int pass = 0; pass < 2; ++pass)
@@ -396,7 +401,7 @@ class CallState {
           a.hi.push_back(d);
         }
       } else {
-        std::vector<int64_t> origin = Origin(kp.value);
+        DimVec origin = Origin(kp.value);
         for (size_t d = 0; d < s.shape.size(); ++d) {
           a.lo.push_back(origin[d]);
           a.hi.push_back(origin[d] + s.shape[d]);
@@ -407,7 +412,7 @@ class CallState {
         a.hi = {1};
       }
       if (kp.read) accesses.push_back({a.alloc, a.lo, a.hi, false});
-      if (kp.write) accesses.push_back(a);
+      if (kp.write) accesses.push_back(std::move(a));
     }
     if (symbols_) {
       for (auto& name : (*symbols_)[k.id]) {
@@ -625,7 +630,7 @@ class CallState {
   const std::vector<std::vector<std::string>>* symbols_;  // native mode only
   const std::vector<PyptoKernelFn>* entries_;
   std::map<int, Storage> storage_;
-  std::map<int, std::vector<int64_t>> view_origin_;
+  std::unordered_map<int, DimVec> view_origin_;
   std::map<int, std::vector<Storage>> workspaces_;  // the two buffers of each workspace value
   std::map<int, size_t> workspace_turn_;
   AccessIndex index_;

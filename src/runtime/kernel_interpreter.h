@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/block_graph.h"
+#include "runtime/small_vec.h"
 
 namespace pypto {
 
@@ -14,8 +15,8 @@ namespace pypto {
 struct BoundParam {
   char* data = nullptr;
   DataType dtype = DataType::FP32;
-  std::vector<int64_t> shape;    // kernel-rank shape (1 where dim_map is -1)
-  std::vector<int64_t> strides;  // kernel-rank strides in elements (0 where dim_map is -1)
+  DimVec shape;    // kernel-rank shape (1 where dim_map is -1)
+  DimVec strides;  // kernel-rank strides in elements (0 where dim_map is -1)
 };
 
 /// Runs `k` at grid point `coord` (one entry per grid dim). `env` holds the program's symbols
