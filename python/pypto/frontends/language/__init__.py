@@ -38,6 +38,14 @@ from ._program import (Optimization, RunConfig, at, cluster, const, cross_core_s
 from ._program_class import program
 from ._parse import loads, loads_program, parse, parse_program
 from ._tensor_ops import transpose
+from . import array, optimizations, parser, prefetch, system  # noqa: E402 - upstream's module names
+from . import arg_direction as adir  # noqa: E402
+from ._names_extra import (
+    AUTO, MX_A_ZZ, MX_B_NN, RUNTIME, TASK_ID, Array, AsyncEvent, AsyncSession, DynVar, ForKind, InlineFunction,
+    IntLike, JITFunction, Mem, MemRef, MemRefType, PipeType, PrefetchAsyncContext, Ptr, PtrType, ScopeMode, TaskId,
+    TileView, Tuple, aic_gather, aiv_shard, cond, create_l1, dim, dump_tag, gather_row, gatherb, get_subblock_idx,
+    import_peer_buffer, inline, manual_scope, matmul_mx, matmul_mx_acc, matmul_mx_bias, mgather, mscatter, no_dep,
+    paged_gather, random, reserve_buffer, scatter_update, scope, spmd_submit, split_aiv, submit, while_)
 from ._ops_extra import (
     CompactMode, DN, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, HF4, HF8, INT4, ND, NZ, TileLayout, UINT4,
     addc, addsc, and_, ands, arange, batch_matmul, cmp, cmps, col_argmax, col_argmin, col_prod, expand_clone,
@@ -71,4 +79,11 @@ __all__ = [
     "ors", "xor", "xors", "not_", "shl", "shls", "shr", "shrs", "prelu", "lrelu", "addc", "subc", "addsc", "subsc",
     "arange", "gather", "scatter", "batch_matmul", "gemv", "gemv_acc", "gemv_bias", "set_validshape", "fillpad_expand",
     "reinterpret_view", "mrgsort", "sort32", "tri",
+    "JITFunction", "inline", "InlineFunction", "parser", "Array", "Tuple", "DynVar", "IntLike", "RUNTIME",
+    "while_", "cond", "split_aiv", "optimizations", "adir", "array", "prefetch", "system", "gatherb", "mgather",
+    "mscatter", "matmul_mx", "matmul_mx_acc", "matmul_mx_bias", "AUTO", "aiv_shard", "aic_gather",
+    "reserve_buffer", "import_peer_buffer", "gather_row", "scatter_update", "dim", "ScopeMode", "scope",
+    "manual_scope", "submit", "spmd_submit", "no_dep", "dump_tag", "paged_gather", "random", "create_l1",
+    "get_subblock_idx", "ForKind", "MemRef", "Mem", "MemRefType", "PipeType", "Ptr", "PrefetchAsyncContext",
+    "AsyncEvent", "AsyncSession", "PtrType", "TileView", "MX_A_ZZ", "MX_B_NN", "TASK_ID", "TaskId",
 ]
