@@ -119,7 +119,8 @@ class JitFunction(JitArguments):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._traced_fn: Optional[Callable[..., Any]] = None  # fn with runtime branches, made at the first trace
-        self._def_locals = _defining_scope()
+        # (a subclass may preset the scope: a function made long after it was defined)
+        self._def_locals = {**_defining_scope(), **getattr(self, "_preset_locals", {})}
         # The caller's dicts, read at each call: PyPTO's examples fill runtime_options after the
         # decorator ran (the run mode chosen in main()).
         self.group_options: Dict[str, Dict[str, Any]] = {

@@ -524,7 +524,9 @@ class LanguageFunction(JitFunction):
     language's placement rules (the entry level: orchestration, or an in-core level for an
     in-core function called with arrays)."""
 
-    def __init__(self, fn: Callable[..., Any], level: Optional[Level] = None) -> None:
+    def __init__(self, fn: Callable[..., Any], level: Optional[Level] = None,
+                 def_locals: Optional[Dict[str, Any]] = None) -> None:
+        self._preset_locals = dict(def_locals or {})  # read by JitFunction.__init__
         self.entry_level = level
         self.directions: Dict[str, Direction] = {}
         super().__init__(fn)
@@ -742,12 +744,12 @@ class KernelFunction:
             raise _core.UserError(f"{self.fn.__name__} is a @pl.jit.inline helper: call it from a @pl.jit function"
                                   + _format_loc(user_loc()))
         if self._entry is None:
-            self._entry = LanguageFunction(self.fn, self.level)
+            self._entry = entry_of(self.fn, self.level, self)
         return self._entry(*args, **kwargs)
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
         if self._entry is None:
-            self._entry = LanguageFunction(self.fn, self.level)
+            self._entry = entry_of(self.fn, self.level, self)
         return self._entry.compile(*args, **kwargs)
 
 
@@ -807,6 +809,9 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[Function
             made = _host.HostFunction(f)
         else:
             made = KernelFunction(f, _incore_level(type, level, role))
+        # The scope it is defined in: with `from __future__ import annotations`, names only its
+        # annotations use (a builder's `big_m`) are in neither its globals nor its closure.
+        made._def_locals = _defining_locals()
         # As declared, for a @pl.program's `functions` (ProgramFunction).
         made.func_type = type if type is not None else (
             FunctionType.InCore if _incore_level(None, level, role) is not None
@@ -817,3 +822,22 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: Optional[Function
 
 
 _HOST_LEVELS = (Level.HOST, Level.CLUSTER_0, Level.CLUSTER_1, Level.CLUSTER_2, Level.GLOBAL)
+
+
+def _defining_locals() -> Dict[str, Any]:
+    """Locals of the user's scope a function is defined in; for a method of a class body, the
+    enclosing function's locals too (the class body's win)."""
+    f = user_frame()
+    if f is None or f.f_locals is f.f_globals:
+        return {}
+    scope = dict(f.f_locals)
+    if "__qualname__" in scope and "__module__" in scope and f.f_back is not None \
+            and f.f_back.f_locals is not f.f_back.f_globals:
+        scope = {**f.f_back.f_locals, **scope}  # a class body inside a function
+    return scope
+
+
+def entry_of(fn: Callable[..., Any], level: Optional[Level], made_from: Any) -> "LanguageFunction":
+    """The entry of a function made with pl.function (at its first call or compile), resolving
+    its annotations in the scope `made_from` was defined in."""
+    return LanguageFunction(fn, level, getattr(made_from, "_def_locals", None))

@@ -36,7 +36,7 @@ from ...core._dtypes import to_numpy_dtype
 from ...core._tracing import _format_loc, user_loc
 from ...core.tensor import Tensor
 from . import _host
-from ._program import KernelFunction, LanguageFunction, RunConfig
+from ._program import KernelFunction, LanguageFunction, RunConfig, entry_of
 from ._types import Direction, FunctionType, Level, Role, machine_of
 
 __all__ = ["program", "Program", "ProgramFunction", "CompiledProgram", "compile_program", "run"]
@@ -157,7 +157,7 @@ class Program:
             bound_fn = types.MethodType(raw, self._self)
             if isinstance(impl, KernelFunction):
                 bound: Any = KernelFunction(bound_fn, impl.level, impl.inline)
-                for attr in ("func_type", "declared_level", "role"):
+                for attr in ("func_type", "declared_level", "role", "_def_locals"):
                     setattr(bound, attr, getattr(impl, attr, None))
             else:
                 bound = _host.HostFunction(bound_fn)
@@ -355,7 +355,7 @@ def compile_program(prog: Any, *args: Any, config: Optional[RunConfig] = None, o
         return ent.impl.compile(config=RunConfig(platform=config.platform, **dict(config.fields,
                                                                                   distributed_config=dist)))
     bound_fn = ent.impl.fn
-    entry = LanguageFunction(bound_fn, None)
+    entry = entry_of(bound_fn, None, ent.impl)
     if dump_passes:
         entry.group_options["debug"]["dump_dir"] = os.path.join(out_dir, "passes")
         entry.group_options["debug"]["dump_passes"] = True
