@@ -79,6 +79,8 @@ class NewOps:
         f = F64[op]
         with np.errstate(all="ignore"):
             ideal = f(a64)
+            if op == "sign" and dt in ("fp16", "bf16"):  # torch's sign(NaN) = 0 (the 16-bit contract)
+                ideal = np.where(np.isnan(a64), 0.0, ideal)
             r = round_to(dt, ideal.astype(np.float32))
             lo, hi = f(a64 - ea), f(a64 + ea)
             prop = np.maximum(np.abs(hi - ideal), np.abs(lo - ideal))  # monotonic: the interval's ends
@@ -149,6 +151,8 @@ class NewOps:
                 fn = {"floor_div": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod}[op]
                 ideal = None
                 r = round_to(dt, fn(a.astype(np.float32), b.astype(np.float32)))
+                if op == "remainder" and dt in ("fp16", "bf16"):  # torch: a zero has the dividend's sign
+                    r = np.where(r == 0, np.copysign(np.zeros_like(r), a.astype(r.dtype)), r)
                 q = a64 / b64
                 dq = np.where(np.abs(b64) > eb, (smul(a64, eb) + smul(b64, ea)) / (np.abs(b64) * (np.abs(b64) - eb)),
                               np.inf)

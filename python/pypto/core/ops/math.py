@@ -9,10 +9,11 @@ import math
 from typing import Any
 
 import pypto._core as _core
-from .._dtypes import DT_FP16, DT_FP32, is_int_dtype
+from .._dtypes import DT_BF16, DT_FP16, DT_FP32, is_int_dtype
 from ..tensor import Tensor
 from .core import _convert as cast
 from .core import _binary, _suffix, _t, _unary, add, div, exp, mul, neg, sub
+from .logic import eq, isnan, where
 from .shape import reshape
 
 __all__ = [
@@ -168,8 +169,13 @@ def cbrt(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def sign(input: Tensor) -> Tensor:  # noqa: A002
-    """-1, 0 or 1 in the input's dtype (numpy.sign: NaN stays NaN, -0 gives 0)."""
-    return _unary("sign", input)
+    """-1, 0 or 1 in the input's dtype (numpy.sign: NaN stays NaN, -0 gives 0; fp16 / bf16
+    follow torch, the 16-bit contract of docs/numerics.md: sign(NaN) is 0)."""
+    x = _t(input, "sign")
+    s = _unary("sign", x)
+    if x.dtype in (DT_FP16, DT_BF16):
+        return where(isnan(x), 0.0, s)
+    return s
 
 
 def _rounding(op: str, x: Any) -> Tensor:
@@ -244,8 +250,12 @@ def ceil_div(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """Python's % (numpy.remainder): the result has the divisor's sign. Integer x % 0 is 0."""
-    return _binary("remainder", input, other)
+    """Python's % (numpy.remainder): the result has the divisor's sign. Integer x % 0 is 0. For
+    fp16 / bf16 a zero result has the dividend's sign (torch's, the 16-bit contract)."""
+    r = _binary("remainder", input, other)
+    if r.dtype in (DT_FP16, DT_BF16):
+        return where(eq(r, 0.0), _binary("copysign", r, input), r)
+    return r
 
 
 def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
