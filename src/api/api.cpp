@@ -394,13 +394,9 @@ void SetPassOption(const std::string& key, int64_t value) {
 void SetRuntimeOption(const std::string& key, const std::string& value) {
   api::Options& o = api::GlobalOptions();
   if (key == "run_mode") {
-    if (value != "cpu" && value != "interp")
-      throw UserError("runtime option run_mode=\"" + value + "\": \"cpu\" or \"interp\"");
-    o.run_mode = value;
+    o.run_mode = ParseRunMode(value, "runtime option run_mode");
   } else if (key == "sched_mode") {
-    if (value != "fifo" && value != "lifo")
-      throw UserError("runtime option sched_mode=\"" + value + "\": \"fifo\" or \"lifo\"");
-    o.sched_mode = value;
+    o.sched_mode = ParseSchedMode(value, "runtime option sched_mode");
   } else if (kNpuRuntimeKeys.count(key)) {
     o.recorded["runtime." + key] = value;
   } else {

@@ -11,6 +11,7 @@
 #include "frontend/recorder.h"
 #include "ir/program.h"
 #include "pypto/pypto.h"
+#include "runtime/runtime.h"
 
 namespace pypto {
 
@@ -79,13 +80,13 @@ struct Options {
   std::string machine = "cpu";
   bool reciprocal_division = false;
   int workers = 0;
-  std::string run_mode = "cpu";
-  std::string sched_mode = "fifo";
+  RunMode run_mode = RunMode::Native;
+  SchedMode sched_mode = SchedMode::Fifo;
   double timeout_s = 0;
   std::string dump_dir;
   bool dump_passes = false;
   std::map<std::string, std::string> recorded;  // NPU keys: accepted, no effect here
-  std::string Key() const;                        // what a compile depends on
+  std::string Key() const;                      // what a compile depends on
 };
 
 /// The caller's position as the IR keeps it (with the source line's text, read once per file).

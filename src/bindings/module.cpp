@@ -416,9 +416,9 @@ NB_MODULE(_core, m) {
             }
             RunOptions o;
             o.workers = workers;
-            o.sched_mode = sched_mode;
+            o.sched_mode = ParseSchedMode(sched_mode);
             o.trace = trace;
-            o.run_mode = run_mode;
+            o.run_mode = ParseRunMode(run_mode);
             o.timeout_s = timeout_s;
             // Ctrl-C: the calling thread (Python's main thread) runs the signal handlers now and
             // then; a KeyboardInterrupt they raise cancels the call and is raised here.

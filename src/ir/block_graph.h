@@ -138,7 +138,7 @@ struct PointAccess {
   int root = -1;
   bool write = false;
   bool regular = true;  // false: several tiles per point (a K loop, a split reduction)
-  bool adds = false;     // a TSTORE adds into the window (atomic_add): its old contents count
+  bool adds = false;    // a TSTORE adds into the window (atomic_add): its old contents count
   // Distinct windows, each {start0, extent0, start1, extent1, ...}.
   std::vector<std::vector<Expr>> windows;
   std::vector<std::string> keys;        // canonical text of each window

@@ -54,12 +54,18 @@ std::set<int> Function::LiveOps() const {
 
 const char* ValueKindName(ValueKind k) {
   switch (k) {
-    case ValueKind::Input: return "input";
-    case ValueKind::Output: return "output";
-    case ValueKind::Created: return "tensor";
-    case ValueKind::Temp: return "temp";
-    case ValueKind::View: return "view";
-    case ValueKind::Reshape: return "reshape";
+    case ValueKind::Input:
+      return "input";
+    case ValueKind::Output:
+      return "output";
+    case ValueKind::Created:
+      return "tensor";
+    case ValueKind::Temp:
+      return "temp";
+    case ValueKind::View:
+      return "view";
+    case ValueKind::Reshape:
+      return "reshape";
   }
   return "?";
 }
@@ -92,7 +98,8 @@ static std::string AttrStr(const AttrValue& a) {
 std::vector<Expr> Attrs::exprs(const std::string& k) const {
   auto it = map.find(k);
   PYPTO_CHECK(it != map.end(), "missing attribute '", k, "'");
-  if (const auto* ints = std::get_if<std::vector<int64_t>>(&it->second)) return std::vector<Expr>(ints->begin(), ints->end());
+  if (const auto* ints = std::get_if<std::vector<int64_t>>(&it->second))
+    return std::vector<Expr>(ints->begin(), ints->end());
   return get<std::vector<Expr>>(k);
 }
 
@@ -111,8 +118,9 @@ std::string ValueDecl(const Function& f, const Value& v) {
 
 static void PrintOp(const Function& f, const OpCall& op, int indent, std::ostream& os) {
   os << std::string(indent * 2, ' ');
-  if (op.output >= 0) os << "%" << f.value(op.output).name << ": " << DataTypeName(f.value(op.output).dtype)
-                         << ShapeStr(f.value(op.output).shape) << " = ";
+  if (op.output >= 0)
+    os << "%" << f.value(op.output).name << ": " << DataTypeName(f.value(op.output).dtype)
+       << ShapeStr(f.value(op.output).shape) << " = ";
   os << op.op << "(";
   for (size_t i = 0; i < op.inputs.size(); ++i) os << (i ? ", " : "") << "%" << f.value(op.inputs[i]).name;
   os << ")";
@@ -146,7 +154,8 @@ std::string PrintTensorGraph(const Function& f) {
   for (auto& a : f.assumptions) os << "  # assume " << a.lhs.str() << " == " << a.rhs.str() << " (" << a.what << ")\n";
   for (auto& v : f.values)
     if (v.kind == ValueKind::Created || v.kind == ValueKind::View || v.kind == ValueKind::Reshape ||
-        (v.kind == ValueKind::Output && std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))
+        (v.kind == ValueKind::Output &&
+         std::find(f.param_values.begin(), f.param_values.end(), v.id) == f.param_values.end()))
       os << "  " << ValueKindName(v.kind) << " " << ValueDecl(f, v) << "\n";
   PrintRegionText(f.body, 1, os, [&](const OpCall& op, int indent, std::ostream& o) { PrintOp(f, op, indent, o); });
   os << "}\n";

@@ -42,31 +42,33 @@ std::vector<int64_t> TileOp::input_tile(size_t i) const {
 
 static void PrintTileOp(const TileGraph& g, const TileOp& t, int indent, std::ostream& os) {
   std::string pad(indent * 2, ' ');
-    const Value& out = g.fn.value(t.output);
-    os << pad << "tile_op#" << t.id << " %" << out.name << ": " << DataTypeName(out.dtype) << ShapeStr(out.shape)
-       << " = " << t.op << "(";
-    for (size_t i = 0; i < t.inputs.size(); ++i) {
-      os << (i ? ", " : "") << "%" << g.fn.value(t.inputs[i].value).name;
-      bool any = false;
-      for (bool b : t.inputs[i].broadcast) any = any || b;
-      if (any) {
-        os << "<bcast:";
-        for (size_t d = 0; d < t.inputs[i].broadcast.size(); ++d)
-          if (t.inputs[i].broadcast[d]) os << d;
-        os << ">";
-      }
+  const Value& out = g.fn.value(t.output);
+  os << pad << "tile_op#" << t.id << " %" << out.name << ": " << DataTypeName(out.dtype) << ShapeStr(out.shape) << " = "
+     << t.op << "(";
+  for (size_t i = 0; i < t.inputs.size(); ++i) {
+    os << (i ? ", " : "") << "%" << g.fn.value(t.inputs[i].value).name;
+    bool any = false;
+    for (bool b : t.inputs[i].broadcast) any = any || b;
+    if (any) {
+      os << "<bcast:";
+      for (size_t d = 0; d < t.inputs[i].broadcast.size(); ++d)
+        if (t.inputs[i].broadcast[d]) os << d;
+      os << ">";
     }
-    os << ")";
-    std::string a = t.attrs.str();
-    if (!a.empty()) os << " {" << a << "}";
-    os << "\n" << pad << "    over " << ShapeStr(t.extent) << " tile=" << IntList(t.tile, "[", "]") << " grid=" << ShapeStr(t.counts());
-    if (t.reduce_axis >= 0) os << " reduce_axis=" << t.reduce_axis;
-    if (t.is_matmul())
-      os << " K=" << t.k_extent.str() << " cube m=[" << t.cube[0] << ", " << t.cube[1] << "] k=[" << t.cube[2] << ", "
-         << t.cube[3] << "] n=[" << t.cube[4] << ", " << t.cube[5] << "]";
-    os << "  # tile: " << t.tile_reason;
-    if (t.loc.known()) os << "; " << t.loc.str();
-    os << "\n";
+  }
+  os << ")";
+  std::string a = t.attrs.str();
+  if (!a.empty()) os << " {" << a << "}";
+  os << "\n"
+     << pad << "    over " << ShapeStr(t.extent) << " tile=" << IntList(t.tile, "[", "]")
+     << " grid=" << ShapeStr(t.counts());
+  if (t.reduce_axis >= 0) os << " reduce_axis=" << t.reduce_axis;
+  if (t.is_matmul())
+    os << " K=" << t.k_extent.str() << " cube m=[" << t.cube[0] << ", " << t.cube[1] << "] k=[" << t.cube[2] << ", "
+       << t.cube[3] << "] n=[" << t.cube[4] << ", " << t.cube[5] << "]";
+  os << "  # tile: " << t.tile_reason;
+  if (t.loc.known()) os << "; " << t.loc.str();
+  os << "\n";
 }
 
 std::string PrintTileGraph(const TileGraph& g) {

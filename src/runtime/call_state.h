@@ -13,20 +13,20 @@
 #include <exception>
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
-#include "runtime/small_vec.h"
 #include "pypto/kernel_abi.h"
 #include "runtime/access_index.h"
 #include "runtime/host_memory.h"
 #include "runtime/kernel_interpreter.h"
 #include "runtime/runtime.h"
+#include "runtime/small_vec.h"
 
 namespace pypto::rt {
 

@@ -18,6 +18,22 @@
 
 namespace pypto {
 
+RunMode ParseRunMode(const std::string& name, const std::string& what) {
+  if (name == "cpu") return RunMode::Native;
+  if (name == "interp") return RunMode::Interp;
+  throw UserError(what + "=\"" + name + "\" is not a run mode", {},
+                  "use \"cpu\" (the generated native kernels) or \"interp\" (the interpreter)");
+}
+
+SchedMode ParseSchedMode(const std::string& name, const std::string& what) {
+  if (name == "fifo") return SchedMode::Fifo;
+  if (name == "lifo") return SchedMode::Lifo;
+  throw UserError(what + "=\"" + name + "\" is not a scheduling mode", {}, "use \"fifo\" or \"lifo\"");
+}
+
+const char* RunModeName(RunMode m) { return m == RunMode::Native ? "cpu" : "interp"; }
+const char* SchedModeName(SchedMode m) { return m == SchedMode::Fifo ? "fifo" : "lifo"; }
+
 using rt::CallState;
 using rt::Dims;
 
@@ -178,11 +194,9 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
   const Function& fn = program_->tensor_graph;
   auto shapes = ReturnShapes(env);
   if (returns.size() != fn.returns.size()) throw InternalError("wrong number of return buffers");
-  if (opts.run_mode != "cpu" && opts.run_mode != "interp")
-    throw UserError("unknown run_mode '" + opts.run_mode + "'", {}, "use \"cpu\" (native kernels) or \"interp\"");
   if (HasEmptyDim(env)) return RunStats{};
   double compile_ms = 0;
-  const Native* native = opts.run_mode == "cpu" ? &GetNative(&compile_ms) : nullptr;
+  const Native* native = opts.run_mode == RunMode::Native ? &GetNative(&compile_ms) : nullptr;
   CallState call(*program_, opts, env, native ? &native->module.symbols : nullptr,
                  native ? &native->library.entries : nullptr);
   for (size_t i = 0; i < params.size(); ++i) call.BindParam(fn.param_values[i], params[i]);

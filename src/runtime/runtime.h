@@ -17,12 +17,25 @@
 
 namespace pypto {
 
+/// How a call's kernels run: the generated native code ("cpu") or the block interpreter
+/// ("interp"). Parsed from its name once (ParseRunMode), at the front doors.
+enum class RunMode : uint8_t { Native, Interp };
+/// The ready queue's policy ("fifo" or "lifo").
+enum class SchedMode : uint8_t { Fifo, Lifo };
+
+/// RunMode of "cpu" / "interp", SchedMode of "fifo" / "lifo": a UserError naming `what` and
+/// the values otherwise. The one place these names are checked.
+RunMode ParseRunMode(const std::string& name, const std::string& what = "run_mode");
+SchedMode ParseSchedMode(const std::string& name, const std::string& what = "sched_mode");
+const char* RunModeName(RunMode m);
+const char* SchedModeName(SchedMode m);
+
 struct RunOptions {
-  int workers = 0;                  // 0: one per hardware thread
-  std::string sched_mode = "fifo";  // ready-queue policy: "fifo" or "lifo"
-  bool trace = false;               // record a TaskEvent per task
-  std::string run_mode = "cpu";     // "cpu": generated native kernels; "interp": the interpreter
-  double timeout_s = 0;             // > 0: cancel the call after this long (UserError)
+  int workers = 0;                         // 0: one per hardware thread
+  SchedMode sched_mode = SchedMode::Fifo;  // ready-queue policy
+  bool trace = false;                      // record a TaskEvent per task
+  RunMode run_mode = RunMode::Native;      // generated native kernels, or the interpreter
+  double timeout_s = 0;                    // > 0: cancel the call after this long (UserError)
   // Polled on the calling thread about every 50 ms while the call runs (the control program's
   // walk included); returning true cancels the call with Interrupted. Python's Ctrl-C check.
   std::function<bool()> interrupted;

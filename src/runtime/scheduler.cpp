@@ -17,9 +17,7 @@ RunStats CallState::Execute() {
   // (hardware_concurrency reads sysfs on every call: once per process is enough)
   static const int kHardwareThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_ = opts_.workers > 0 ? opts_.workers : kHardwareThreads;
-  if (opts_.sched_mode != "fifo" && opts_.sched_mode != "lifo")
-    throw UserError("unknown sched_mode '" + opts_.sched_mode + "'", {}, "use \"fifo\" or \"lifo\"");
-  const bool lifo = opts_.sched_mode == "lifo";
+  const bool lifo = opts_.sched_mode == SchedMode::Lifo;
   phased_ = ReadsWrittenElements(p_.exec_graph.body);
   int64_t launches = 0;
   if (!phased_) {  // (a phased call cannot count ahead: a count may depend on an element not written yet)

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "pypto/pypto.h"
+#include "runtime/runtime.h"
 
 using namespace pypto;
 
@@ -46,7 +47,8 @@ TEST_P(ApiTest, SoftmaxWithADynamicBatch) {
   FUNCTION("Softmax", {x}, {y}) { SoftmaxCompute(x, y); }
   for (int64_t b : {3, 1}) {
     std::vector<float> hx = Random(b * 4 * 8 * 100, 7), hy(hx.size(), -1.0f);
-    pypto::Run("Softmax", {HostTensor(hx.data(), DT_FP32, {b, 4, 8, 100})}, {HostTensor(hy.data(), DT_FP32, {b, 4, 8, 100})});
+    pypto::Run("Softmax", {HostTensor(hx.data(), DT_FP32, {b, 4, 8, 100})},
+               {HostTensor(hy.data(), DT_FP32, {b, 4, 8, 100})});
     for (size_t row = 0; row < hx.size() / 100; ++row) {
       const float* in = &hx[row * 100];
       double m = *std::max_element(in, in + 100), s = 0;
@@ -100,7 +102,7 @@ TEST_P(ApiTest, IfElseAndReadElementsInALoop) {
   std::vector<int32_t> hs = {5, 2, -1, 0, -7, 3};
   std::vector<float> hy(6 * 16, -5.0f);
   pypto::Run("Branches", {HostTensor(hx.data(), DT_FP32, {6, 16}), HostTensor(hs.data(), DT_INT32, {6})},
-      {HostTensor(hy.data(), DT_FP32, {6, 16})});
+             {HostTensor(hy.data(), DT_FP32, {6, 16})});
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 16; ++j) {
       float want = i == 0 ? hx[i * 16 + j] * 10 : hs[i] >= 0 ? hx[i * 16 + j] + 1 : -5.0f;
@@ -178,6 +180,23 @@ TEST(ApiErrors, MisuseIsAClearError) {
   EXPECT_THROW(config::SetPassOption("no_such_key", 1), UserError);
   EXPECT_THROW(config::SetRuntimeOption("run_mode", "gpu"), UserError);
   EXPECT_NO_THROW(config::SetPassOption("nbuffer_merge_mode", 0));  // PyPTO's NPU key: recorded
+  config::ResetOptions();
+}
+
+TEST(ApiOptions, RunAndSchedModesAreParsedOnceByName) {
+  EXPECT_EQ(ParseRunMode("cpu"), RunMode::Native);
+  EXPECT_EQ(ParseRunMode("interp"), RunMode::Interp);
+  EXPECT_EQ(ParseSchedMode("lifo"), SchedMode::Lifo);
+  EXPECT_STREQ(RunModeName(RunMode::Interp), "interp");
+  EXPECT_STREQ(SchedModeName(SchedMode::Fifo), "fifo");
+  try {
+    config::SetRuntimeOption("run_mode", "npu");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime option run_mode=\"npu\" is not a run mode"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ParseSchedMode("random"), UserError);
   config::ResetOptions();
 }
 

@@ -34,7 +34,7 @@ std::vector<float> RunLinear(const CompiledProgram& p, std::vector<float>& a, st
   Runtime rt(std::make_shared<CompiledProgram>(p));
   std::vector<float> y(M * N, -1.f);
   RunOptions o;
-  o.run_mode = mode;
+  o.run_mode = ParseRunMode(mode);
   o.workers = workers;
   rt.Run({{a.data(), DataType::FP32, {M, K}, {}}, {b.data(), DataType::FP32, {K, N}, {}}},
          {{y.data(), DataType::FP32, {M, N}, {}}}, o);
@@ -148,7 +148,7 @@ TEST(Matmul, LoopOfMatmulAndStateUpdateLinksIterations) {
     for (int workers : {1, 2, 3}) {
       std::vector<float> a(H * R, 0.f);
       RunOptions o;
-      o.run_mode = mode;
+      o.run_mode = ParseRunMode(mode);
       o.workers = workers;
       RunStats st = rt.Run({{xs.data(), DataType::FP32, {H, S * R, K}, {}},
                             {ws.data(), DataType::FP32, {H, K, C}, {}},

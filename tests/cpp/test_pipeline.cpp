@@ -42,7 +42,7 @@ std::vector<float> RunProgram(const CompiledProgram& p, std::vector<float>& x, s
   HostTensor out{y.data(), DataType::FP32, shape, {}};
   RunOptions o;
   o.workers = workers;
-  o.run_mode = mode;
+  o.run_mode = ParseRunMode(mode);
   rt.Run({in}, {out}, o);
   return y;
 }
@@ -154,7 +154,7 @@ TEST(Pipeline, NestedLoopsWithTheSameIndexName) {
     std::vector<float> av(n * n), yv(n * n, 0.f);
     for (size_t k = 0; k < av.size(); ++k) av[k] = float(k);
     RunOptions o;
-    o.run_mode = mode;
+    o.run_mode = ParseRunMode(mode);
     rt.Run({HostTensor{av.data(), DataType::FP32, {n, n}, {}}, HostTensor{yv.data(), DataType::FP32, {n, n}, {}}}, {},
            o);
     for (size_t k = 0; k < yv.size(); ++k) EXPECT_EQ(yv[k], av[k] + 1.f) << mode << " element " << k;
@@ -204,7 +204,7 @@ TEST(Pipeline, CancelledCallsStopAndTheRuntimeStaysUsable) {
     for (std::string mode : {"cpu", "interp"}) {
       RunOptions o;
       o.workers = 2;
-      o.run_mode = mode;
+      o.run_mode = ParseRunMode(mode);
       // Timed from the first poll: the first "cpu" call compiles its kernels before it runs (seconds
       // with a cold kernel cache), which is not what this measures.
       std::optional<std::chrono::steady_clock::time_point> t0;
@@ -218,7 +218,7 @@ TEST(Pipeline, CancelledCallsStopAndTheRuntimeStaysUsable) {
       EXPECT_LT(std::chrono::steady_clock::now() - *t0, std::chrono::seconds(2)) << mode;
       RunOptions t;
       t.workers = 2;
-      t.run_mode = mode;
+      t.run_mode = ParseRunMode(mode);
       t.timeout_s = 0.2;
       EXPECT_THROW(rt.Run(args, {}, t), UserError) << mode;
     }

@@ -64,7 +64,7 @@ TEST(Signals, EachIsAFenceKernelAndTheyCountRight) {
     std::vector<int32_t> sv = {5, 0, 0, 0};
     Runtime rt(p);
     RunOptions o;
-    o.run_mode = mode;
+    o.run_mode = ParseRunMode(mode);
     o.workers = 2;
     rt.Run({{xv.data(), DataType::FP32, {64}, {}},
             {sv.data(), DataType::INT32, {4, 1}, {}},
@@ -86,7 +86,7 @@ TEST(Signals, AWaitNoOneSignalsTimesOutNamingTheLine) {
     std::vector<int32_t> sv = {0, 0};
     Runtime rt(p);
     RunOptions o;
-    o.run_mode = mode;
+    o.run_mode = ParseRunMode(mode);
     try {
       rt.Run({{sv.data(), DataType::INT32, {2, 1}, {}}}, {}, o);
       FAIL() << mode << ": the wait returned";
@@ -124,7 +124,7 @@ TEST(Signals, OrderTheMemoryTwoCallsShare) {
       for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 1000) + round;
       std::vector<int32_t> sig = {0, 0};
       RunOptions o;
-      o.run_mode = mode;
+      o.run_mode = ParseRunMode(mode);
       // One worker: each call runs on its own thread. (Calls with several workers take the
       // process's one worker pool in turn, so two of them in one process cannot wait for each
       // other; ranks are processes.)
@@ -169,7 +169,7 @@ TEST(Signals, AtomicAddStoresFromTwoCallsAtOnceLoseNothing) {
       void* xp = dt == DataType::FP32 ? static_cast<void*>(xf.data()) : static_cast<void*>(xi.data());
       void* ap = dt == DataType::FP32 ? static_cast<void*>(af.data()) : static_cast<void*>(ai.data());
       RunOptions o;
-      o.run_mode = mode;
+      o.run_mode = ParseRunMode(mode);
       o.workers = 1;
       auto run = [&] {
         Runtime rt(p);
@@ -208,7 +208,7 @@ TEST(PhasedCalls, AReadOfAComputedElementWaitsForItsKernel) {
       std::vector<float> ov(8, -1.f);
       Runtime rt(p);
       RunOptions o;
-      o.run_mode = mode;
+      o.run_mode = ParseRunMode(mode);
       o.workers = workers;
       rt.Run({{xv.data(), DataType::INT32, {4}, {}}, {ov.data(), DataType::FP32, {8}, {}}}, {}, o);
       for (int k = 0; k < 8; ++k) EXPECT_EQ(ov[k], k < 5 ? 3.f : -1.f) << mode << " workers " << workers << " at " << k;
