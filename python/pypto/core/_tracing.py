@@ -197,6 +197,22 @@ def current_probes() -> List[Dict[str, Any]]:
 _DYNAMO_FRAMES = os.sep + os.path.join("torch", "_dynamo") + os.sep
 
 
+def function_scope(fn: Any, defining: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The names `fn`'s code sees: its module's globals, then `defining` (the locals of the scope
+    it was defined in, which string annotations may use), then its closure's cells (a bound
+    method's function's). Where string annotations, and the functions a body calls, are
+    looked up."""
+    raw = getattr(fn, "__func__", fn)
+    scope = dict(raw.__globals__)
+    scope.update(defining or {})
+    for name, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+    return scope
+
+
 def user_frame() -> Any:
     """The innermost frame outside the pypto package (None when there is none). The frames of
     torch._dynamo's disable wrapper, which a jit call goes through once torch._dynamo is loaded,

@@ -18,7 +18,7 @@ import numpy as np
 
 import pypto._core as _core
 from ..core import config, control, ops
-from ..core._tracing import NO_LOC, Tracing, _format_loc, user_loc
+from ..core._tracing import NO_LOC, Tracing, _format_loc, function_scope, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
 from ..dist import launcher
@@ -171,13 +171,7 @@ class JitFunction(JitArguments):
         function's globals and closure."""
         if not isinstance(ann, str):
             return ann
-        scope = dict(self.fn.__globals__)
-        scope.update(self._def_locals)
-        for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
-            try:
-                scope[name] = cell.cell_contents
-            except ValueError:  # an empty cell
-                pass
+        scope = function_scope(self.fn, self._def_locals)
         try:
             return eval(ann, scope)  # noqa: S307 - the user's own annotation
         except Exception as e:  # noqa: BLE001

@@ -25,7 +25,7 @@ import numpy as np
 import pypto._core as _core
 
 from ...core._dtypes import to_numpy_dtype
-from ...core._tracing import _format_loc, user_loc
+from ...core._tracing import _format_loc, function_scope, user_loc
 from ...dist import launcher
 from ...dist.heap import SharedSegment, WindowLayout
 from ._types import Direction, declared_directions
@@ -447,12 +447,7 @@ class HostFunction:
         """The HOST SubWorkers the orchestrator may call: those its code names (module level, its
         closure, or its program's, `self.name`)."""
         raw = getattr(self.fn, "__func__", self.fn)
-        scope: Dict[str, Any] = dict(raw.__globals__)
-        for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
-            try:
-                scope[n] = cell.cell_contents
-            except ValueError:
-                pass
+        scope = function_scope(raw)
         owner = getattr(self.fn, "__self__", None)
         found: Dict[str, HostCallback] = {}
         for n in raw.__code__.co_names + raw.__code__.co_freevars:

@@ -33,7 +33,7 @@ import numpy as np
 
 import pypto._core as _core
 from ...core._dtypes import to_numpy_dtype
-from ...core._tracing import _format_loc, user_loc
+from ...core._tracing import _format_loc, function_scope, user_loc
 from ...core.tensor import Tensor
 from . import _host
 from ._program import KernelFunction, LanguageFunction, RunConfig, entry_of
@@ -132,12 +132,7 @@ class Program:
         # In-core functions at module level the program's functions call (upstream adds them).
         for f in list(self.functions.values()):
             raw = _raw_fn(f.impl)
-            scope = dict(raw.__globals__)
-            for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
-                try:
-                    scope[n] = cell.cell_contents
-                except ValueError:
-                    pass
+            scope = function_scope(raw)
             for n in raw.__code__.co_names + raw.__code__.co_freevars:
                 v = scope.get(n)
                 if isinstance(v, KernelFunction) and n not in self.functions and not _takes_self(_raw_fn(v)):

@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional
 
 import pypto._core as _core
 from ...core import _dtypes
+from ...core._tracing import function_scope
 from ...core.tensor import DYNAMIC, Tensor
 
 # The hw-native-sys language's dtype names, as pypto dtypes.
@@ -273,12 +274,7 @@ def declared_directions(fn: Any) -> Dict[str, Direction]:
     for name, ann in anns.items():
         if isinstance(ann, str):
             if not scope:
-                scope = dict(raw.__globals__)
-                for n, cell in zip(raw.__code__.co_freevars, raw.__closure__ or ()):
-                    try:
-                        scope[n] = cell.cell_contents
-                    except ValueError:
-                        pass
+                scope = function_scope(raw, getattr(fn, "_def_locals", None))
             try:
                 ann = eval(ann, scope)  # noqa: S307 - the user's own annotation
             except Exception:  # noqa: BLE001 - one we cannot read has no direction
