@@ -51,6 +51,14 @@ constexpr uint16_t float_to_bf16_rne(float f) {
   return uint16_t((x + 0x7fffu + ((x >> 16) & 1)) >> 16);  // carries into exponent / inf
 }
 
+// Round to nearest, ties away from zero (RoundMode::ROUND): adding half an ulp to the magnitude
+// bits and truncating (the sign bit is untouched: the magnitude stays below 0x7f808000).
+constexpr uint16_t float_to_bf16_round(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);  // keep NaN a NaN
+  return uint16_t((x + 0x8000u) >> 16);
+}
+
 constexpr float bf16_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 // Any arithmetic value -> 16-bit pattern with the given mode, rounding once.

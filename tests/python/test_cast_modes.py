@@ -99,3 +99,32 @@ def test_cast_mode_errors_name_the_op():
 
     with pytest.raises(pypto.UserError, match="pypto.cast: mode must be a pypto.CastMode"):
         f(_data())
+
+
+@pytest.mark.parametrize("run_mode", ["cpu", "interp"])
+def test_fp32_to_bf16_round_is_ties_away_bit_for_bit(run_mode):
+    """CAST_ROUND into bf16 (the pl language's default cast) has its own vector path: every class
+    of fp32 bit pattern (ties both signs, near-ties, NaN, inf, subnormals, the largest finite)
+    against the bit rule, in both run modes."""
+    rng = np.random.default_rng(5)
+    ties = (rng.integers(0, 2**16, 512, dtype=np.uint64).astype(np.uint32) << 16) | 0x8000
+    bits = np.concatenate([rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32), ties,
+                           ties | 0x80000000, ties - 1, ties + 1,
+                           np.array([0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x7F7F8000, 0x00008000, 0x80008000,
+                                     0x7FC00000, 0x7F800001, 0, 0x80000000, 0x00000001, 0x807FFFFF], np.uint32)])
+    bits = bits[:bits.size - bits.size % 64]
+    x = bits.view(np.float32).reshape(-1, 64)
+
+    @pypto.jit
+    def f(a: pypto.Tensor((x.shape[0], 64), F32)):
+        return pypto.cast(a, BF16, pypto.CastMode.CAST_ROUND)
+
+    pypto.set_runtime_options(run_mode=run_mode)
+    try:
+        got = np.asarray(f(x)).view(np.uint16)
+    finally:
+        pypto.reset_options()
+    u = x.view(np.uint32)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    want = np.where(nan, (u >> 16) | 0x40, (u + 0x8000) >> 16).astype(np.uint16)
+    assert np.array_equal(got, want), np.argwhere(got != want)[:5]

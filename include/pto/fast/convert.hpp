@@ -22,6 +22,12 @@ void TCVT(TileRef<D> dst, TileRef<S> src, RoundMode mode = RoundMode::RINT) {
       else fast::map(dst, [](S x) { return float(x); }, src);
       return;
     }
+    if constexpr (std::is_same_v<D, bfloat16> && std::is_same_v<S, float>) {
+      if (mode == RoundMode::ROUND) {  // the language's default cast: ties away, one bit trick
+        fast::map(dst, [](float x) { return bfloat16::from_bits(detail::float_to_bf16_round(x)); }, src);
+        return;
+      }
+    }
     ref::TCVT(dst, src, mode);
   } else if constexpr (is_int_v<D> && is_float_v<S>) {
     fast::map(dst, [mode](float x) { return elem::convert<D>(x, mode); }, src);
