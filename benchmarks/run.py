@@ -228,8 +228,13 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     R, C = (512, 1024) if args.quick else (8192, 2048)  # 64 MiB of fp32 at full size
     reps = 3 if args.quick else args.reps
-    names = args.only or ["softmax", "tile_softmax", "pl_softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh",
-                          "transpose", "topk", "gather_rows"] + COMPUTE
+    memory_bound = ["softmax", "tile_softmax", "pl_softmax", "rmsnorm", "layernorm", "chain", "gelu_tanh",
+                    "transpose", "topk", "gather_rows"]
+    names = args.only or memory_bound + COMPUTE
+    unknown = [nm for nm in names if nm not in memory_bound + COMPUTE + ["asc_vadd"]]
+    if unknown:
+        ap.error(f"--only: no kernel named {', '.join(unknown)}; the kernels are "
+                 f"{', '.join(memory_bound + COMPUTE + ['asc_vadd'])}")
     compute_names = [nm for nm in names if nm in COMPUTE]
     names = [nm for nm in names if nm not in COMPUTE and nm != "asc_vadd"]
     info = machine_info()
