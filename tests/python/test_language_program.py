@@ -88,7 +88,7 @@ def test_ir_compile_takes_upstream_options_and_the_backend(tmp_path):
     np.testing.assert_array_equal(c, 3.0)
     with pytest.raises(pypto.UserError, match="unknown platform 'b9'"):
         ir.compile(AddProgram, platform="b9")
-    with pytest.raises(pypto.UserError, match="takes a @pl.program"):
+    with pytest.raises(pypto.UserError, match="take a @pl.program class"):
         ir.compile(object())
 
 
@@ -452,3 +452,22 @@ def test_a_host_subworker_is_bound_at_prepare_and_sees_the_results():
         compiled.prepare()
     with pytest.raises(ValueError, match=r"no HOST SubWorker function is named \['other'\]"):
         compiled.prepare(callbacks={"inspect": inspect, "other": inspect})
+
+
+def test_a_call_with_upstreams_printed_attrs_runs_as_the_plain_call():
+    @pl.program
+    class WithAttrs:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+              ) -> pl.Tensor[[16, 16], pl.FP32]:
+            return pl.store(pl.muls(pl.load(x, [0, 0], [16, 16]), 2.0), [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+                 ) -> pl.Tensor[[16, 16], pl.FP32]:
+            return self.k(x, out, attrs={"arg_directions": [pl.adir.input, pl.adir.output_existing]})
+
+    x = np.random.default_rng(9).standard_normal((16, 16)).astype(np.float32)
+    out = np.zeros_like(x)
+    run(WithAttrs, x, out)
+    np.testing.assert_array_equal(out, 2 * x)

@@ -417,8 +417,9 @@ def _carry_slot(value: Any, loc: SourceLoc) -> Any:
         return value  # a tensor in memory: written in place
     if not shape:
         if not all(isinstance(d, int) for d in value.shape):
-            raise _core.UserError(f"pl.range(..., init_values=...) over run-time bounds keeps a carried value in memory "
-                                  f"of its shape; {value!r} has a shape known only at run time" + _format_loc(loc))
+            raise _core.UserError("pl.range(..., init_values=...) over run-time bounds keeps a carried value in "
+                                  f"memory of its shape; {value!r} has a shape known only at run time"
+                                  + _format_loc(loc))
         shape = list(value.shape)
     slot = Tensor(_rec=value._rec, _id=value._rec.create_tensor(list(value.shape), value.dtype, "carry", loc))
     _ops._one_tile(lambda: _ops_assemble(value, [0] * len(shape), slot), [value])
@@ -704,6 +705,14 @@ class KernelFunction:
         self.role: Optional[Role] = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "attrs" in kwargs and "attrs" not in inspect.signature(self.fn).parameters:
+            # Upstream's printed calls carry the call's derived directions
+            # (`self.kernel(x, attrs={"arg_directions": [...]})`): the runtime here derives them
+            # from the data, so they are checked for form and dropped.
+            attrs = kwargs.pop("attrs")
+            if not isinstance(attrs, dict):
+                raise _core.UserError(f"{self.fn.__name__}(..., attrs=...) takes a dict, got {attrs!r}"
+                                      + _format_loc(user_loc()))
         if "device" in kwargs or (_host.active() is not None and maybe_recorder() is None):
             return _host.dispatch(self, args, kwargs, kwargs.pop("device", None))
         if maybe_recorder() is not None and getattr(_state, "trace", None) is None:

@@ -326,8 +326,8 @@ def compile_program(prog: Any, *args: Any, config: Optional[RunConfig] = None, o
     and, with ``dump_passes``, ``passes/`` (the program after each pass). Parameters whose
     annotations are not static compile at the first call."""
     if not isinstance(prog, Program):
-        raise _core.UserError(f"ir.compile takes a @pl.program class, got {type(prog).__name__}"
-                              + _format_loc(user_loc()))
+        raise _core.UserError("pypto.ir.compile / pypto.runtime.run take a @pl.program class, got "
+                              f"{type(prog).__name__}" + _format_loc(user_loc()))
     ent = prog.entry
     machine = None
     if platform:
