@@ -10,11 +10,13 @@ its rank and message, and stops the others."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import json
 import os
 import tempfile
+import textwrap
 import threading
 import time
 from dataclasses import dataclass, field
@@ -207,6 +209,21 @@ def _as_numpy(a: Any) -> Tuple[np.ndarray, Any]:
             return t.view(torch.int16).numpy().view(np.uint16), a
         return t.numpy(), a
     raise _core.UserError(f"a @pl.jit.host argument must be a numpy array or a torch tensor, got {type(a).__name__}")
+
+
+def body_is_ellipsis(fn: Any) -> bool:
+    """True when the function's body is only ``...`` (and a docstring): an abstract callback."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef):
+        return False
+    body = [s for s in fdef.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                         and isinstance(s.value.value, str))]
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is Ellipsis
 
 
 class HostArg:

@@ -21,7 +21,7 @@ from ...core._tracing import _format_loc, current_recorder, user_loc
 from ...core.control import bytes_of, sym_min
 from ...core.tensor import Tensor
 from ...core.tensor_factory import tensor as new_tensor
-from ._program import current_trace
+from ._trace import current_trace
 from ._types import AtomicType, Level, MemorySpace, PadValue
 
 Number = Union[int, float]

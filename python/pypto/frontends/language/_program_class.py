@@ -84,24 +84,6 @@ def _takes_self(fn: Any) -> bool:
     return bool(params) and params[0] == "self"
 
 
-def _body_is_ellipsis(fn: Any) -> bool:
-    """True when the function's body is only ``...`` (and a docstring): an abstract callback."""
-    import ast
-    import textwrap
-
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return False
-    fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, ast.FunctionDef):
-        return False
-    body = [s for s in fdef.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                         and isinstance(s.value.value, str))]
-    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-        and body[0].value.value is Ellipsis
-
-
 class _Self:
     """What ``self`` is in a program's functions: the program's functions, bound to it."""
 

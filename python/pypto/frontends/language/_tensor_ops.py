@@ -14,7 +14,7 @@ from ...core.ops import shape as _shape_ops
 from ...core._tracing import _format_loc, current_recorder, user_loc
 from ...core.tensor import Tensor
 from ._ops import _is_tile, _mark, _require, _tile_shape
-from ._program import current_trace
+from ._trace import current_trace
 from ._types import MemorySpace
 
 __all__ = ["transpose"]
