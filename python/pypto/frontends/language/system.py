@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._tasks import task_dummy, task_invalid
 from ._names_extra import (
     AUTO,
     _err,
     import_peer_buffer,
     reserve_buffer,
-    task_dummy,
-    task_invalid,
 )
 from ._ops import (
     aic_initialize_pipe,
