@@ -4,6 +4,7 @@ than the tile), on both backends; the edge values (NaN, +-inf, +-0, integer boun
 bitwise ops); and each error path with its message."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,7 +12,9 @@ import pytest
 import pypto
 import pypto.language as pl
 from _util import MODES, run_in
-from pypto.frontends.language import _ops_extra as X
+from pypto.frontends.language import _ops_extra, _ops_indexed
+
+X = SimpleNamespace(**{**vars(_ops_extra), **vars(_ops_indexed)})  # the two halves of the new ops
 
 ERR = pypto.UserError
 

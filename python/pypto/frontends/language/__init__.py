@@ -46,12 +46,13 @@ from ._names_extra import (
     TileView, Tuple, aic_gather, aiv_shard, cond, create_l1, dim, dump_tag, gather_row, gatherb, get_subblock_idx,
     import_peer_buffer, inline, manual_scope, matmul_mx, matmul_mx_acc, matmul_mx_bias, mgather, mscatter, no_dep,
     paged_gather, random, reserve_buffer, scatter_update, scope, spmd_submit, split_aiv, submit, while_)
-from ._ops_extra import (
-    CompactMode, DN, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, HF4, HF8, INT4, ND, NZ, TileLayout, UINT4,
-    addc, addsc, and_, ands, arange, batch_matmul, cmp, cmps, col_argmax, col_argmin, col_prod, expand_clone,
-    expands, fillpad_expand, fmods, gather, gemv, gemv_acc, gemv_bias, lrelu, mrgsort, not_, or_, ors,
-    part_add, part_max, part_min, part_mul, prelu, reinterpret_view, rem, rems, row_argmax, row_argmin,
-    row_prod, scatter, sel, sels, set_validshape, shl, shls, shr, shrs, sort32, subc, subsc, tri, xor, xors)
+from ._ops_extra import (CompactMode, DN, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, HF4, HF8, INT4, ND, NZ,  # noqa: F401
+                         TileLayout, UINT4, addc, addsc, and_, ands, cmp, cmps, col_argmax, col_argmin, col_prod,
+                         expand_clone, expands, fmods, lrelu, not_, or_, ors, part_add, part_max, part_min, part_mul,
+                         prelu, rem, rems, row_argmax, row_argmin, row_prod, sel, sels, shl, shls, shr, shrs, subc,
+                         subsc, xor, xors)
+from ._ops_indexed import (arange, batch_matmul, fillpad_expand, gather, gemv, gemv_acc, gemv_bias,  # noqa: F401
+                           mrgsort, reinterpret_view, scatter, set_validshape, sort32, tri)
 from ._types import (BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
                      AtomicType, Direction, FunctionType, dynamic, In, InOut, Level, MemorySpace, Out, PadValue, Role, Scalar,
                      SplitMode, Tensor, TensorLayout, TensorView, Tile)

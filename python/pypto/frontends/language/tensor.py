@@ -17,11 +17,12 @@ from ._ops import (abs, add, adds, assemble, cast, col_expand, col_expand_add, c
 from ._ops import create_tensor as create  # noqa: F401
 from ._ops import create_tensor  # noqa: F401
 from ._ops import tensor_slice as slice  # noqa: F401,A004
-from ._ops_extra import (and_, ands, arange, cmp, col_argmax, col_argmin, col_prod, expand_clone, expands,  # noqa: F401
-                         fillpad_expand, fmods, gather, mrgsort, not_, or_, ors, part_add, part_max, part_min,
-                         part_mul, reinterpret_view, row_argmax, row_argmin, row_prod, scatter, set_validshape, shl,
-                         shls, shr, shrs, sort32, xor, xors)
-from ._ops_extra import arange as ci  # noqa: F401
+from ._ops_extra import (and_, ands, cmp, col_argmax, col_argmin, col_prod, expand_clone, expands,  # noqa: F401
+                         fmods, not_, or_, ors, part_add, part_max, part_min, part_mul, row_argmax, row_argmin,
+                         row_prod, shl, shls, shr, shrs, xor, xors)
+from ._ops_indexed import (arange, fillpad_expand, gather, mrgsort, reinterpret_view, scatter,  # noqa: F401
+                           set_validshape, sort32)
+from ._ops_indexed import arange as ci  # noqa: F401
 from ._tensor_ops import transpose  # noqa: F401
 from ...core.tensor import Tensor
 

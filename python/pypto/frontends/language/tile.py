@@ -13,13 +13,14 @@ from ...core.tensor import Tensor
 from ...core.tensor_factory import tensor as new_tensor
 from . import _ops as _pl
 from ._program import get_block_idx, get_block_num  # noqa: F401 - pl.tile.get_block_idx / get_block_num
-from ._ops_extra import (addc, addsc, and_, ands, arange, batch_matmul, cmp, cmps, col_argmax, col_argmin,  # noqa: F401
-                         col_prod, expands, fillpad_expand, fmods, gemv, gemv_acc, gemv_bias, lrelu, mrgsort, not_,
-                         or_, ors, part_add, part_max, part_min, part_mul, prelu, reinterpret_view, rem, rems,
-                         row_argmax, row_argmin, row_prod, sel, sels, set_validshape, shl, shls, shr, shrs, sort32,
-                         subc, subsc, tri, xor, xors)
-from ._ops_extra import arange as ci  # noqa: F401
-from ._ops_extra import tile_gather as gather, tile_scatter as scatter  # noqa: F401
+from ._ops_extra import (addc, addsc, and_, ands, cmp, cmps, col_argmax, col_argmin, col_prod,  # noqa: F401
+                         expands, fmods, lrelu, not_, or_, ors, part_add, part_max, part_min, part_mul, prelu, rem,
+                         rems, row_argmax, row_argmin, row_prod, sel, sels, shl, shls, shr, shrs, subc, subsc, xor,
+                         xors)
+from ._ops_indexed import (arange, batch_matmul, fillpad_expand, gemv, gemv_acc, gemv_bias, mrgsort,  # noqa: F401
+                           reinterpret_view, set_validshape, sort32, tri)
+from ._ops_indexed import arange as ci  # noqa: F401
+from ._ops_indexed import (tile_gather as gather, tile_scatter as scatter)  # noqa: F401
 from ._ops import (abs, add, adds, cast, col_expand, col_expand_add, col_expand_div, col_expand_max,  # noqa: F401
                    col_expand_min, col_expand_mul, col_expand_sub, col_max, col_min, col_sum, concat, cos, div, divs,
                    exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias, maximum, maximums, minimum,
