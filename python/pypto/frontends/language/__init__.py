@@ -21,14 +21,15 @@ into the same IR as ``@pypto.jit`` and runs on the same backends
 """
 
 from ._ops import (
-    abs, add, adds, concat, aic_initialize_pipe, aiv_initialize_pipe, assemble, cast, col_expand,
+    abs, add, adds, concat, assemble, cast, col_expand,
     col_expand_add, col_expand_div, col_expand_expdif, col_expand_max, col_expand_min,
     col_expand_mul, col_expand_sub, col_max, col_min, col_sum, cos, create, create_tensor,
     create_tile, div, divs, exp, fillpad, fmod, full, load, log, matmul, matmul_acc, matmul_bias,
     maximum, maximums, minimum, minimums, move, mul, muls, neg, recip, reshape, relu, row_expand, row_expand_add,
     row_expand_div, row_expand_expdif, row_expand_max, row_expand_min, row_expand_mul,
-    read, write, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh,
-    tfree_to_aic, tfree_to_aiv, tpop_from_aic, tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
+    read, write, row_expand_sub, row_max, row_min, row_sum, rsqrt, sigmoid, sin, slice, sqrt, store, sub, subs, tanh)
+from ._pipe import (aic_initialize_pipe, aiv_initialize_pipe, tfree_to_aic, tfree_to_aiv, tpop_from_aic,
+                    tpop_from_aiv, tpush_to_aic, tpush_to_aiv)
 from . import tile  # noqa: E402 - pl.tile, the tile-op namespace
 from . import tensor  # noqa: E402 - pl.tensor, the tensor-op namespace
 from ._scalars import max, min  # noqa: A004 - pl.min / pl.max of scalars

@@ -15,7 +15,7 @@ from ._names_extra import (
     import_peer_buffer,
     reserve_buffer,
 )
-from ._ops import (
+from ._pipe import (
     aic_initialize_pipe,
     aiv_initialize_pipe,
     tfree_to_aic,
