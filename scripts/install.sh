@@ -33,6 +33,10 @@ if ! python3 -c "import torch" >/dev/null 2>&1; then
   python3 -m pip install -q "torch==2.13.0" || echo "[install] torch unavailable: torch comparisons will be skipped"
 fi
 
+# MPI for ranks that span hosts (python/pypto/dist/engine.py): mpi4py and the MPICH wheel (its
+# mpiexec and libmpi), both from PyPI.
+python3 -m pip install -q "mpi4py>=4.0" "mpich>=4.2" || echo "[install] MPI unavailable: the multi-host tests will be skipped"
+
 echo "[install] building pypto (pip install -e .)"
 python3 -m pip install -q --no-build-isolation -e .
 # What every generated kernel includes, precompiled once here instead of at the first call.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "runtime/call_state.h"
+#include "runtime/signal_hook.h"
 #include "runtime/worker_pool.h"
 
 namespace pypto::rt {
@@ -257,6 +258,8 @@ int CallState::StopRequested(void* self) {
 void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
   const bool cancellable = workers_ > 1 || opts_.interrupted || opts_.timeout_s > 0;
   int (*stop)(void*) = cancellable ? &CallState::StopRequested : nullptr;
+  // A distributed engine may carry a signal itself (a rank of another host: signal_hook.h).
+  if (in.kernel->fence && HasSignalHook() && RunSignalHook(*in.kernel, in.params, in.env)) return;
   if (entries_) {
     PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this, &in.shared};
     try {

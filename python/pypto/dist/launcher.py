@@ -63,6 +63,20 @@ class SegmentArray:
 
 
 @dataclass
+class ValueArray:
+    """An array sent by value (a rank of another host maps none of the orchestrator's memory): the
+    rank answers with the elements it changed (``engine.diff_elements``), which the orchestrator
+    writes back where the array came from (`source`: its HostArray or SegmentArray)."""
+
+    data: np.ndarray
+    key: int = 0  # the same array in several calls of a job: one copy on the rank
+    source: Any = None  # (the orchestrator's: not sent)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"data": self.data, "key": self.key, "source": None}
+
+
+@dataclass
 class WindowArg:
     """A window buffer of the symmetric heap (the index in the job's layout)."""
 
@@ -86,6 +100,7 @@ class Job:
     trace_t0: Optional[float] = None  # set: record each call's swimlane (time.perf_counter() origin, shared)
     forget: List[str] = field(default_factory=list)  # segments the orchestrator dropped: unmap them
     segments: List[Tuple[str, int]] = field(default_factory=list)  # more segments to map before "mapped"
+    zero_heap: bool = True  # the windows start zeroed (a persistent worker's keep what they hold)
 
 
 # How a rank records one call's swimlane: a context manager for a file path, registered by the jit
@@ -130,9 +145,16 @@ def _die_with_parent() -> None:
 def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
     _die_with_parent()
     os.environ.update(env)
+    serve(rank, nranks, conn, nranks)
+
+
+def serve(rank: int, nranks: int, conn: Any, ranks_here: int, engine: Any = None) -> None:
+    """A rank's loop: runs each job the orchestrator sends until it sends None or goes away.
+    `ranks_here`: the ranks of this host (they share its cores); `engine`: the cross-host engine
+    (``engine.Engine``) when the ranks span hosts."""
     context.set_current(context.RankContext(rank, nranks))
     # The host's cores shared among its ranks (a rank's runtime takes every core by default).
-    config.set_runtime_options(workers=max(1, len(os.sched_getaffinity(0)) // nranks))
+    config.set_runtime_options(workers=max(1, len(os.sched_getaffinity(0)) // ranks_here))
     conn.send(("ready", None))
     while True:
         try:
@@ -142,7 +164,7 @@ def _rank_main(rank: int, nranks: int, conn: Any, env: Dict[str, str]) -> None:
         if job is None:
             return
         try:
-            conn.send(("done", _run_job(job, conn)))
+            conn.send(("done", _run_job(job, conn, engine)))
         except BaseException as e:  # noqa: BLE001 - every failure goes to the orchestrator
             conn.send(("error", f"{type(e).__name__}: {e}", traceback.format_exc()))
 
@@ -170,16 +192,27 @@ def forget(names: Sequence[str]) -> None:
             m.close()
 
 
-def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
+def _run_job(job: Job, conn: Any, engine: Any = None) -> Any:
+    """Runs a job's calls; answers its swimlane events (with an engine: and what it changed of the
+    arrays it was sent by value)."""
     forget(job.forget)
-    arena, heap = _map(job.arena), _map(job.heap)
-    for seg in job.segments:
-        _map(seg)
+    if engine is None:
+        arena, heap = _map(job.arena), _map(job.heap)
+        for seg in job.segments:
+            _map(seg)
+    else:  # ranks of several hosts: each host's heap is the engine's; arrays come by value
+        arena = None
+        heap = engine.attach(job.layout, job.zero_heap) if job.layout is not None and job.layout.windows else None
     conn.send(("mapped", None))
     ctx = context.require("a rank job")
     windows: Dict[int, np.ndarray] = {}
+    sent: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}  # ValueArray.key -> (as sent, the rank's copy)
 
     def arg(a: Any) -> Any:
+        if isinstance(a, ValueArray):
+            if a.key not in sent:
+                sent[a.key] = (a.data.copy(), a.data)
+            return sent[a.key][1]
         if isinstance(a, HostArray):
             assert arena is not None
             return arena.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
@@ -209,7 +242,16 @@ def _run_job(job: Job, conn: Any) -> List[Dict[str, Any]]:
             if os.path.exists(path):
                 with open(path) as f:
                     events += _as_rank_events(json.load(f), ctx.rank, i, c.qualname, (start - job.trace_t0) * 1e6)
-    return events
+    if engine is None:
+        return events
+    from .engine import diff_elements
+    engine.release()  # what this rank wrote into windows reaches every host before it says done
+    changed = {}
+    for key, (before, after) in sent.items():
+        idx, vals = diff_elements(before, after)
+        if idx.size:
+            changed[key] = (idx, vals)
+    return {"events": events, "changed": changed}
 
 
 def _as_rank_events(trace: Dict[str, Any], rank: int, call: int, name: str, offset_us: float) -> List[Dict[str, Any]]:
@@ -252,13 +294,18 @@ def _window_array(a: np.ndarray, rank: int) -> WindowArray:
 class RankPool:
     """`nranks` rank processes; `run` gives each its job and waits for all of them."""
 
-    def __init__(self, nranks: int, env: Dict[str, str]) -> None:
+    def __init__(self, nranks: int, env: Dict[str, str], hosts: int = 1) -> None:
         _sweep_stale_segments()
         ctx = mp.get_context("spawn")
-        self.nranks = nranks
+        self.nranks, self.hosts = nranks, hosts
         self.procs: List[Any] = []
         self.conns: List[Any] = []
-        for r in range(nranks):
+        self.launcher: Any = None  # MPI's launcher, when the ranks span hosts (mpi_pool.py)
+        if hosts > 1:
+            from .mpi_pool import start_ranks
+
+            self.launcher, self.procs, self.conns = start_ranks(nranks, hosts, env)
+        for r in range(nranks if hosts == 1 else 0):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_rank_main, args=(r, nranks, child, env), name=f"pypto-rank{r}", daemon=True)
             p.start()
@@ -353,8 +400,8 @@ class RankPool:
                 c.send(None)
             except (BrokenPipeError, OSError):
                 pass
-        for p in self.procs:
-            p.join(timeout=0.05)
+        for p in self.procs:  # (ranks under MPI finalize together: they get a moment more)
+            p.join(timeout=0.05 if self.launcher is None else 5)
         for p in self.procs:
             if p.is_alive():
                 p.kill()
@@ -362,6 +409,10 @@ class RankPool:
             p.join(timeout=5)
         for c in self.conns:
             c.close()
+        if self.launcher is not None:
+            from .mpi_pool import stop_launcher
+
+            stop_launcher(self.launcher, self.procs)
         if _pools.get(getattr(self, "key", None)) is self:
             del _pools[self.key]  # type: ignore[attr-defined]
 
@@ -373,13 +424,13 @@ def _exit_text(code: Optional[int]) -> str:
 _pools: Dict[Tuple[Any, ...], RankPool] = {}
 
 
-def pool(nranks: int, env: Dict[str, str]) -> RankPool:
-    key = (nranks, tuple(sorted(env.items())))
+def pool(nranks: int, env: Dict[str, str], hosts: int = 1) -> RankPool:
+    key = (nranks, hosts, tuple(sorted(env.items())))
     p = _pools.get(key)
     if p is None or not p.alive or not all(pr.is_alive() for pr in p.procs):
         if p is not None:
             p.stop()
-        p = _pools[key] = RankPool(nranks, env)
+        p = _pools[key] = RankPool(nranks, env, hosts)
         p.key = key  # type: ignore[attr-defined]
     return p
 
@@ -401,19 +452,37 @@ def dropped(name: str) -> None:
     _dropped.append(name)
 
 
-def pool_for(nranks: int, timeout: float) -> RankPool:
-    """The pool of `nranks` ranks whose waits give up after `timeout` (started if needed)."""
-    return pool(nranks, {"PYPTO_DIST_TIMEOUT": repr(float(timeout))})
+def pool_for(nranks: int, timeout: float, hosts: int = 1) -> RankPool:
+    """The pool of `nranks` ranks over `hosts` hosts whose waits give up after `timeout` (started
+    if needed)."""
+    return pool(nranks, {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}, hosts)
 
 
-def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = ()) -> List[Any]:
+def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = (),
+              hosts: int = 1) -> List[Any]:
     """Runs one job per rank on the pool of that many ranks (`timeout`: what one wait on a signal
     may take); the segments are unlinked once every rank has mapped them (or when the run ends,
-    whichever comes first). The ranks keep their mappings for later runs of the same pool."""
-    p = pool_for(len(jobs), timeout)
+    whichever comes first). The ranks keep their mappings for later runs of the same pool.
+    Returns each rank's swimlane events. Ranks over several `hosts` get arrays by value (their
+    changes are written back here) and keep their windows in their own hosts' heaps."""
+    p = pool_for(len(jobs), timeout, hosts)
     gone = list(_dropped)
     for j in jobs:
         j.forget = gone
+    by_name = {s.name: s for s in segments}
+
+    def array(a: Any) -> np.ndarray:  # what a HostArray / SegmentArray names, here
+        seg = by_name.get(a.name) if isinstance(a, SegmentArray) else by_name.get(arena_name)
+        if seg is None:
+            seg = _map((a.name, a.size)) if isinstance(a, SegmentArray) else None
+        assert seg is not None
+        return seg.array(a.offset, a.shape, np.dtype(a.dtype), a.strides)
+
+    arena_name = jobs[0].arena[0] if jobs and jobs[0].arena else ""
+    if hosts > 1:
+        from .mpi_pool import to_values
+
+        to_values(jobs, array)
 
     def unlink() -> None:
         for s in segments:
@@ -422,8 +491,12 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
     try:
         # A wait gives up after `timeout` with its own message (the cell, what it holds); the run
         # as a whole (compiles included) gets twice that and half a minute more.
-        answers = p.run(jobs, 2 * timeout + 30, on_mapped=unlink)
+        answers = p.run(jobs, 2 * timeout + 30, on_mapped=unlink if hosts == 1 else None)
         del _dropped[:len(gone)]
+        if hosts > 1:
+            from .mpi_pool import write_back
+
+            return write_back(jobs, answers, array)
         return answers
     finally:
         unlink()

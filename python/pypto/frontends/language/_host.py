@@ -29,6 +29,7 @@ import pypto._core as _core
 from ...core._dtypes import to_numpy_dtype
 from ...core._tracing import _format_loc, function_scope, user_loc
 from ...dist import launcher
+from ...dist.engine import check_hosts, hosts_from_env
 from ...dist.heap import SharedSegment, WindowLayout
 from ._types import Direction, declared_directions
 from ._worker import DeviceTensor, RegistrationHandle, SharedBlock, Worker, numpy_view
@@ -41,7 +42,7 @@ class DistributedConfig:
     threads (the rank's runtime sizes its own worker pool here)."""
 
     def __init__(self, device_ids: Optional[Sequence[int]] = None, num_sub_workers: int = 0,
-                 timeout: float = 60.0, **fields: Any) -> None:
+                 timeout: float = 60.0, hosts: Optional[int] = None, **fields: Any) -> None:
         ids = list(device_ids) if device_ids is not None else [0]
         if not ids or len(set(ids)) != len(ids) or not all(isinstance(d, int) and d >= 0 for d in ids):
             raise _core.UserError(f"DistributedConfig: device_ids must be distinct non-negative ints, got {ids}")
@@ -50,6 +51,11 @@ class DistributedConfig:
         self.device_ids = ids
         self.num_sub_workers = int(num_sub_workers)
         self.timeout = float(timeout)
+        # The hosts the ranks span (contiguous blocks of ranks): above 1 they run under MPI, each
+        # host with a heap of its own (python/pypto/dist/engine.py; on one machine: a simulated
+        # cluster). $PYPTO_DIST_HOSTS gives the default.
+        self.hosts = min(hosts_from_env(), len(ids)) if hosts is None else hosts
+        check_hosts(len(ids), self.hosts, "DistributedConfig")
         self.fields = fields
 
     @property
@@ -57,7 +63,8 @@ class DistributedConfig:
         return len(self.device_ids)
 
     def __repr__(self) -> str:
-        return f"DistributedConfig(device_ids={self.device_ids}, timeout={self.timeout:g})"
+        hosts = f", hosts={self.hosts}" if self.hosts > 1 else ""
+        return f"DistributedConfig(device_ids={self.device_ids}, timeout={self.timeout:g}{hosts})"
 
 
 @dataclass
@@ -364,7 +371,7 @@ class DistributedWorker(Worker):
         self.keep_windows = persistent and reset_persistent_windows is False
         self._executor: Any = None
         self.closed = False
-        launcher.pool_for(self.dist.world_size, self.dist.timeout)  # the ranks start now
+        launcher.pool_for(self.dist.world_size, self.dist.timeout, self.dist.hosts)  # the ranks start now
 
     def _require_ready(self, op: str) -> None:
         if self.closed:
@@ -484,7 +491,7 @@ class HostFunction:
         `worker`: the DistributedWorker whose resident tensors (DeviceTensor arguments) the run may use."""
         self._check_arguments(args, kwargs)
         n = dist.world_size
-        pool = launcher.pool_for(n, dist.timeout)
+        pool = launcher.pool_for(n, dist.timeout, dist.hosts)
         arrays: List[Tuple[np.ndarray, Any]] = []
         index: Dict[int, int] = {}
         resident: Dict[int, Tuple[np.ndarray, SharedBlock]] = {}  # id(DeviceTensor) -> (its memory here, block)
@@ -540,7 +547,7 @@ class HostFunction:
                                       + _format_loc(user_loc())
                                       + "\nhint: split the program in two host programs around the SubWorker")
         heap = None
-        if run.layout.windows:
+        if run.layout.windows and dist.hosts == 1:  # (over several hosts each host's engine keeps its heap)
             earlier = segments.held.get("heap", (None, None))[0]
             heap = segments.get("heap", run.layout.total_bytes, pool)
             if zero_windows and heap is earlier:  # (a new segment is zeroed already)
@@ -548,10 +555,11 @@ class HostFunction:
         t_run = time.perf_counter()
         jobs = [launcher.Job(calls, (arena.name, arena.size), (heap.name, heap.size) if heap else None,
                              run.layout, t_run if swimlane else None,
-                             segments=[(b.seg.name, b.seg.size) for b in fresh]) for calls in run.calls]
+                             segments=[(b.seg.name, b.seg.size) for b in fresh], zero_heap=zero_windows)
+                for calls in run.calls]
         try:
             answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None]
-                                         + [b.seg for b in fresh])
+                                         + [b.seg for b in fresh], dist.hosts)
         except BaseException:
             segments.drop()  # the ranks were stopped: the next run maps new segments
             raise
