@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings/bind_common.h"
+#include "bindings/dist_bindings.h"
 #include "bindings/sim_bindings.h"
 #include "ir/json_printer.h"
 #include "ir/op_registry.h"
@@ -20,8 +21,6 @@
 #include "runtime/host_memory.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/runtime.h"
-#include "runtime/signal_hook.h"
-#include "pypto/dist_signal.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -590,38 +589,5 @@ NB_MODULE(_core, m) {
         "directory.");
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
-  m.def(
-      "_set_signal_hook",
-      [](nb::object hook) {
-        if (hook.is_none()) {
-          rt::SetSignalHook({});
-          return;
-        }
-        // Held as a Python object for as long as it is set; called from a worker thread, so it
-        // takes the GIL (the caller's thread released it for the call). It answers True (it
-        // carried the signal), False (run the kernel) or a str: the UserError to fail the call with.
-        auto held = std::make_shared<nb::object>(hook);
-        rt::SetSignalHook([held](const rt::SignalEvent& e) {
-          nb::gil_scoped_acquire gil;
-          nb::object r;
-          try {
-            r = (*held)(static_cast<int>(e.kind), reinterpret_cast<uintptr_t>(e.cell), e.value, e.op, e.cmp);
-          } catch (nb::python_error& err) {
-            throw std::runtime_error(std::string("the distributed engine failed: ") + err.what());
-          }
-          if (nb::isinstance<nb::str>(r)) throw UserError(nb::cast<std::string>(r));
-          return nb::cast<bool>(r);
-        });
-      },
-      "hook"_a.none(),
-      "Sets (None: removes) the process's signal hook: hook(kind, cell_address, value, op, cmp) -> bool | str, "
-      "called before each signal kernel (python/pypto/dist/engine.py).");
-  m.def(
-      "_signal_cell",
-      [](uintptr_t cell, int64_t value, int op) {
-        pypto_kernel::Notify(reinterpret_cast<int32_t*>(cell), value, op);
-      },
-      "cell"_a, "value"_a, "op"_a,
-      "A notify on the int32 cell at this address (op 0 set, 1 add), waking its waiters (a signal that came "
-      "from another host).");
+  BindDist(m);
 }

@@ -10,8 +10,10 @@ rank's. The engine makes the mirrors right where the program's signals say they 
   the bytes of this host's heap that changed since the last release (the heap compared with its
   *twin*, a second segment holding the heap as last sent or received) go to every other host,
   whose service thread writes exactly those bytes into its heap and twin and answers; the release
-  returns once every host has answered. Only changed bytes travel and only they are written, so
-  two hosts writing different elements of one copy do not undo each other.
+  returns once every host has answered. Only changed elements travel and only they are written,
+  so two hosts writing different elements of one copy do not undo each other; an element both
+  hosts changed (atomic adds into one window) gets the sender's difference added
+  (``_core._merge_elements``: one compare-and-swap per element).
 * **Signal**: the notify itself then goes to the target rank's service thread, which applies it to
   the cell in its host's heap and wakes the waiters (``_core._signal_cell``: the atomic and futex
   a local notify uses). The data it orders arrived before it, so a wait needs nothing from the
@@ -24,9 +26,7 @@ the kernel it is.
 MPI (mpi4py; the MPICH wheel from PyPI) is the transport: ranks are MPI processes that
 ``mpiexec`` starts, messages are MPI sends on communicators of their own, and MPI's launcher
 places the ranks on hosts. Waiting for a message polls with a sleep that grows to a millisecond
-(a blocked MPI receive spins a core, which the rank's kernels need). Not yet: atomic-add data
-stores (``put(atomic=Add)``, CANN's ``shmem_put`` ADD) into a copy other hosts also add into: the
-release sends values, not sums.
+(a blocked MPI receive spins a core, which the rank's kernels need).
 """
 
 from __future__ import annotations
@@ -194,12 +194,13 @@ class Engine:
         with Engine._HostLock(self):
             heap, twin = self._rows()
             changed = np.flatnonzero((heap != twin).any(axis=1))
-            vals = heap[changed]  # (a copy: what is sent is what the twin records)
-            mask = vals != twin[changed]
-            twin[changed] = np.where(mask, vals, twin[changed])
+            vals = heap[changed]  # (copies: what is sent is what the twin records)
+            before = twin[changed]
+            mask = vals != before
+            twin[changed] = np.where(mask, vals, before)
         if changed.size == 0:
             return
-        payload = (changed.astype(np.int64), np.packbits(mask, axis=1), vals)
+        payload = (changed.astype(np.int64), np.packbits(mask, axis=1), vals, before)
         others = [self.leaders[h] for h in range(self.hosts) if h != self.host]
         for dest in others:
             self.svc.send(payload, dest=dest, tag=_DATA)
@@ -209,14 +210,30 @@ class Engine:
         self.stats["releases"] += 1
         self.stats["bytes_sent"] += int(mask.sum()) * len(others)
 
-    def _apply(self, payload: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        rows, packed, vals = payload
+    def _apply(self, payload: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Another host's changes: each changed element merged into the heap and the twin (as it
+        is where this host left it alone; plus the sender's difference where both added)."""
+        rows, packed, vals, before = payload
         mask = np.unpackbits(packed, axis=1, count=BLOCK).astype(bool)
+        assert self.layout is not None and self.heap is not None and self.twin is not None
+        twin_base = self.twin.array(0, (1,), np.uint8).__array_interface__["data"][0]
         with Engine._HostLock(self):
-            heap, twin = self._rows()
-            r, c = np.nonzero(mask)
-            heap[rows[r], c] = vals[r, c]  # only the bytes the sender changed
-            twin[rows[r], c] = vals[r, c]
+            for w in self.layout.windows:  # (rows never straddle windows: each starts 64-byte aligned)
+                lo, hi = w.offset // BLOCK, -(-(w.offset + w.nbytes * self.nranks) // BLOCK)
+                sel = np.flatnonzero((rows >= lo) & (rows < hi))
+                if sel.size == 0:
+                    continue
+                k = w.dtype.itemsize
+                per = BLOCK // k
+                emask = mask[sel].reshape(sel.size, per, k).any(axis=2)
+                r, c = np.nonzero(emask)
+                idx = (rows[sel][r] * per + c).astype(np.int64)  # elements from the heap's start
+                u = np.dtype(f"u{k}")
+                fresh = np.ascontiguousarray(vals[sel].view(u)[r, c])
+                old = np.ascontiguousarray(before[sel].view(u)[r, c])
+                name = "bfloat16" if getattr(w, "bf16", False) else w.dtype.name
+                _core._merge_elements(self.base, idx, fresh, old, name)
+                _core._merge_elements(twin_base, idx, fresh, old, name)
 
     def _serve(self) -> None:
         MPI = self.MPI

@@ -74,6 +74,7 @@ class Window:
     shape: Tuple[int, ...]
     dtype: np.dtype
     offset: int  # of rank 0's copy; rank r's follows at offset + r * nbytes
+    bf16: bool = False  # (its numpy dtype is uint16: bf16's bits)
 
     @property
     def nbytes(self) -> int:
@@ -91,8 +92,8 @@ class WindowLayout:
     windows: List[Window] = field(default_factory=list)
     total_bytes: int = 0
 
-    def allocate(self, shape: Sequence[int], dtype: np.dtype) -> int:
-        w = Window(tuple(int(d) for d in shape), np.dtype(dtype), self.total_bytes)
+    def allocate(self, shape: Sequence[int], dtype: np.dtype, bf16: bool = False) -> int:
+        w = Window(tuple(int(d) for d in shape), np.dtype(dtype), self.total_bytes, bf16)
         self.windows.append(w)
         self.total_bytes += -(-w.nbytes * self.nranks // 64) * 64
         return len(self.windows) - 1

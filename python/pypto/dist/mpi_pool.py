@@ -14,6 +14,7 @@ share no memory and every byte between them goes through the engine.
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 import shlex
@@ -121,6 +122,7 @@ def start_ranks(nranks: int, hosts: int, env: Dict[str, str], timeout: float = 6
     child_env.update({"PYPTO_DIST_ADDRESS": address, "PYPTO_DIST_AUTHKEY": key.hex(),
                       "PYPTO_DIST_HOSTS": str(hosts), "PYTHONUNBUFFERED": "1"})
     argv = cmd + ["-n", str(nranks), sys.executable, "-m", "pypto.dist.mpi_rank"]
+    mpi_segments_before = set(glob.glob(MPI_SEGMENTS))
     launcher = subprocess.Popen(argv, env=child_env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
     conns: List[Any] = [None] * nranks
     procs: List[Any] = [None] * nranks
@@ -151,6 +153,7 @@ def start_ranks(nranks: int, hosts: int, env: Dict[str, str], timeout: float = 6
     # the program's functions as multiprocessing's ranks do.
     prep = mp_spawn.get_preparation_data("pypto-rank")
     prep.pop("authkey", None)  # (multiprocessing's own key: not ours to send, and not picklable)
+    launcher.mpi_segments_before = mpi_segments_before  # type: ignore[attr-defined]
     for c in accepted:
         kind, rank, pid, host = c.recv()
         conns[rank], procs[rank] = c, _RankProcess(pid, host, launcher)
@@ -178,6 +181,30 @@ def stop_launcher(launcher: subprocess.Popen, procs: Sequence[Any]) -> None:
     for p in procs:
         if p is not None:
             p.close()
+    _sweep_mpi_segments(getattr(launcher, "mpi_segments_before", set()))
+
+
+# MPICH's own node-local segments: unlinked when its processes finalize, left behind when they are
+# killed (a failed run): the ones this run's ranks made that no process maps any more go.
+MPI_SEGMENTS = "/dev/shm/mpich_shm_*"
+
+
+def _sweep_mpi_segments(before: set) -> None:
+    fresh = set(glob.glob(MPI_SEGMENTS)) - before
+    if not fresh:
+        return
+    mapped = set()
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        try:
+            with open(maps) as f:
+                mapped.update(line.split()[-1] for line in f if "/dev/shm/mpich_shm_" in line)
+        except OSError:
+            pass
+    for path in fresh - mapped:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def to_values(jobs: Sequence[Any], arrays: Any) -> None:

@@ -182,7 +182,7 @@ def alloc_window_buffer(shape: Sequence[Any], dtype: Any) -> WindowBuffer:
     if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
         raise _core.UserError(f"pld.alloc_window_buffer: shape must be positive ints, got {dims}"
                               + _format_loc(user_loc()))
-    index = run.layout.allocate(dims, _numpy_dtype(dtype))
+    index = run.layout.allocate(dims, _numpy_dtype(dtype), bf16="BF16" in str(dtype).upper())
     return WindowBuffer(index, tuple(dims), dtype)
 
 

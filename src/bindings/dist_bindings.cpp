@@ -1,0 +1,144 @@
+#include "bindings/dist_bindings.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "pypto/dist_signal.hpp"
+#include "pypto/error.h"
+#include "pto/half.hpp"
+#include "runtime/signal_hook.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto {
+namespace {
+
+// One element of another host's change: where this host's element still holds what the sender
+// last had (`twin`), the sender's value is written as it is (exact: an ordinary store); where it
+// changed here too (both hosts added into it), the sender's difference is added. One atomic
+// compare-and-swap decides, so a rank of this host adding into the element meanwhile loses nothing.
+template <class U, class Add>
+void MergeOne(U* p, U fresh, U twin, Add add) {
+  U old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    U next = old == twin ? fresh : add(old, fresh, twin);
+    if (__atomic_compare_exchange_n(p, &old, next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
+  }
+}
+
+template <class U, class Add>
+void MergeAll(char* base, const int64_t* idx, const U* fresh, const U* twin, size_t n, Add add) {
+  U* dst = reinterpret_cast<U*>(base);
+  for (size_t i = 0; i < n; ++i) MergeOne(dst + idx[i], fresh[i], twin[i], add);
+}
+
+template <class F, class U>
+U FloatAdd(U old, U fresh, U twin) {
+  F o, f, t;
+  std::memcpy(&o, &old, sizeof(F));
+  std::memcpy(&f, &fresh, sizeof(F));
+  std::memcpy(&t, &twin, sizeof(F));
+  F r = o + (f - t);
+  U out;
+  std::memcpy(&out, &r, sizeof(F));
+  return out;
+}
+
+float HalfToFloat(uint16_t h) { return static_cast<float>(pto::half::from_bits(h)); }
+
+using Bits = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
+
+}  // namespace
+
+void BindDist(nb::module_& m) {
+  m.def(
+      "_set_signal_hook",
+      [](nb::object hook) {
+        if (hook.is_none()) {
+          rt::SetSignalHook({});
+          return;
+        }
+        // Held as a Python object for as long as it is set; called from a worker thread, so it
+        // takes the GIL (the caller's thread released it for the call). It answers True (it
+        // carried the signal), False (run the kernel) or a str: the UserError to fail the call with.
+        auto held = std::shared_ptr<nb::object>(new nb::object(hook), [](nb::object* o) {
+          nb::gil_scoped_acquire gil;
+          delete o;
+        });
+        rt::SetSignalHook([held](const rt::SignalEvent& e) {
+          nb::gil_scoped_acquire gil;
+          nb::object r;
+          try {
+            r = (*held)(static_cast<int>(e.kind), reinterpret_cast<uintptr_t>(e.cell), e.value, e.op, e.cmp);
+          } catch (nb::python_error& err) {
+            throw std::runtime_error(std::string("the distributed engine failed: ") + err.what());
+          }
+          if (nb::isinstance<nb::str>(r)) throw UserError(nb::cast<std::string>(r));
+          return nb::cast<bool>(r);
+        });
+      },
+      "hook"_a.none(),
+      "Sets (None: removes) the process's signal hook: hook(kind, cell_address, value, op, cmp) -> bool | str, "
+      "called before each signal kernel (python/pypto/dist/engine.py).");
+  m.def(
+      "_signal_cell",
+      [](uintptr_t cell, int64_t value, int op) {
+        pypto_kernel::Notify(reinterpret_cast<int32_t*>(cell), value, op);
+      },
+      "cell"_a, "value"_a, "op"_a,
+      "A notify on the int32 cell at this address (op 0 set, 1 add), waking its waiters (a signal that came "
+      "from another host).");
+  m.def(
+      "_merge_elements",
+      [](uintptr_t base, Bits idx, Bits fresh, Bits twin, const std::string& dtype) {
+        const size_t n = idx.size();
+        if (fresh.size() != n || twin.size() != n || idx.itemsize() != 8)
+          throw std::invalid_argument("_merge_elements: idx (int64), fresh and twin must have one entry each");
+        char* b = reinterpret_cast<char*>(base);
+        const auto* i = static_cast<const int64_t*>(idx.data());
+        const size_t k = fresh.itemsize();
+        if (twin.itemsize() != k) throw std::invalid_argument("_merge_elements: fresh and twin differ in itemsize");
+        nb::gil_scoped_release release;
+        auto f = [&](auto tag, auto add) {
+          using U = decltype(tag);
+          MergeAll<U>(b, i, static_cast<const U*>(fresh.data()), static_cast<const U*>(twin.data()), n, add);
+        };
+        if (dtype == "float32") {
+          f(uint32_t{}, FloatAdd<float, uint32_t>);
+        } else if (dtype == "float64") {
+          f(uint64_t{}, FloatAdd<double, uint64_t>);
+        } else if (dtype == "float16" || dtype == "bfloat16") {
+          const bool bf = dtype == "bfloat16";
+          f(uint16_t{}, [bf](uint16_t o, uint16_t fr, uint16_t t) -> uint16_t {
+            auto val = [bf](uint16_t x) {
+              return bf ? static_cast<float>(pto::bfloat16::from_bits(x)) : HalfToFloat(x);
+            };
+            float r = val(o) + (val(fr) - val(t));
+            return bf ? pto::bfloat16(r).bits : pto::half(r).bits;
+          });
+        } else if (k == 1) {
+          f(uint8_t{}, [](uint8_t o, uint8_t fr, uint8_t t) { return uint8_t(o + uint8_t(fr - t)); });
+        } else if (k == 2) {
+          f(uint16_t{}, [](uint16_t o, uint16_t fr, uint16_t t) { return uint16_t(o + uint16_t(fr - t)); });
+        } else if (k == 4) {
+          f(uint32_t{}, [](uint32_t o, uint32_t fr, uint32_t t) { return uint32_t(o + (fr - t)); });
+        } else if (k == 8) {
+          f(uint64_t{}, [](uint64_t o, uint64_t fr, uint64_t t) { return uint64_t(o + (fr - t)); });
+        } else {
+          throw std::invalid_argument("_merge_elements: no merge for dtype " + dtype);
+        }
+      },
+      "base"_a, "idx"_a, "fresh"_a, "twin"_a, "dtype"_a,
+      "Merges another host's changed elements into memory at `base` (element indices `idx`): where an element "
+      "still holds `twin` it becomes `fresh`, else it gains fresh - twin (both hosts added into it); atomic per "
+      "element. Integers (two's complement) wrap; 16-bit floats add in fp32 and round once.");
+}
+
+}  // namespace pypto
