@@ -171,6 +171,15 @@ class Recorder:
 def op_names() -> List[str]: ...
 def machine_names() -> List[str]: ...
 def machine_info(name: str) -> Dict[str, Any]: ...
+# The link model (src/bindings/sim_bindings.cpp BindLinks; attached to the module by the first
+# machine_info call until module.cpp binds them): pypto.sim.links / pypto.sim.collective_time.
+def link_specs(machine: str = "a2a3") -> List[Dict[str, Any]]:
+    """Per level, innermost first: level, name, topology, gbps (one link, one direction), links,
+    rank_gbps, fabric_gbps, latency_us, max_ranks, reduce_gbps, source."""
+def collective_time(op: str, nbytes: float, nranks: int, level: str = "HOST", algorithm: str = "ring",
+                    machine: str = "a2a3") -> Dict[str, Any]:
+    """machine, op, algorithm, level, nbytes, nranks, steps, latency_us, bandwidth_us, reduce_us,
+    total_us, link, phases (one dict per level crossed)."""
 class AscProgram:
     """pypto.asc: each block's recorded stream, replayed natively by run()."""
     def __init__(self, streams: List[Tuple[Any, Any, Any, Any]]) -> None: ...
