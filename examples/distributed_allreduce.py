@@ -55,6 +55,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds), still checked")
+    ap.add_argument("--hosts", type=int, default=None,
+                    help="spread the ranks over this many simulated hosts (MPI on loopback; docs/distributed.md)")
     args = ap.parse_args(argv)
     n = args.ranks
     rows, k, cols = (16, 128, 256) if args.quick else (64, 2048, 4096)
@@ -64,7 +66,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     residual = rng.standard_normal((rows, cols)).astype(np.float32)
     gamma = rng.uniform(0.5, 1.5, (1, cols)).astype(np.float32)
     out = np.zeros((n, rows, cols), np.float32)
-    config = RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n))))
+    config = RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n)), hosts=args.hosts))
 
     t0 = time.perf_counter()
     tensor_parallel(x, w, residual, gamma, out, config=config)

@@ -201,6 +201,7 @@ def _run_job(job: Job, conn: Any, engine: Any = None) -> Any:
         for seg in job.segments:
             _map(seg)
     else:  # ranks of several hosts: each host's heap is the engine's; arrays come by value
+        counted = dict(engine.stats)
         arena = None
         heap = engine.attach(job.layout, job.zero_heap) if job.layout is not None and job.layout.windows else None
     conn.send(("mapped", None))
@@ -251,7 +252,8 @@ def _run_job(job: Job, conn: Any, engine: Any = None) -> Any:
         idx, vals = diff_elements(before, after)
         if idx.size:
             changed[key] = (idx, vals)
-    return {"events": events, "changed": changed}
+    sent_now = {k: v - counted.get(k, 0) for k, v in engine.stats.items()}
+    return {"events": events, "changed": changed, "engine": sent_now}
 
 
 def _as_rank_events(trace: Dict[str, Any], rank: int, call: int, name: str, offset_us: float) -> List[Dict[str, Any]]:

@@ -229,10 +229,15 @@ def to_values(jobs: Sequence[Any], arrays: Any) -> None:
         job.values = list(made.values())
 
 
+# What each rank's engine did in the last run: releases, bytes sent, signals sent to other hosts.
+engine_stats: List[Dict[str, int]] = []
+
+
 def write_back(jobs: Sequence[Any], answers: List[Any], arrays: Any) -> List[Any]:
     """Writes what each rank changed of its by-value arrays where they came from; returns each
     rank's swimlane events."""
     events = []
+    engine_stats[:] = [(ans or {}).get("engine", {}) for ans in answers]
     for job, ans in zip(jobs, answers):
         by_key = {v.key: v for v in getattr(job, "values", [])}
         for key, (idx, vals) in (ans or {}).get("changed", {}).items():

@@ -459,7 +459,7 @@ class HostFunction:
 
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledHostProgram:
         dist = self._dist(config)
-        key = (tuple(dist.device_ids), dist.timeout)
+        key = (tuple(dist.device_ids), dist.timeout, dist.hosts)
         if key not in self._compiled:
             self._compiled[key] = CompiledHostProgram(self, dist)
         return self._compiled[key]
