@@ -171,8 +171,7 @@ class Recorder:
 def op_names() -> List[str]: ...
 def machine_names() -> List[str]: ...
 def machine_info(name: str) -> Dict[str, Any]: ...
-# The link model (src/bindings/sim_bindings.cpp BindLinks; attached to the module by the first
-# machine_info call until module.cpp binds them): pypto.sim.links / pypto.sim.collective_time.
+# The link model (src/bindings/sim_bindings.cpp BindLinks): pypto.sim.links / collective_time.
 def link_specs(machine: str = "a2a3") -> List[Dict[str, Any]]:
     """Per level, innermost first: level, name, topology, gbps (one link, one direction), links,
     rank_gbps, fabric_gbps, latency_us, max_ranks, reduce_gbps, source."""

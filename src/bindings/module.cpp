@@ -590,4 +590,5 @@ NB_MODULE(_core, m) {
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
   BindDist(m);
+  BindLinks(m);
 }

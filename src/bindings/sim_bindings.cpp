@@ -78,8 +78,10 @@ nb::dict CollectiveTimeToDict(const std::string& op, double nbytes, int64_t nran
   return d;
 }
 
+}  // namespace
+
 // pypto._core's link-model functions (pypto.sim.links / collective_time).
-void BindLinks(nb::module_ m) {
+void BindLinks(nb::module_& m) {
   m.def("link_specs", &LinkSpecs, "machine"_a = "a2a3",
         "The link of each level of NPU machine `machine`, innermost first (src/machine/links.h).");
   m.def("collective_time", &CollectiveTimeToDict, "op"_a, "nbytes"_a, "nranks"_a, "level"_a = "HOST",
@@ -87,23 +89,6 @@ void BindLinks(nb::module_ m) {
         "The link model's time of a collective (src/machine/links.h): steps, latency, bandwidth and reduce "
         "parts, the links used and the phase of each level.");
 }
-
-// module.cpp, which defines the module's functions, is not this change's to edit: until its
-// NB_MODULE calls BindLinks, the first machine_info call attaches the link functions to
-// pypto._core (pypto.sim reads the machine description before it uses them). A failure leaves
-// machine_info working and the functions absent.
-void AttachLinkFunctions() {
-  static const bool attached = [] {
-    try {
-      BindLinks(nb::module_::import_("pypto._core"));
-      return true;
-    } catch (const nb::python_error&) {
-      return false;
-    }
-  }();
-  (void)attached;
-}
-}  // namespace
 
 nb::dict SimulateToDict(const ExecGraph& g, const nb::list& launches, const std::vector<std::vector<int>>& deps,
                         const std::string& machine) {
@@ -190,7 +175,6 @@ nb::dict SimulateToDict(const ExecGraph& g, const nb::list& launches, const std:
 }
 
 nb::dict MachineInfo(const std::string& name) {
-  AttachLinkFunctions();
   const MachineModel& m = GetMachine(name);
   const MachinePerf& f = m.perf;
   nb::dict d;

@@ -15,5 +15,7 @@ nanobind::dict SimulateToDict(const ExecGraph& g, const nanobind::list& launches
                               const std::vector<std::vector<int>>& deps, const std::string& machine);
 /// Every number of a machine description, by name.
 nanobind::dict MachineInfo(const std::string& name);
+/// pypto._core.link_specs / collective_time (src/machine/links.h).
+void BindLinks(nanobind::module_& m);
 
 }  // namespace pypto

@@ -55,13 +55,8 @@ def simulate(fn: Any, *args: Any, machine: Optional[str] = None, **kwargs: Any) 
 
 
 def _link_fn(name: str) -> Callable[..., Any]:
-    """A link-model function of pypto._core. They are attached to the module by the first
-    machine_info call (src/bindings/sim_bindings.cpp), so read one machine first if needed."""
-    fn = getattr(_core, name, None)
-    if fn is None:
-        _core.machine_info("a2a3")
-        fn = getattr(_core, name)
-    return fn
+    """A link-model function of pypto._core (src/bindings/sim_bindings.cpp BindLinks)."""
+    return getattr(_core, name)
 
 
 def _bytes(n: float) -> str:
