@@ -76,9 +76,8 @@ def run_allreduce(P: int, rows: int, reps: int, rounds: int) -> Dict[str, Any]:
                     res[(hosts, mode, "call")].append(t1)
                     res[(hosts, mode, "one")].append((tk - t1) / (K - 1))
     for mode in ("mesh", "ring"):  # what crossed between the hosts in one call with one allreduce
-        before = sum(e.get("bytes_sent", 0) for e in mpi_pool.engine_stats)
         d.allreduce_host(x, y, mode, 1, config=config(P, 2))
-        res[(mode, "sent")] = sum(e.get("bytes_sent", 0) for e in mpi_pool.engine_stats) - before
+        res[(mode, "sent")] = sum(e.get("bytes_sent", 0) for e in mpi_pool.engine_stats)  # (the run's)
     return res
 
 
@@ -133,6 +132,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true", help="4 KiB and 1 MiB, a small layer")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=("allreduce", "layer"), default=None)
     args = ap.parse_args(argv)
     info = machine_info()
     load = os.getloadavg()
@@ -141,7 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     lines = ["| ranks | size per rank | mode | whole call, 1 host | whole call, 2 hosts | 2 / 1 | one allreduce, "
              "1 host | one allreduce, 2 hosts | 2 / 1 | sent between hosts per call |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for P in (2, 4):
+    for P in (2, 4) if args.only != "layer" else ():
         for rows in rows_list:
             r = run_allreduce(P, rows, args.reps, args.rounds)
             for mode in ("mesh", "ring"):
@@ -154,7 +154,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(line, flush=True)
                 lines.append(line)
     lines += ["", "| program | shapes | 2 ranks on 1 host | 2 ranks on 2 hosts | 2 / 1 |", "|---|---|---|---|---|"]
-    for r in run_layer(args.reps, args.rounds, args.quick):
+    for r in run_layer(args.reps, args.rounds, args.quick) if args.only != "allreduce" else []:
         line = (f"| {r['name']} | {r['what']} | {med(r[1])} | {med(r[2])} | "
                 f"{statistics.median(r[2]) / statistics.median(r[1]):.1f}x |")
         print(line, flush=True)

@@ -2,12 +2,14 @@
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "pypto/dist_signal.hpp"
 #include "pypto/error.h"
@@ -33,10 +35,18 @@ void MergeOne(U* p, U fresh, U twin, Add add) {
   }
 }
 
+// A span of another host's bytes: each element the sender changed (fresh differs from before)
+// merges into this host's heap atomically and into its twin (only the engine writes the twin,
+// under the host's lock: plain stores).
 template <class U, class Add>
-void MergeAll(char* base, const int64_t* idx, const U* fresh, const U* twin, size_t n, Add add) {
-  U* dst = reinterpret_cast<U*>(base);
-  for (size_t i = 0; i < n; ++i) MergeOne(dst + idx[i], fresh[i], twin[i], add);
+void MergeSpan(char* heap, char* twin, const U* fresh, const U* before, size_t n, Add add) {
+  U* h = reinterpret_cast<U*>(heap);
+  U* t = reinterpret_cast<U*>(twin);
+  for (size_t i = 0; i < n; ++i) {
+    if (fresh[i] == before[i]) continue;
+    MergeOne(h + i, fresh[i], before[i], add);
+    t[i] = t[i] == before[i] ? fresh[i] : add(t[i], fresh[i], before[i]);
+  }
 }
 
 template <class F, class U>
@@ -96,19 +106,49 @@ void BindDist(nb::module_& m) {
       "A notify on the int32 cell at this address (op 0 set, 1 add), waking its waiters (a signal that came "
       "from another host).");
   m.def(
-      "_merge_elements",
-      [](uintptr_t base, Bits idx, Bits fresh, Bits twin, const std::string& dtype) {
-        const size_t n = idx.size();
-        if (fresh.size() != n || twin.size() != n || idx.itemsize() != 8)
-          throw std::invalid_argument("_merge_elements: idx (int64), fresh and twin must have one entry each");
-        char* b = reinterpret_cast<char*>(base);
-        const auto* i = static_cast<const int64_t*>(idx.data());
-        const size_t k = fresh.itemsize();
-        if (twin.itemsize() != k) throw std::invalid_argument("_merge_elements: fresh and twin differ in itemsize");
+      "_changed_rows",
+      [](uintptr_t heap, uintptr_t twin, int64_t nbytes) {
+        // Runs [first, end) of the 64-byte rows where the heap differs from its twin.
+        std::vector<int64_t> runs;
+        {
+          nb::gil_scoped_release release;
+          const char* h = reinterpret_cast<const char*>(heap);
+          const char* t = reinterpret_cast<const char*>(twin);
+          const int64_t rows = (nbytes + 63) / 64;
+          int64_t open = -1;
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t len = r == rows - 1 ? nbytes - r * 64 : 64;
+            const bool diff = std::memcmp(h + r * 64, t + r * 64, static_cast<size_t>(len)) != 0;
+            if (diff && open < 0) open = r;
+            if (!diff && open >= 0) {
+              runs.push_back(open);
+              runs.push_back(r);
+              open = -1;
+            }
+          }
+          if (open >= 0) {
+            runs.push_back(open);
+            runs.push_back(rows);
+          }
+        }
+        return runs;
+      },
+      "heap"_a, "twin"_a, "nbytes"_a,
+      "The runs of 64-byte rows where `nbytes` at `heap` differ from `twin`: [first0, end0, first1, ...].");
+  m.def(
+      "_merge_span",
+      [](uintptr_t heap, uintptr_t twin, Bits fresh, Bits before, const std::string& dtype) {
+        if (fresh.nbytes() != before.nbytes())
+          throw std::invalid_argument("_merge_span: fresh and before differ in size");
+        char* h = reinterpret_cast<char*>(heap);
+        char* t = reinterpret_cast<char*>(twin);
+        const size_t bytes = fresh.nbytes();
+        const void* fr = fresh.data();
+        const void* be = before.data();
         nb::gil_scoped_release release;
         auto f = [&](auto tag, auto add) {
           using U = decltype(tag);
-          MergeAll<U>(b, i, static_cast<const U*>(fresh.data()), static_cast<const U*>(twin.data()), n, add);
+          MergeSpan<U>(h, t, static_cast<const U*>(fr), static_cast<const U*>(be), bytes / sizeof(U), add);
         };
         if (dtype == "float32") {
           f(uint32_t{}, FloatAdd<float, uint32_t>);
@@ -123,22 +163,25 @@ void BindDist(nb::module_& m) {
             float r = val(o) + (val(fr) - val(t));
             return bf ? pto::bfloat16(r).bits : pto::half(r).bits;
           });
-        } else if (k == 1) {
-          f(uint8_t{}, [](uint8_t o, uint8_t fr, uint8_t t) { return uint8_t(o + uint8_t(fr - t)); });
-        } else if (k == 2) {
-          f(uint16_t{}, [](uint16_t o, uint16_t fr, uint16_t t) { return uint16_t(o + uint16_t(fr - t)); });
-        } else if (k == 4) {
-          f(uint32_t{}, [](uint32_t o, uint32_t fr, uint32_t t) { return uint32_t(o + (fr - t)); });
-        } else if (k == 8) {
-          f(uint64_t{}, [](uint64_t o, uint64_t fr, uint64_t t) { return uint64_t(o + (fr - t)); });
+        } else if (dtype.size() > 1 && (dtype[0] == 'i' || dtype[0] == 'u' || dtype == "bool")) {
+          const size_t k = dtype == "bool" ? 1 : std::stoul(dtype.substr(dtype.find_first_of("0123456789"))) / 8;
+          if (k == 1)
+            f(uint8_t{}, [](uint8_t o, uint8_t fr, uint8_t t) { return uint8_t(o + uint8_t(fr - t)); });
+          else if (k == 2)
+            f(uint16_t{}, [](uint16_t o, uint16_t fr, uint16_t t) { return uint16_t(o + uint16_t(fr - t)); });
+          else if (k == 4)
+            f(uint32_t{}, [](uint32_t o, uint32_t fr, uint32_t t) { return uint32_t(o + (fr - t)); });
+          else
+            f(uint64_t{}, [](uint64_t o, uint64_t fr, uint64_t t) { return uint64_t(o + (fr - t)); });
         } else {
-          throw std::invalid_argument("_merge_elements: no merge for dtype " + dtype);
+          throw std::invalid_argument("_merge_span: no merge for dtype " + dtype);
         }
       },
-      "base"_a, "idx"_a, "fresh"_a, "twin"_a, "dtype"_a,
-      "Merges another host's changed elements into memory at `base` (element indices `idx`): where an element "
-      "still holds `twin` it becomes `fresh`, else it gains fresh - twin (both hosts added into it); atomic per "
-      "element. Integers (two's complement) wrap; 16-bit floats add in fp32 and round once.");
+      "heap"_a, "twin"_a, "fresh"_a, "before"_a, "dtype"_a,
+      "Merges another host's span of a window (its bytes now, `fresh`, and as its twin had them, `before`) "
+      "into the heap at `heap` and the twin at `twin`: an element the sender changed becomes its value where "
+      "it still holds `before`, else gains fresh - before (both hosts added into it); atomic per element in "
+      "the heap. Integers wrap; 16-bit floats add in fp32 and round once.");
 }
 
 }  // namespace pypto

@@ -214,3 +214,30 @@ def test_the_example_over_two_hosts():
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "(OK)" in r.stdout
+
+
+def test_one_swimlane_for_the_ranks_of_every_host():
+    import json
+    compiled = _shift_host.compile(config=_config(2, 2))
+    compiled(np.ones((2, 1, SIZE), np.float32), np.zeros((2, 1, SIZE), np.float32),
+             config=RunConfig(enable_chip_swimlane=1))
+    with open(os.path.join(compiled.output_dir, "swimlane.json")) as f:
+        events = json.load(f)["traceEvents"]
+    assert {e["pid"] for e in events} == {0, 1}
+    for r in range(2):
+        assert any(e.get("ph") == "X" and e["pid"] == r and "notify" in e["name"] for e in events)
+
+
+@pytest.mark.parametrize("placement", ["simulated", "node"])
+def test_a_launcher_of_the_users_choice(monkeypatch, placement):
+    """PYPTO_MPIEXEC names the launcher (here plain mpiexec, MPI's own transport). With it the
+    ranks MPI finds on one node share a heap (placement "node": here all of them, one host); the
+    simulated placement keeps two heaps and goes through the engine."""
+    monkeypatch.setenv("PYPTO_MPIEXEC", shutil.which("mpiexec"))
+    monkeypatch.setenv("PYPTO_DIST_PLACEMENT", placement)
+    x = np.random.default_rng(2).standard_normal((2, 1, SIZE)).astype(np.float32)
+    y = np.zeros_like(x)
+    _shift_host(x, y, config=_config(2, 2))
+    assert (_engine_totals()["signals"] > 0) == (placement == "simulated")
+    for r in range(2):
+        np.testing.assert_array_equal(y[r], x[(r + 1) % 2])

@@ -8,12 +8,12 @@ rank's. The engine makes the mirrors right where the program's signals say they 
 
 * **Release** (before a notify that goes to a rank of another host, and when a rank's job ends):
   the bytes of this host's heap that changed since the last release (the heap compared with its
-  *twin*, a second segment holding the heap as last sent or received) go to every other host,
+  *twin*, a second segment holding the heap as last sent or received, in 64-byte rows) go to every other host,
   whose service thread writes exactly those bytes into its heap and twin and answers; the release
   returns once every host has answered. Only changed elements travel and only they are written,
   so two hosts writing different elements of one copy do not undo each other; an element both
   hosts changed (atomic adds into one window) gets the sender's difference added
-  (``_core._merge_elements``: one compare-and-swap per element).
+  (``_core._merge_span``: one compare-and-swap per changed element).
 * **Signal**: the notify itself then goes to the target rank's service thread, which applies it to
   the cell in its host's heap and wakes the waiters (``_core._signal_cell``: the atomic and futex
   a local notify uses). The data it orders arrived before it, so a wait needs nothing from the
@@ -25,7 +25,7 @@ the kernel it is.
 
 MPI (mpi4py; the MPICH wheel from PyPI) is the transport: ranks are MPI processes that
 ``mpiexec`` starts, messages are MPI sends on communicators of their own, and MPI's launcher
-places the ranks on hosts. Waiting for a message polls with a sleep that grows to a millisecond
+places the ranks on hosts. Waiting for a message polls with a sleep that grows to 200 us
 (a blocked MPI receive spins a core, which the rank's kernels need).
 """
 
@@ -43,7 +43,7 @@ import pypto._core as _core
 
 from .heap import SharedSegment, WindowLayout
 
-_DATA, _SIGNAL, _STOP = 1, 2, 3  # service message tags
+_DATA, _SIGNAL, _STOP, _FRESH, _BEFORE = 1, 2, 3, 5, 6  # service message tags
 _ACK = 4
 BLOCK = 64  # bytes compared per row of the diff
 
@@ -59,32 +59,49 @@ def hosts_from_env(default: int = 1) -> int:
 
 
 def _poll(request_done: Any, stop: Any = None) -> bool:
-    """Waits for `request_done()` with a sleep growing from 20 us to 1 ms (MPI's blocking calls spin)."""
-    pause = 2e-5
+    """Waits for `request_done()`: a few bare retries, then a sleep growing from 10 us to 200 us
+    (MPI's blocking calls spin a core, which the rank's kernels need)."""
+    pause = 1e-5
+    tries = 0
     while not request_done():
         if stop is not None and stop():
             return False
-        time.sleep(pause)
-        pause = min(pause * 2, 1e-3)
+        tries += 1
+        if tries > 20:
+            time.sleep(pause)
+            pause = min(pause * 2, 2e-4)
     return True
 
 
 class Engine:
     """One rank's side of the engine: its host's heap and twin, its service thread."""
 
-    def __init__(self, comm: Any, hosts: int) -> None:
+    def __init__(self, comm: Any, hosts: int, placement: str = "simulated") -> None:
+        """`placement`: "simulated" (`hosts` contiguous blocks of ranks on this machine, each
+        its own heap) or "node" (the ranks MPI finds sharing a node share a heap:
+        MPI_COMM_TYPE_SHARED; how ranks land on real hosts is the launcher's placement)."""
         from mpi4py import MPI  # the engine's import: a one-host run needs no MPI
 
         self.MPI = MPI
         self.comm = comm
         self.rank, self.nranks = comm.Get_rank(), comm.Get_size()
-        if not 1 <= hosts <= self.nranks:
-            raise _core.UserError(f"{hosts} hosts for {self.nranks} ranks: a host has at least one rank")
-        self.hosts = hosts
-        self.host = host_of(self.rank, self.nranks, hosts)
-        self.host_ranks = [r for r in range(self.nranks) if host_of(r, self.nranks, hosts) == self.host]
-        self.leaders = [min(r for r in range(self.nranks) if host_of(r, self.nranks, hosts) == h)
-                        for h in range(hosts)]
+        if placement == "node":
+            node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+            leader = node.allreduce(self.rank, op=MPI.MIN)
+            node.Free()
+            leaders = comm.allgather(leader)
+            order = sorted(set(leaders))
+            self.host_of_rank = [order.index(x) for x in leaders]
+        elif placement == "simulated":
+            if not 1 <= hosts <= self.nranks:
+                raise _core.UserError(f"{hosts} hosts for {self.nranks} ranks: a host has at least one rank")
+            self.host_of_rank = [host_of(r, self.nranks, hosts) for r in range(self.nranks)]
+        else:
+            raise _core.UserError(f"PYPTO_DIST_PLACEMENT={placement!r}: 'simulated' or 'node'")
+        self.hosts = max(self.host_of_rank) + 1
+        self.host = self.host_of_rank[self.rank]
+        self.host_ranks = [r for r in range(self.nranks) if self.host_of_rank[r] == self.host]
+        self.leaders = [self.host_of_rank.index(h) for h in range(self.hosts)]
         self.host_comm = comm.Split(self.host, self.rank)
         self.svc = comm.Dup()  # service messages (data, signals) to a rank's service thread
         self.acks = comm.Dup()  # a release's answers, to the rank that released
@@ -157,10 +174,9 @@ class Engine:
             fcntl.flock(self.eng._lock_fd, fcntl.LOCK_UN)
             self.eng._lock.release()
 
-    def _rows(self) -> Tuple[np.ndarray, np.ndarray]:
-        assert self.heap is not None and self.twin is not None and self.layout is not None
-        n = -(-max(self.layout.total_bytes, 1) // BLOCK)
-        return (self.heap.array(0, (n, BLOCK), np.uint8), self.twin.array(0, (n, BLOCK), np.uint8))
+    def _addresses(self) -> Tuple[int, int]:
+        assert self.heap is not None and self.twin is not None
+        return self.base, self.twin.array(0, (1,), np.uint8).__array_interface__["data"][0]
 
     # --- release and signals ------------------------------------------------------------------
 
@@ -176,11 +192,11 @@ class Engine:
 
     def _on_signal(self, kind: int, cell: int, value: int, op: int, cmp: int) -> Any:
         r = self.owner(cell)
-        if r is None or host_of(r, self.nranks, self.hosts) == self.host:
+        if r is None or self.host_of_rank[r] == self.host:
             return False  # this host's memory: the kernel does it
         if kind == 1:
             return (f"rank {self.rank} waits on a signal cell of rank {r}, which runs on another host "
-                    f"(host {host_of(r, self.nranks, self.hosts)}; this rank is on host {self.host}): a rank "
+                    f"(host {self.host_of_rank[r]}; this rank is on host {self.host}): a rank "
                     "waits on its own copy of a signal window, which its peers notify")
         self.release()
         self.svc.send((cell - self.base, int(value), int(op)), dest=r, tag=_SIGNAL)
@@ -191,49 +207,49 @@ class Engine:
         """Sends what this host's heap changed to every other host; returns once all have it."""
         if self.heap is None or self.hosts == 1:
             return
+        assert self.layout is not None and self.twin is not None
+        total = self.layout.total_bytes
+        heap_b, twin_b = self._addresses()
+        heap = self.heap.array(0, (total,), np.uint8)
+        twin = self.twin.array(0, (total,), np.uint8)
         with Engine._HostLock(self):
-            heap, twin = self._rows()
-            changed = np.flatnonzero((heap != twin).any(axis=1))
-            vals = heap[changed]  # (copies: what is sent is what the twin records)
-            before = twin[changed]
-            mask = vals != before
-            twin[changed] = np.where(mask, vals, before)
-        if changed.size == 0:
-            return
-        payload = (changed.astype(np.int64), np.packbits(mask, axis=1), vals, before)
+            runs = np.asarray(_core._changed_rows(heap_b, twin_b, total), np.int64).reshape(-1, 2) * BLOCK
+            if runs.size == 0:
+                return
+            runs[:, 1] = np.minimum(runs[:, 1], total)
+            fresh = np.concatenate([heap[a:b] for a, b in runs])  # (copies: what is sent is what the twin records)
+            before = np.concatenate([twin[a:b] for a, b in runs])
+            at = 0
+            for a, b in runs:
+                twin[a:b] = fresh[at:at + b - a]
+                at += b - a
         others = [self.leaders[h] for h in range(self.hosts) if h != self.host]
+        MPI = self.MPI
         for dest in others:
-            self.svc.send(payload, dest=dest, tag=_DATA)
+            self.svc.send(runs, dest=dest, tag=_DATA)
+            self.svc.Send([fresh, MPI.BYTE], dest=dest, tag=_FRESH)
+            self.svc.Send([before, MPI.BYTE], dest=dest, tag=_BEFORE)
         for dest in others:
             req = self.acks.irecv(source=dest, tag=_ACK)
             _poll(lambda: req.Test())
         self.stats["releases"] += 1
-        self.stats["bytes_sent"] += int(mask.sum()) * len(others)
+        self.stats["bytes_sent"] += int(fresh.nbytes) * len(others)
 
-    def _apply(self, payload: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
-        """Another host's changes: each changed element merged into the heap and the twin (as it
-        is where this host left it alone; plus the sender's difference where both added)."""
-        rows, packed, vals, before = payload
-        mask = np.unpackbits(packed, axis=1, count=BLOCK).astype(bool)
-        assert self.layout is not None and self.heap is not None and self.twin is not None
-        twin_base = self.twin.array(0, (1,), np.uint8).__array_interface__["data"][0]
+    def _apply(self, runs: np.ndarray, fresh: np.ndarray, before: np.ndarray) -> None:
+        """Another host's changed rows merged into this host's heap and twin, window by window
+        (each window's elements by its dtype: ``_core._merge_span``)."""
+        assert self.layout is not None
+        heap_b, twin_b = self._addresses()
         with Engine._HostLock(self):
-            for w in self.layout.windows:  # (rows never straddle windows: each starts 64-byte aligned)
-                lo, hi = w.offset // BLOCK, -(-(w.offset + w.nbytes * self.nranks) // BLOCK)
-                sel = np.flatnonzero((rows >= lo) & (rows < hi))
-                if sel.size == 0:
-                    continue
-                k = w.dtype.itemsize
-                per = BLOCK // k
-                emask = mask[sel].reshape(sel.size, per, k).any(axis=2)
-                r, c = np.nonzero(emask)
-                idx = (rows[sel][r] * per + c).astype(np.int64)  # elements from the heap's start
-                u = np.dtype(f"u{k}")
-                fresh = np.ascontiguousarray(vals[sel].view(u)[r, c])
-                old = np.ascontiguousarray(before[sel].view(u)[r, c])
-                name = "bfloat16" if getattr(w, "bf16", False) else w.dtype.name
-                _core._merge_elements(self.base, idx, fresh, old, name)
-                _core._merge_elements(twin_base, idx, fresh, old, name)
+            at = 0
+            for a, b in runs:
+                for w in self.layout.windows:
+                    lo, hi = max(a, w.offset), min(b, w.offset + w.nbytes * self.nranks)
+                    if lo < hi:
+                        name = "bfloat16" if w.bf16 else w.dtype.name
+                        s = slice(at + lo - a, at + hi - a)
+                        _core._merge_span(heap_b + lo, twin_b + lo, fresh[s], before[s], name)
+                at += b - a
 
     def _serve(self) -> None:
         MPI = self.MPI
@@ -241,13 +257,17 @@ class Engine:
         while True:
             if not _poll(lambda: self.svc.Iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status)):
                 return
-            msg = self.svc.recv(source=status.Get_source(), tag=status.Get_tag())
             tag, src = status.Get_tag(), status.Get_source()
+            msg = self.svc.recv(source=src, tag=tag)
             try:
                 if tag == _STOP:
                     return
                 if tag == _DATA:
-                    self._apply(msg)
+                    n = int((msg[:, 1] - msg[:, 0]).sum())
+                    fresh, before = np.empty(n, np.uint8), np.empty(n, np.uint8)
+                    self.svc.Recv([fresh, MPI.BYTE], source=src, tag=_FRESH)
+                    self.svc.Recv([before, MPI.BYTE], source=src, tag=_BEFORE)
+                    self._apply(msg, fresh, before)
                     self.acks.send(True, dest=src, tag=_ACK)
                 elif tag == _SIGNAL:
                     off, value, op = msg
@@ -264,24 +284,33 @@ class Engine:
 
 
 def diff_elements(before: np.ndarray, after: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The flat (C-order) indices of the elements of `after` whose bits differ from `before`, and
-    their values (bits compared: a NaN written over a NaN of other bits counts)."""
+    """The runs of elements of `after` (flat, C order) whose bits differ from `before`, as an
+    array [[start, end], ...], and their values, concatenated (bits compared: a NaN written over
+    a NaN of other bits counts)."""
     size = after.dtype.itemsize
-    if size in (1, 2, 4, 8):
-        u = np.dtype(f"u{size}")
-        a, b = np.ascontiguousarray(after).view(u).reshape(-1), np.ascontiguousarray(before).view(u).reshape(-1)
-        idx = np.flatnonzero(a != b)
-    else:
-        a8 = np.ascontiguousarray(after).view(np.uint8).reshape(-1, size)
-        b8 = np.ascontiguousarray(before).view(np.uint8).reshape(-1, size)
-        idx = np.flatnonzero((a8 != b8).any(axis=1))
-    return idx, np.ascontiguousarray(after).reshape(-1)[idx]
+    a8 = np.ascontiguousarray(after).reshape(-1).view(np.uint8).reshape(-1, size)
+    b8 = np.ascontiguousarray(before).reshape(-1).view(np.uint8).reshape(-1, size)
+    changed = (a8 != b8).any(axis=1) if size > 1 else (a8 != b8).reshape(-1)
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], changed, [False])).astype(np.int8)))
+    runs = edges.reshape(-1, 2)
+    flat = np.ascontiguousarray(after).reshape(-1)
+    vals = np.concatenate([flat[a:b] for a, b in runs]) if runs.size else flat[:0]
+    return runs, vals
 
 
-def apply_elements(target: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
-    """Writes `vals` at the flat indices `idx` of `target` (any strides)."""
-    if idx.size:
-        target[np.unravel_index(idx, target.shape)] = vals
+def apply_elements(target: np.ndarray, runs: np.ndarray, vals: np.ndarray) -> None:
+    """Writes `vals` into the element runs `runs` ([[start, end], ...], flat C order) of `target`
+    (any strides)."""
+    if runs.size == 0:
+        return
+    flat = target.reshape(-1) if target.flags.c_contiguous else None
+    at = 0
+    for a, b in runs:
+        if flat is not None:
+            flat[a:b] = vals[at:at + b - a]
+        else:
+            target[np.unravel_index(np.arange(a, b), target.shape)] = vals[at:at + b - a]
+        at += b - a
 
 
 def ranks_per_host(nranks: int, hosts: int) -> List[int]:

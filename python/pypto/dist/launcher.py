@@ -48,6 +48,7 @@ class HostArray:
     shape: Tuple[int, ...]
     strides: Tuple[int, ...]
     dtype: str
+    written: bool = True  # the rank may write it (a pl.Out / InOut argument)
 
 
 @dataclass
@@ -71,9 +72,10 @@ class ValueArray:
     data: np.ndarray
     key: int = 0  # the same array in several calls of a job: one copy on the rank
     source: Any = None  # (the orchestrator's: not sent)
+    written: bool = True  # False: an input, nothing to send back
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {"data": self.data, "key": self.key, "source": None}
+        return {"data": self.data, "key": self.key, "source": None, "written": self.written}
 
 
 @dataclass
@@ -207,12 +209,12 @@ def _run_job(job: Job, conn: Any, engine: Any = None) -> Any:
     conn.send(("mapped", None))
     ctx = context.require("a rank job")
     windows: Dict[int, np.ndarray] = {}
-    sent: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}  # ValueArray.key -> (as sent, the rank's copy)
+    sent: Dict[int, Tuple[Optional[np.ndarray], np.ndarray]] = {}  # key -> (as sent when written, the rank's)
 
     def arg(a: Any) -> Any:
         if isinstance(a, ValueArray):
             if a.key not in sent:
-                sent[a.key] = (a.data.copy(), a.data)
+                sent[a.key] = (a.data.copy() if a.written else None, a.data)
             return sent[a.key][1]
         if isinstance(a, HostArray):
             assert arena is not None
@@ -249,9 +251,11 @@ def _run_job(job: Job, conn: Any, engine: Any = None) -> Any:
     engine.release()  # what this rank wrote into windows reaches every host before it says done
     changed = {}
     for key, (before, after) in sent.items():
-        idx, vals = diff_elements(before, after)
-        if idx.size:
-            changed[key] = (idx, vals)
+        if before is None:
+            continue
+        runs, vals = diff_elements(before, after)
+        if runs.size:
+            changed[key] = (runs, vals)
     sent_now = {k: v - counted.get(k, 0) for k, v in engine.stats.items()}
     return {"events": events, "changed": changed, "engine": sent_now}
 
@@ -457,7 +461,11 @@ def dropped(name: str) -> None:
 def pool_for(nranks: int, timeout: float, hosts: int = 1) -> RankPool:
     """The pool of `nranks` ranks over `hosts` hosts whose waits give up after `timeout` (started
     if needed)."""
-    return pool(nranks, {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}, hosts)
+    env = {"PYPTO_DIST_TIMEOUT": repr(float(timeout))}
+    if hosts > 1:  # (how the ranks are launched and placed: another setting, another pool)
+        env.update({k: os.environ[k] for k in ("PYPTO_MPIEXEC", "PYPTO_DIST_PLACEMENT", "PYPTO_DIST_LISTEN")
+                    if k in os.environ})
+    return pool(nranks, env, hosts)
 
 
 def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = (),

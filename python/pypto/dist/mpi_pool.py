@@ -119,9 +119,13 @@ def start_ranks(nranks: int, hosts: int, env: Dict[str, str], timeout: float = 6
     child_env.update(env)
     if not os.environ.get("PYPTO_MPIEXEC"):  # our own launch, on this machine: a simulated cluster
         child_env.update({k: v for k, v in SIMULATED_TRANSPORT.items() if k not in os.environ})
+        child_env.setdefault("PYPTO_DIST_PLACEMENT", "simulated")
+    else:  # the user's launcher places the ranks: those sharing a node share a heap
+        child_env.setdefault("PYPTO_DIST_PLACEMENT", "node")
     child_env.update({"PYPTO_DIST_ADDRESS": address, "PYPTO_DIST_AUTHKEY": key.hex(),
                       "PYPTO_DIST_HOSTS": str(hosts), "PYTHONUNBUFFERED": "1"})
     argv = cmd + ["-n", str(nranks), sys.executable, "-m", "pypto.dist.mpi_rank"]
+    _sweep_mpi_segments(set(), 60.0)  # (those of earlier runs killed with their orchestrator)
     mpi_segments_before = set(glob.glob(MPI_SEGMENTS))
     launcher = subprocess.Popen(argv, env=child_env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
     conns: List[Any] = [None] * nranks
@@ -189,8 +193,17 @@ def stop_launcher(launcher: subprocess.Popen, procs: Sequence[Any]) -> None:
 MPI_SEGMENTS = "/dev/shm/mpich_shm_*"
 
 
-def _sweep_mpi_segments(before: set) -> None:
-    fresh = set(glob.glob(MPI_SEGMENTS)) - before
+def _sweep_mpi_segments(before: set, min_age: float = 1.0) -> None:
+    # (a segment younger than `min_age` seconds may be another job's, between its creation and its
+    # mapping in MPI_Init)
+    now = time.time()
+    fresh = set()
+    for path in set(glob.glob(MPI_SEGMENTS)) - before:
+        try:
+            if now - os.stat(path).st_mtime >= min_age:
+                fresh.add(path)
+        except OSError:
+            pass
     if not fresh:
         return
     mapped = set()
@@ -217,9 +230,10 @@ def to_values(jobs: Sequence[Any], arrays: Any) -> None:
 
         def conv(a: Any) -> Any:
             if isinstance(a, (HostArray, SegmentArray)):
-                k = (type(a).__name__,) + tuple(getattr(a, f) for f in a.__dataclass_fields__)
+                k = (type(a).__name__,) + tuple(getattr(a, f) for f in a.__dataclass_fields__ if f != "written")
                 if k not in made:
-                    made[k] = ValueArray(arrays(a).copy(), len(made), a)
+                    made[k] = ValueArray(arrays(a).copy(), len(made), a, getattr(a, "written", True))
+                made[k].written = made[k].written or getattr(a, "written", True)
                 return made[k]
             return a
 
@@ -240,8 +254,8 @@ def write_back(jobs: Sequence[Any], answers: List[Any], arrays: Any) -> List[Any
     engine_stats[:] = [(ans or {}).get("engine", {}) for ans in answers]
     for job, ans in zip(jobs, answers):
         by_key = {v.key: v for v in getattr(job, "values", [])}
-        for key, (idx, vals) in (ans or {}).get("changed", {}).items():
-            apply_elements(arrays(by_key[key].source), idx, vals)
+        for key, (runs, vals) in (ans or {}).get("changed", {}).items():
+            apply_elements(arrays(by_key[key].source), runs, vals)
         events.append((ans or {}).get("events", []))
     return events
 

@@ -35,7 +35,7 @@ def main() -> int:
     conn.send(("hello", rank, os.getpid(), socket.gethostname()))
     mp_spawn.prepare(conn.recv())  # the orchestrator's sys.path and main module, as a spawned process
     launcher._die_with_parent()
-    engine = Engine(comm, hosts_from_env())
+    engine = Engine(comm, hosts_from_env(), os.environ.get("PYPTO_DIST_PLACEMENT", "simulated"))
     try:
         launcher.serve(rank, nranks, conn, len(engine.host_ranks), engine)
     finally:

@@ -105,7 +105,7 @@ class HostRun:
                                       + _format_loc(user_loc()))
             if written:
                 self.written.update(i for i, (p, n) in enumerate(self.spans) if p <= ptr < p + n)
-            return launcher.HostArray(ptr - base, tuple(a.shape), tuple(a.strides), a.dtype.str)
+            return launcher.HostArray(ptr - base, tuple(a.shape), tuple(a.strides), a.dtype.str, written)
         if isinstance(a, WindowBuffer):
             raise _core.UserError("pass a rank pld.window(buffer, shape, dtype=...), not the window buffer itself"
                                   + _format_loc(user_loc()))
