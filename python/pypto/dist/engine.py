@@ -35,7 +35,7 @@ import fcntl
 import os
 import threading
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -111,7 +111,10 @@ class Engine:
         self.base = 0
         self._lock_fd = -1
         self._lock = threading.Lock()
-        self.stats = {"releases": 0, "bytes_sent": 0, "signals": 0}
+        # what the engine did (summed per run by the launcher); times in seconds: a release's scan
+        # and copies, its sends and the wait for the answers, the merges of what came in
+        self.stats: Dict[str, Any] = {"releases": 0, "bytes_sent": 0, "signals": 0, "diff_s": 0.0, "send_s": 0.0,
+                                      "merge_s": 0.0}
         self._stopping = False
         self._thread = threading.Thread(target=self._serve, name="pypto-dist-engine", daemon=True)
         self._thread.start()
@@ -212,6 +215,7 @@ class Engine:
         heap_b, twin_b = self._addresses()
         heap = self.heap.array(0, (total,), np.uint8)
         twin = self.twin.array(0, (total,), np.uint8)
+        t0 = time.perf_counter()
         with Engine._HostLock(self):
             runs = np.asarray(_core._changed_rows(heap_b, twin_b, total), np.int64).reshape(-1, 2) * BLOCK
             if runs.size == 0:
@@ -225,6 +229,7 @@ class Engine:
                 at += b - a
         others = [self.leaders[h] for h in range(self.hosts) if h != self.host]
         MPI = self.MPI
+        t1 = time.perf_counter()
         for dest in others:
             self.svc.send(runs, dest=dest, tag=_DATA)
             self.svc.Send([fresh, MPI.BYTE], dest=dest, tag=_FRESH)
@@ -234,12 +239,15 @@ class Engine:
             _poll(lambda: req.Test())
         self.stats["releases"] += 1
         self.stats["bytes_sent"] += int(fresh.nbytes) * len(others)
+        self.stats["diff_s"] += t1 - t0
+        self.stats["send_s"] += time.perf_counter() - t1
 
     def _apply(self, runs: np.ndarray, fresh: np.ndarray, before: np.ndarray) -> None:
         """Another host's changed rows merged into this host's heap and twin, window by window
         (each window's elements by its dtype: ``_core._merge_span``)."""
         assert self.layout is not None
         heap_b, twin_b = self._addresses()
+        t0 = time.perf_counter()
         with Engine._HostLock(self):
             at = 0
             for a, b in runs:
@@ -250,6 +258,7 @@ class Engine:
                         s = slice(at + lo - a, at + hi - a)
                         _core._merge_span(heap_b + lo, twin_b + lo, fresh[s], before[s], name)
                 at += b - a
+        self.stats["merge_s"] += time.perf_counter() - t0
 
     def _serve(self) -> None:
         MPI = self.MPI
