@@ -15,6 +15,7 @@ Every result is checked against numpy. Median [IQR] over rounds that alternate t
 """
 
 import argparse
+import datetime
 import os
 import statistics
 import sys
@@ -133,6 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", choices=("allreduce", "layer"), default=None)
+    ap.add_argument("--out", default=None, help="write the tables into this file's section (docs/benchmarks.md)")
     args = ap.parse_args(argv)
     info = machine_info()
     load = os.getloadavg()
@@ -161,7 +163,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         lines.append(line)
     print()
     print("\n".join(lines))
+    if args.out:
+        from run import merge_class_section  # (benchmarks/run.py: keeps the other sections)
+        head = [
+            "## Distributed: a second host (benchmarks/distributed_hosts.py)",
+            f"<!-- cpu-class: {DOC_KEY} -->",
+            "",
+            f"`python benchmarks/distributed_hosts.py{' --quick' if args.quick else ''}` on {datetime.date.today()}: "
+            "the same pld programs with their ranks on one host and on two simulated hosts (each its own heap, "
+            "MPICH over loopback TCP, the engine of python/pypto/dist/engine.py), taking turns in one run. "
+            f"Machine: {info['cpu']}, {info['class']}, {info['cores']} cores; load {load[0]:.2f} at the start. "
+            "Median [IQR] of the calls of every round. One allreduce: (call with K allreduces - call with 1) / "
+            "(K - 1). Sent: what the engines sent between the hosts in one call with one allreduce (each "
+            "changed byte goes twice: its value and the twin's). The layer passes its inputs by value to each "
+            "rank on every call (across hosts a rank maps none of the orchestrator's memory).",
+            "",
+        ]
+        merge_class_section(args.out, DOC_KEY, "\n".join(head + lines))
+        print(f"\nwrote the section '{DOC_KEY}' of {args.out}")
     return 0
+
+
+DOC_KEY = "benchmarks/distributed_hosts.py"
 
 
 if __name__ == "__main__":

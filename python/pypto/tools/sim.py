@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Optional
 import pypto._core as _core
 from ..frontends.jit import JitFunction, _sim_request, request_set
 from ..frontends.tile import TileFunction
-from ..whitebox.sim_report import Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
+from ..whitebox.sim_report import InfoRecord, Machine, SimReport, _machine, machine, machines  # noqa: F401 - pypto.sim's names
 
 __all__ = ["simulate", "SimReport", "Machine", "machine", "machines", "links", "collective_time", "Link",
            "CollectiveTime"]
@@ -66,20 +66,12 @@ def _bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
-class Link:
+class Link(InfoRecord):
     """The link a rank uses to reach the other ranks of one level: ``level``, ``name`` ("HCCS",
     "UB", "RoCE", ...), ``topology`` ("shared", "mesh": a link to every peer, "switch"), ``gbps``
     (one link, one direction), ``links`` (per rank), ``rank_gbps`` (all of them), ``fabric_gbps``
     (a shared medium's total), ``latency_us`` (one step), ``max_ranks`` (ranks one domain of the
     level holds, inner levels included; 0: unbounded), ``reduce_gbps`` and ``source``."""
-
-    def __init__(self, info: Dict[str, Any]) -> None:
-        self._info = dict(info)
-        for k, v in info.items():
-            setattr(self, k, v)
-
-    def as_dict(self) -> Dict[str, Any]:
-        return dict(self._info)
 
     def __repr__(self) -> str:
         i = self._info
@@ -88,25 +80,17 @@ class Link:
                 f"{i['latency_us']:g} us, {size})")
 
 
-class CollectiveTime:
+class CollectiveTime(InfoRecord):
     """The link model's prediction for one collective: ``total_us`` = ``latency_us`` (steps x
     the links' latency) + ``bandwidth_us`` (bytes over the busiest link) + ``reduce_us`` (the
     local additions); ``steps``, ``link`` (the links used, innermost first), ``phases`` (one dict
     per level crossed: op, level, link, nranks, nbytes, steps and the three parts) and the
     arguments (op, algorithm, level, nbytes, nranks, machine)."""
 
-    def __init__(self, info: Dict[str, Any]) -> None:
-        self._info = dict(info)
-        for k, v in info.items():
-            setattr(self, k, v)
-
     @property
     def algbw_gbps(self) -> float:
         """nbytes / total time, GB/s (HCCL Test's alg_bandwidth)."""
         return self.nbytes / (self.total_us * 1e3) if self.total_us > 0 else float("inf")
-
-    def as_dict(self) -> Dict[str, Any]:
-        return dict(self._info)
 
     def __repr__(self) -> str:
         return (f"CollectiveTime({self.op} of {_bytes(self.nbytes)} among {self.nranks} ranks at {self.level} on "

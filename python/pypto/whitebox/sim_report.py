@@ -15,9 +15,9 @@ from . import swimlane
 __all__ = ["SimReport", "Machine", "machine", "machines"]
 
 
-class Machine:
-    """A chip description: every number of the model as an attribute (``gm_bandwidth_gbps``,
-    ``cube_fp16_tflops``, ``aic_cores``, ``ub_bytes``, ...)."""
+class InfoRecord:
+    """A description the model returns as a dict, its entries as attributes (``as_dict()`` gives
+    the dict back)."""
 
     def __init__(self, info: Dict[str, Any]) -> None:
         self._info = dict(info)
@@ -26,6 +26,11 @@ class Machine:
 
     def as_dict(self) -> Dict[str, Any]:
         return dict(self._info)
+
+
+class Machine(InfoRecord):
+    """A chip description: every number of the model as an attribute (``gm_bandwidth_gbps``,
+    ``cube_fp16_tflops``, ``aic_cores``, ``ub_bytes``, ...)."""
 
     def __repr__(self) -> str:
         i = self._info
