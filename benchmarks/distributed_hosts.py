@@ -174,8 +174,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             "MPICH over loopback TCP, the engine of python/pypto/dist/engine.py), taking turns in one run. "
             f"Machine: {info['cpu']}, {info['class']}, {info['cores']} cores; load {load[0]:.2f} at the start. "
             "Median [IQR] of the calls of every round. One allreduce: (call with K allreduces - call with 1) / "
-            "(K - 1). Sent: what the engines sent between the hosts in one call with one allreduce (each "
-            "changed byte goes twice: its value and the twin's). The layer passes its inputs by value to each "
+            "(K - 1). Sent: the changed bytes the engines sent between the hosts in one call with one allreduce "
+            "(twice that went over the link: each changed byte travels with the twin's byte, which the merge "
+            "needs). The layer passes its inputs by value to each "
             "rank on every call (across hosts a rank maps none of the orchestrator's memory).",
             "",
         ]
