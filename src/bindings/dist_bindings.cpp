@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -65,9 +66,17 @@ float HalfToFloat(uint16_t h) { return static_cast<float>(pto::half::from_bits(h
 
 using Bits = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
 
+std::atomic<bool> stop_calls{false};
+
 }  // namespace
 
+bool StopCallsRequested() { return stop_calls.load(std::memory_order_relaxed); }
+
 void BindDist(nb::module_& m) {
+  m.def(
+      "_stop_calls", [](bool on) { stop_calls.store(on); }, "on"_a,
+      "While on, every call running in this process stops at its next check, as Ctrl-C stops it (a "
+      "one-process distributed run whose rank failed: its other ranks' waits end now).");
   m.def(
       "_set_signal_hook",
       [](nb::object hook) {

@@ -8,4 +8,8 @@ namespace pypto {
 
 void BindDist(nanobind::module_& m);
 
+/// Set while a one-process distributed run ends early (a rank failed): every call running in this
+/// process stops as a Ctrl-C stops it (`_core._stop_calls`).
+bool StopCallsRequested();
+
 }  // namespace pypto

@@ -424,6 +424,7 @@ NB_MODULE(_core, m) {
             // Ctrl-C: the calling thread (Python's main thread) runs the signal handlers now and
             // then; a KeyboardInterrupt they raise cancels the call and is raised here.
             o.interrupted = [] {
+              if (StopCallsRequested()) return true;  // a one-process distributed run ends (dist_bindings.h)
               nb::gil_scoped_acquire gil;
               return PyErr_CheckSignals() != 0;
             };
@@ -437,7 +438,11 @@ NB_MODULE(_core, m) {
                 interrupted = true;
               }
             }
-            if (interrupted) throw nb::python_error();
+            if (interrupted) {
+              if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "the call was stopped: another rank of this process failed");
+              throw nb::python_error();
+            }
             nb::dict stats;
             stats["tasks"] = st.tasks;
             stats["launches"] = st.launches;

@@ -239,3 +239,55 @@ def test_a_launcher_of_the_users_choice(monkeypatch, placement):
     assert (_engine_totals()["signals"] > 0) == (placement == "simulated")
     for r in range(2):
         np.testing.assert_array_equal(y[r], x[(r + 1) % 2])
+
+
+# --- one process: every rank a thread of the orchestrator's process ---------------------------------
+
+def _in_process(n: int, timeout: float = 60.0) -> RunConfig:
+    return RunConfig(distributed_config=DistributedConfig(device_ids=list(range(n)), timeout=timeout, in_process=True))
+
+
+@pytest.mark.parametrize("n,ring", [(2, True), (3, False), (4, True)])
+def test_one_process_matches_processes(n, ring):
+    import multiprocessing as mp
+    before = set(mp.active_children())
+    rng = np.random.default_rng(n + 40)
+    x = rng.standard_normal((n, 1, SIZE)).astype(np.float32)
+    one, procs = np.zeros_like(x), np.zeros_like(x)
+    _allreduce_host(x, one, int(pld.ReduceOp.Sum), ring, 2, config=_in_process(n))
+    assert set(mp.active_children()) == before, "a one-process run started rank processes"
+    _allreduce_host(x, procs, int(pld.ReduceOp.Sum), ring, 2, config=_config(n, 1))
+    np.testing.assert_array_equal(one, procs)
+    y = np.zeros_like(x)
+    _shift_host(x, y, config=_in_process(n))
+    for r in range(n):
+        np.testing.assert_array_equal(y[r], x[(r + 1) % n])
+
+
+def test_one_process_atomic_adds_collectives_and_a_persistent_worker():
+    x = np.random.default_rng(6).integers(-8, 8, (2, 6, 8)).astype(np.float32)
+    y, y1 = np.zeros_like(x), np.zeros_like(x)
+    _atomic_host(x, y, y1, config=_in_process(2))
+    for r in range(2):
+        np.testing.assert_array_equal(y[r], x.sum(0))
+    x2 = np.random.default_rng(11).standard_normal((2, 2, SIZE)).astype(np.float32)
+    one, procs = np.zeros_like(x2), np.zeros_like(x2)
+    _host_collectives(x2, one, "reduce_scatter", config=_in_process(2))
+    _host_collectives(x2, procs, "reduce_scatter", config=_config(2, 1))
+    np.testing.assert_array_equal(one, procs)
+    compiled = _count_host.compile(config=_in_process(2))
+    c = np.zeros((2, 1, 4), np.int32)
+    with compiled.prepare(persistent=True, reset_persistent_windows=False) as rt:
+        for k in range(1, 4):
+            rt(c)
+            assert (c == k).all(), (k, c)
+
+
+def test_one_process_failure_names_the_rank():
+    y = np.zeros((2, 1, SIZE), np.float32)
+    t0 = time.monotonic()
+    with pytest.raises(DistributedError, match="rank 1 of 2 failed: ValueError: rank one gives up"):
+        _faulty_host(y, "raise", config=_in_process(2, timeout=2))
+    assert time.monotonic() - t0 < 30  # the other rank's wait gives up after 2 s
+    with pytest.raises(pypto.UserError, match="in_process=True runs every rank in this process"):
+        DistributedConfig(device_ids=[0, 1], hosts=2, in_process=True)

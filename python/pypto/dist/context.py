@@ -4,8 +4,10 @@ constants of a rank's programs, as a scalar argument is)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 import pypto._core as _core
 
@@ -18,6 +20,7 @@ class RankContext:
 
 
 _current: Optional[RankContext] = None
+_thread = threading.local()  # a rank that is a thread of the orchestrator's process (one-process runs)
 
 
 def set_current(ctx: Optional[RankContext]) -> None:
@@ -26,12 +29,30 @@ def set_current(ctx: Optional[RankContext]) -> None:
 
 
 def current() -> Optional[RankContext]:
-    return _current
+    return getattr(_thread, "ctx", None) or _current
+
+
+def in_thread_rank() -> bool:
+    """Whether this thread is a rank of a one-process run (its programs are specialised per
+    thread: the jit's fast path, which remembers one program, is off)."""
+    return getattr(_thread, "ctx", None) is not None
+
+
+@contextlib.contextmanager
+def thread_rank(ctx: RankContext) -> Iterator[None]:
+    """This thread is rank `ctx` while the block runs."""
+    prev = getattr(_thread, "ctx", None)
+    _thread.ctx = ctx
+    try:
+        yield
+    finally:
+        _thread.ctx = prev
 
 
 def require(what: str) -> RankContext:
-    """This process's rank, or a UserError saying where `what` may be called."""
-    if _current is None:
+    """This process's (or thread's) rank, or a UserError saying where `what` may be called."""
+    ctx = current()
+    if ctx is None:
         raise _core.UserError(f"{what} is only meaningful on a rank: call it inside a function a @pl.jit.host "
                               "orchestrator dispatches with device=r (or a program its ranks run)")
-    return _current
+    return ctx

@@ -468,6 +468,60 @@ def pool_for(nranks: int, timeout: float, hosts: int = 1) -> RankPool:
     return pool(nranks, env, hosts)
 
 
+class _NoPipe:
+    """What a rank that is a thread says to its orchestrator: nothing (it is the same process)."""
+
+    def send(self, msg: Any) -> None:
+        pass
+
+
+IN_PROCESS = "in-process"  # the "pool" of ranks that are threads of this process
+
+
+def run_in_threads(jobs: Sequence[Job], timeout: float) -> List[Any]:
+    """Runs one job per rank, each rank a thread of this process (one-process runs): the same jobs,
+    the same segments mapped once more by name, each call running on its thread alone (one worker:
+    the process's worker pool would otherwise serve one rank at a time, and a rank waiting for
+    another's signal would hold it). The first rank that raises ends the run once every other has
+    stopped: every call running in the process is stopped as Ctrl-C stops it."""
+    n = len(jobs)
+    answers: List[Any] = [None] * n
+    errors: List[Tuple[int, BaseException, str]] = []
+    saved = config.get_runtime_options()["workers"]
+    config.set_runtime_options(workers=1)
+
+    def rank_main(r: int) -> None:
+        try:
+            with context.thread_rank(context.RankContext(r, n)):
+                answers[r] = _run_job(jobs[r], _NoPipe())
+        except BaseException as e:  # noqa: BLE001 - reported below, naming the rank
+            errors.append((r, e, traceback.format_exc()))
+            _core._stop_calls(True)  # the other ranks' calls stop now (their waits would wait for this one)
+
+    import threading
+
+    threads = [threading.Thread(target=rank_main, args=(r,), name=f"pypto-rank{r}", daemon=True) for r in range(n)]
+    try:
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 2 * timeout + 30
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        config.set_runtime_options(workers=saved)
+        _core._stop_calls(False)
+    if errors:
+        r, e, tb = errors[0]  # the first to fail (the others may have timed out waiting for it)
+        raise DistributedError(f"rank {r} of {n} failed: {type(e).__name__}: {e}\n--- rank {r} traceback ---\n{tb}"
+                               "--- (ranks are threads of this process) ---")
+    alive = [r for r, t in enumerate(threads) if t.is_alive()]
+    if alive:
+        raise DistributedError(f"rank{'s' if len(alive) > 1 else ''} {', '.join(map(str, alive))} of {n} did not "
+                               f"finish within {2 * timeout + 30:g} s (ranks are threads of this process: they "
+                               "cannot be stopped, only abandoned)")
+    return answers
+
+
 def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegment] = (),
               hosts: int = 1) -> List[Any]:
     """Runs one job per rank on the pool of that many ranks (`timeout`: what one wait on a signal
@@ -475,6 +529,12 @@ def run_ranks(jobs: Sequence[Job], timeout: float, segments: Sequence[SharedSegm
     whichever comes first). The ranks keep their mappings for later runs of the same pool.
     Returns each rank's swimlane events. Ranks over several `hosts` get arrays by value (their
     changes are written back here) and keep their windows in their own hosts' heaps."""
+    if hosts == 0:  # ranks as threads of this process
+        try:
+            return run_in_threads(jobs, timeout)
+        finally:
+            for seg in segments:
+                seg.unlink()
     p = pool_for(len(jobs), timeout, hosts)
     gone = list(_dropped)
     for j in jobs:

@@ -21,6 +21,7 @@ from ..core import config, control, ops
 from ..core._tracing import NO_LOC, Tracing, _format_loc, function_scope, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
+from ..dist import context as rank_context
 from ..dist import launcher
 from .jit_arguments import CompiledFunction, JitArguments, _is_torch, _Param, _value_key  # noqa: F401
 from ..whitebox.sim_report import SimReport
@@ -183,7 +184,9 @@ class JitFunction(JitArguments):
                          groups: Optional[Dict[str, Dict[str, Any]]] = None) -> Tuple[Any, ...]:
         """The options a compiled program depends on (part of the cache key)."""
         pas = (groups or self._options())["pass"]
-        return (machine or pas["machine"], bool(pas["reciprocal_division"]))
+        # (a rank's program is specialised to its rank: ranks that are threads of one process share
+        # this function's cache)
+        return (machine or pas["machine"], bool(pas["reciprocal_division"]), rank_context.current())
 
     # --- compilation ---------------------------------------------------------------------------
     def compile(self, *args: Any, **kwargs: Any) -> CompiledFunction:
@@ -374,6 +377,7 @@ class JitFunction(JitArguments):
     def _launch(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._fast
         if (fast is not None and not kwargs and not call_recorders and len(args) == len(self._want)
+                and not rank_context.in_thread_rank()
                 and fast.version == config.version() and fast.groups == list(self.group_options.values())
                 and ops._default_tiles() == fast.tiles
                 and (not _requests_set[0] or (getattr(_sim_request, "machine", None) is None
@@ -513,10 +517,10 @@ class JitFunction(JitArguments):
         if (self._fast_path_ok and simple and sim_machine is None and not trace and before is None and not staged and shared is None
                 and not bound and not compiled.returns_params and not compiled.dump_dir
                 and not (compiled.writes and any(compiled.writes)) and not self.tuned_tiles):
-            self._fast = _FastCall(config.version(), copy.deepcopy(list(self.group_options.values())), tiles,
-                                   compiled,
-                                   (rt["workers"], rt["sched_mode"], False, run_mode, float(rt["timeout"])),
-                                   any(o.dtype == np.uint64 for o in outs))
+            self._fast = None if rank_context.in_thread_rank() else _FastCall(
+                config.version(), copy.deepcopy(list(self.group_options.values())), tiles, compiled,
+                (rt["workers"], rt["sched_mode"], False, run_mode, float(rt["timeout"])),
+                any(o.dtype == np.uint64 for o in outs))
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)

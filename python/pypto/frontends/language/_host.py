@@ -42,7 +42,8 @@ class DistributedConfig:
     threads (the rank's runtime sizes its own worker pool here)."""
 
     def __init__(self, device_ids: Optional[Sequence[int]] = None, num_sub_workers: int = 0,
-                 timeout: float = 60.0, hosts: Optional[int] = None, **fields: Any) -> None:
+                 timeout: float = 60.0, hosts: Optional[int] = None, in_process: Optional[bool] = None,
+                 **fields: Any) -> None:
         ids = list(device_ids) if device_ids is not None else [0]
         if not ids or len(set(ids)) != len(ids) or not all(isinstance(d, int) and d >= 0 for d in ids):
             raise _core.UserError(f"DistributedConfig: device_ids must be distinct non-negative ints, got {ids}")
@@ -56,6 +57,15 @@ class DistributedConfig:
         # cluster). $PYPTO_DIST_HOSTS gives the default.
         self.hosts = min(hosts_from_env(), len(ids)) if hosts is None else hosts
         check_hosts(len(ids), self.hosts, "DistributedConfig")
+        # Every rank a thread of this process (one process: no rank processes, the windows in this
+        # process's memory); $PYPTO_DIST_IN_PROCESS=1 gives the default.
+        self.in_process = (os.environ.get("PYPTO_DIST_IN_PROCESS", "") == "1" if in_process is None
+                           else bool(in_process))
+        if self.in_process and self.hosts > 1:
+            if hosts is not None:
+                raise _core.UserError(f"DistributedConfig: in_process=True runs every rank in this process, on one "
+                                      f"host; hosts={hosts} asks for {hosts}")
+            self.hosts = 1
         self.fields = fields
 
     @property
@@ -63,7 +73,7 @@ class DistributedConfig:
         return len(self.device_ids)
 
     def __repr__(self) -> str:
-        hosts = f", hosts={self.hosts}" if self.hosts > 1 else ""
+        hosts = f", hosts={self.hosts}" if self.hosts > 1 else (", in_process=True" if self.in_process else "")
         return f"DistributedConfig(device_ids={self.device_ids}, timeout={self.timeout:g}{hosts})"
 
 
@@ -371,7 +381,8 @@ class DistributedWorker(Worker):
         self.keep_windows = persistent and reset_persistent_windows is False
         self._executor: Any = None
         self.closed = False
-        launcher.pool_for(self.dist.world_size, self.dist.timeout, self.dist.hosts)  # the ranks start now
+        if not self.dist.in_process:
+            launcher.pool_for(self.dist.world_size, self.dist.timeout, self.dist.hosts)  # the ranks start now
 
     def _require_ready(self, op: str) -> None:
         if self.closed:
@@ -459,7 +470,7 @@ class HostFunction:
 
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledHostProgram:
         dist = self._dist(config)
-        key = (tuple(dist.device_ids), dist.timeout, dist.hosts)
+        key = (tuple(dist.device_ids), dist.timeout, dist.hosts, dist.in_process)
         if key not in self._compiled:
             self._compiled[key] = CompiledHostProgram(self, dist)
         return self._compiled[key]
@@ -491,7 +502,7 @@ class HostFunction:
         `worker`: the DistributedWorker whose resident tensors (DeviceTensor arguments) the run may use."""
         self._check_arguments(args, kwargs)
         n = dist.world_size
-        pool = launcher.pool_for(n, dist.timeout, dist.hosts)
+        pool = launcher.IN_PROCESS if dist.in_process else launcher.pool_for(n, dist.timeout, dist.hosts)
         arrays: List[Tuple[np.ndarray, Any]] = []
         index: Dict[int, int] = {}
         resident: Dict[int, Tuple[np.ndarray, SharedBlock]] = {}  # id(DeviceTensor) -> (its memory here, block)
@@ -559,7 +570,7 @@ class HostFunction:
                 for calls in run.calls]
         try:
             answers = launcher.run_ranks(jobs, dist.timeout, [s for s in (arena, heap) if s is not None]
-                                         + [b.seg for b in fresh], dist.hosts)
+                                         + [b.seg for b in fresh], 0 if dist.in_process else dist.hosts)
         except BaseException:
             segments.drop()  # the ranks were stopped: the next run maps new segments
             raise
