@@ -194,3 +194,26 @@ def test_a_torchrun_launch(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "rank 0: OK" in r.stdout and "rank 1: OK" in r.stdout, r.stdout
+
+
+def test_an_mpirun_launch(tmp_path):
+    """Ranks started by MPI's launcher (mpiexec -n 2 python program.py): the hccl stand-in sets the
+    env:// rendezvous from MPI (compat/hccl.mpi_environment), so the same program runs."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    pytest.importorskip("mpi4py")
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec (pip install mpich)")
+    script = tmp_path / "allreduce_mpirun.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)),
+                                                        os.environ.get("PYTHONPATH", "")]))
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(k, None)
+    r = subprocess.run([mpiexec, "-n", "2", sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "rank 0: OK" in r.stdout and "rank 1: OK" in r.stdout, r.stdout
