@@ -45,7 +45,7 @@ def mpi_environment() -> bool:
     MPI_COMM_WORLD, the local rank from the ranks sharing the node, and rank 0's host and a free
     port of it broadcast with mpi4py. Does nothing when RANK is set (torchrun) or the process was
     not started by an MPI launcher; True when it set them."""
-    if "RANK" in os.environ:
+    if "RANK" in os.environ or "PYPTO_DIST_ADDRESS" in os.environ:  # (torchrun; or a rank of pypto's own engine)
         return False
     if not any(k in os.environ for k in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")):
         return False
