@@ -20,7 +20,14 @@ class RankContext:
 
 
 _current: Optional[RankContext] = None
-_thread = threading.local()  # a rank that is a thread of the orchestrator's process (one-process runs)
+class _ThreadRank(threading.local):
+    """A rank that is a thread of the orchestrator's process (one-process runs). The class default
+    makes the common case, no such rank, one attribute read (a call asks on its fast path)."""
+
+    ctx: Optional[RankContext] = None
+
+
+_thread = _ThreadRank()
 
 
 def set_current(ctx: Optional[RankContext]) -> None:
@@ -29,19 +36,19 @@ def set_current(ctx: Optional[RankContext]) -> None:
 
 
 def current() -> Optional[RankContext]:
-    return getattr(_thread, "ctx", None) or _current
+    return _thread.ctx or _current
 
 
 def in_thread_rank() -> bool:
     """Whether this thread is a rank of a one-process run (its programs are specialised per
     thread: the jit's fast path, which remembers one program, is off)."""
-    return getattr(_thread, "ctx", None) is not None
+    return _thread.ctx is not None
 
 
 @contextlib.contextmanager
 def thread_rank(ctx: RankContext) -> Iterator[None]:
     """This thread is rank `ctx` while the block runs."""
-    prev = getattr(_thread, "ctx", None)
+    prev = _thread.ctx
     _thread.ctx = ctx
     try:
         yield

@@ -377,7 +377,7 @@ class JitFunction(JitArguments):
     def _launch(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._fast
         if (fast is not None and not kwargs and not call_recorders and len(args) == len(self._want)
-                and not rank_context.in_thread_rank()
+                and rank_context._thread.ctx is None  # (not a rank thread: see in_thread_rank)
                 and fast.version == config.version() and fast.groups == list(self.group_options.values())
                 and ops._default_tiles() == fast.tiles
                 and (not _requests_set[0] or (getattr(_sim_request, "machine", None) is None
