@@ -200,11 +200,11 @@ def test_an_mpirun_launch(tmp_path):
     """Ranks started by MPI's launcher (mpiexec -n 2 python program.py): the hccl stand-in sets the
     env:// rendezvous from MPI (compat/hccl.mpi_environment), so the same program runs."""
     import os
-    import shutil
     import subprocess
     import sys
     pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec")
+    from pypto.dist.mpi_pool import find_mpiexec
+    mpiexec = find_mpiexec()
     if mpiexec is None:
         pytest.skip("no mpiexec (pip install mpich)")
     script = tmp_path / "allreduce_mpirun.py"

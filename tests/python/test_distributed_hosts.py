@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -26,7 +25,9 @@ from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.runtime import RunConfig
 
 pytest.importorskip("mpi4py")
-if shutil.which("mpiexec") is None:
+from pypto.dist.mpi_pool import find_mpiexec  # noqa: E402
+
+if find_mpiexec() is None:
     pytest.skip("no mpiexec (pip install mpich)", allow_module_level=True)
 
 from test_distributed import (SIZE, _a2av_host, _allreduce_host, _atomic_host, _count_host,  # noqa: E402
@@ -231,7 +232,7 @@ def test_a_launcher_of_the_users_choice(monkeypatch, placement):
     """PYPTO_MPIEXEC names the launcher (here plain mpiexec, MPI's own transport). With it the
     ranks MPI finds on one node share a heap (placement "node": here all of them, one host); the
     simulated placement keeps two heaps and goes through the engine."""
-    monkeypatch.setenv("PYPTO_MPIEXEC", shutil.which("mpiexec"))
+    monkeypatch.setenv("PYPTO_MPIEXEC", find_mpiexec())
     monkeypatch.setenv("PYPTO_DIST_PLACEMENT", placement)
     x = np.random.default_rng(2).standard_normal((2, 1, SIZE)).astype(np.float32)
     y = np.zeros_like(x)

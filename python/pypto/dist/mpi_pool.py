@@ -40,8 +40,15 @@ SIMULATED_TRANSPORT = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp", "FI_
                        "MPIR_CVAR_NOLOCAL": "1"}
 
 
+def find_mpiexec() -> Optional[str]:
+    """MPI's launcher: on PATH, or beside this Python (where the mpich wheel puts it; a pyenv shim
+    may not exist yet right after the install)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return shutil.which("mpiexec") or (beside if os.access(beside, os.X_OK) else None)
+
+
 def mpiexec_command() -> List[str]:
-    cmd = shlex.split(os.environ.get("PYPTO_MPIEXEC", "") or "mpiexec")
+    cmd = shlex.split(os.environ.get("PYPTO_MPIEXEC", "")) or [find_mpiexec() or "mpiexec"]
     if shutil.which(cmd[0]) is None:
         raise _core.UserError(f"ranks on several hosts run under MPI, and {cmd[0]!r} was not found\nhint: pip "
                               "install mpi4py mpich (scripts/install.sh does), or set PYPTO_MPIEXEC to your "
