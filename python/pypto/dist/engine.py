@@ -35,7 +35,7 @@ import fcntl
 import os
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -322,14 +322,10 @@ def apply_elements(target: np.ndarray, runs: np.ndarray, vals: np.ndarray) -> No
         at += b - a
 
 
-def ranks_per_host(nranks: int, hosts: int) -> List[int]:
-    return [sum(1 for r in range(nranks) if host_of(r, nranks, hosts) == h) for h in range(hosts)]
-
-
 def check_hosts(nranks: int, hosts: int, what: str) -> None:
     if not isinstance(hosts, int) or isinstance(hosts, bool) or not 1 <= hosts <= nranks:
         raise _core.UserError(f"{what}: hosts must be an int from 1 to the rank count ({nranks}), got {hosts!r}")
 
 
 __all__: Sequence[str] = ["Engine", "host_of", "hosts_from_env", "diff_elements", "apply_elements",
-                          "ranks_per_host", "check_hosts"]
+                          "check_hosts"]

@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -497,8 +498,6 @@ def run_in_threads(jobs: Sequence[Job], timeout: float) -> List[Any]:
         except BaseException as e:  # noqa: BLE001 - reported below, naming the rank
             errors.append((r, e, traceback.format_exc()))
             _core._stop_calls(True)  # the other ranks' calls stop now (their waits would wait for this one)
-
-    import threading
 
     threads = [threading.Thread(target=rank_main, args=(r,), name=f"pypto-rank{r}", daemon=True) for r in range(n)]
     try:

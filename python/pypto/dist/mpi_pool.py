@@ -97,6 +97,8 @@ class _RankProcess:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if isinstance(self.sentinel, _Never):
+            self.sentinel.close()
 
 
 class _Never:
@@ -107,6 +109,10 @@ class _Never:
 
     def fileno(self) -> int:
         return self._r
+
+    def close(self) -> None:
+        for fd in (self._r, self._w):
+            os.close(fd)
 
 
 def start_ranks(nranks: int, hosts: int, env: Dict[str, str], timeout: float = 60.0) -> Any:
