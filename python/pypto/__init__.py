@@ -59,6 +59,7 @@ from .whitebox.pass_verify import (pass_verify_print, pass_verify_save, set_veri
 
 from .core.machine_info import VERSION as __version__  # noqa: E402
 from .core.machine_info import info  # noqa: E402 - the CPU level and the cube path per dtype
+from .core.memory import MemoryStats, memory_stats, reset_peak_memory  # noqa: E402 - pypto's own host memory
 
 _paths.alias_loaded()
 
@@ -69,7 +70,8 @@ __all__ = [
     "DT_FP8E5M2", "DT_FP8E8M0", "DT_FP4_E2M1", "DT_FP4_E2M1X2", "DT_FP4_E1M2", "DT_FP4_E1M2X2", "DT_BOTTOM",
     "jit", "frontend", "JitFunction", "CompiledFunction", "set_debug_options", "set_pass_options",
     "set_runtime_options", "get_debug_options", "get_pass_options", "get_runtime_options", "as_dtype",
-    "to_numpy_dtype", "to_bf16", "from_bf16", "from_torch", "release_memory", "RunMode", "CompStage", "TileOpFormat", "CachePolicy", "options",
+    "to_numpy_dtype", "to_bf16", "from_bf16", "from_torch", "release_memory", "memory_stats",
+    "reset_peak_memory", "MemoryStats", "RunMode", "CompStage", "TileOpFormat", "CachePolicy", "options",
     "reset_options", "set_host_options", "set_codegen_options", "set_verify_options", "get_host_options",
     "get_codegen_options", "get_verify_options", "set_matrix_size", "get_matrix_size", "cond", "is_loop_begin",
     "is_loop_end", "ceildiv", "bytes_of", "min", "max", "SymbolicPrintWarning", "tile", "experimental", "runtime", "sim", "tune", "Element",

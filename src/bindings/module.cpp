@@ -594,6 +594,28 @@ NB_MODULE(_core, m) {
         "directory.");
   m.def("release_memory", &ReleaseHostPool,
         "Frees the host memory kept for reuse between calls; returns the bytes released.");
+  // pypto.memory_stats() / reset_peak_memory() (python/pypto/core/memory.py) wrap these two.
+  auto stats_dict = [](const HostMemoryStats& s) {
+    nb::dict d;
+    d["live"] = s.live;
+    d["peak"] = s.peak;
+    d["pooled"] = s.pooled;
+    d["held"] = s.held;
+    d["peak_held"] = s.peak_held;
+    d["allocs"] = s.allocs;
+    d["reuses"] = s.reuses;
+    return d;
+  };
+  m.def(
+      "host_memory_stats", [stats_dict] { return stats_dict(GetHostMemoryStats()); },
+      "pypto's host memory in bytes: live, peak (since the last reset), pooled, held (live + pooled), "
+      "peak_held, and the counts allocs (from the system) and reuses (from the pool).");
+  m.def(
+      "reset_host_peak", [stats_dict] { return stats_dict(ResetHostPeak()); },
+      "Starts a new peak (peak = live, peak_held = held); returns the stats before the reset.");
+  m.def("_count_host_bytes", &CountHostBytes, "delta"_a,
+        "Counts bytes the frontend allocates for a call (a dense copy of a strided argument) as pypto's live "
+        "memory: + when taken, - when dropped.");
   BindDist(m);
   BindLinks(m);
 }

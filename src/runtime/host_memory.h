@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -19,6 +20,24 @@ void FreeHost(void* p, size_t bytes);
 /// Frees the blocks kept for reuse (up to 1 GiB after calls of varying shapes); returns the
 /// bytes released. pypto.release_memory() in Python.
 size_t ReleaseHostPool();
+
+/// What pypto's host memory holds, in bytes (block sizes as allocated: rounded up to 64 B, or
+/// to 2 MiB for large blocks). pypto.memory_stats() in Python.
+struct HostMemoryStats {
+  size_t live = 0;       // handed out and not yet returned (outputs the caller holds included)
+  size_t peak = 0;       // the most `live` reached since the last ResetHostPeak
+  size_t pooled = 0;     // returned blocks kept for reuse
+  size_t held = 0;       // live + pooled: what pypto keeps of the process's memory
+  size_t peak_held = 0;  // the most `held` reached since the last ResetHostPeak
+  uint64_t allocs = 0;   // blocks taken from the system
+  uint64_t reuses = 0;   // blocks served from the pool
+};
+HostMemoryStats GetHostMemoryStats();
+/// Starts a new peak: peak = live, peak_held = held. Returns the stats before the reset.
+HostMemoryStats ResetHostPeak();
+/// Counts `delta` bytes pypto allocates elsewhere on a call's behalf (the frontend's dense copy
+/// of a strided argument) as live while they are: + when taken, - when dropped.
+void CountHostBytes(int64_t delta);
 
 /// std::bad_alloc with a message naming the size and the tensor (MemoryError in Python).
 class OutOfMemory : public std::bad_alloc {

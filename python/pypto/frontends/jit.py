@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 import pypto._core as _core
-from ..core import config, control, ops
+from ..core import config, control, memory, ops
 from ..core._tracing import NO_LOC, Tracing, _format_loc, function_scope, user_loc
 from ..core._dtypes import _TORCH_DTYPES, DT_BF16, STORAGE_DTYPES, PackedDType, to_numpy_dtype
 from ..core.tensor import DYNAMIC, STATIC, Tensor
@@ -453,6 +453,7 @@ class JitFunction(JitArguments):
         if compiled.writes and any(compiled.writes):
             arrays, shared = self._guard_outputs(compiled, arrays, [p.name for p in tparams])
         staged: List[Tuple[int, np.ndarray]] = []  # (param, the caller's array) run on a dense copy
+        counted: List[memory._Counted] = []
         for i, reshaped in enumerate(compiled.reshaped):
             if reshaped and not arrays[i].flags.c_contiguous:
                 # The function reshapes this parameter (a reshape is the same memory in another
@@ -461,6 +462,7 @@ class JitFunction(JitArguments):
                 staged.append((i, arrays[i]))
                 arrays = list(arrays)
                 arrays[i] = np.ascontiguousarray(arrays[i])
+                counted.append(memory._Counted(arrays[i].nbytes))  # pypto's memory while the call runs
         swimlane_to = getattr(_swimlane_request, "path", None)
         cann_debug = bool(dbg["compile_debug_mode"]) or dbg["runtime_debug_mode"] == 1  # PyPTO's output/ folder
         trace = (bool(dbg["swimlane"]) and bool(compiled.dump_dir)) or sim_machine is not None or bool(swimlane_to) \
@@ -472,8 +474,12 @@ class JitFunction(JitArguments):
         try:
             outs, stats = compiled.program.run(list(arrays) + bound if bound else arrays, rt["workers"],
                                                rt["sched_mode"], trace, run_mode, float(rt["timeout"]))
-        except _core.UserError as e:  # name the caller's line too
-            raise _core.UserError(str(e) + _format_loc(user_loc())) from None
+        except BaseException as e:
+            for c in counted:
+                c.release()
+            if isinstance(e, _core.UserError):  # name the caller's line too
+                raise _core.UserError(str(e) + _format_loc(user_loc())) from None
+            raise
         self.last_stats = stats
         # 64-bit unsigned results come back as numpy's 'Q' (unsigned long long), which torch
         # refuses; np.uint64 is the same bytes.
@@ -481,6 +487,8 @@ class JitFunction(JitArguments):
         for i, original in staged:
             if compiled.writes[i]:
                 original[...] = arrays[i]
+        for c in counted:
+            c.release()
         if shared is not None and shared.private:
             shared.merge(self.fn.__name__, [p.name for p in tparams])
         if swimlane_to:

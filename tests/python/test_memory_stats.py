@@ -1,0 +1,120 @@
+"""pypto.memory_stats(): pypto's own host memory (outputs, created tensors, workspaces, the reuse
+pool, the frontend's dense copies), apart from the caller's."""
+
+from typing import Any, Tuple
+
+import numpy as np
+import pytest
+
+import pypto
+
+R, C = 1024, 1024  # 4 MiB of fp32: a multiple of the 2 MiB blocks large tensors are rounded to
+MIB4 = R * C * 4
+
+
+@pytest.fixture(autouse=True)
+def _one_worker():
+    with pypto.options(runtime_options={"workers": 1, "run_mode": "cpu"}):
+        yield
+
+
+def _call_peak(fn: Any, *args: Any) -> Tuple[int, Any]:
+    """(the most pypto held in use during one warm call above what was live before it, the result)."""
+    del_me = fn(*args)  # compile and warm the pool
+    del del_me
+    base = pypto.reset_peak_memory().live
+    out = fn(*args)
+    return pypto.memory_stats().peak - base, out
+
+
+def test_stats_are_typed_and_consistent():
+    s = pypto.memory_stats()
+    assert isinstance(s, pypto.MemoryStats)
+    assert s.held == s.live + s.pooled
+    assert s.peak >= s.live and s.peak_held >= s.held
+    assert set(s.as_dict()) == {"live", "peak", "pooled", "held", "peak_held", "allocs", "reuses"}
+
+
+def test_a_fused_call_holds_its_output_only():
+    @pypto.jit
+    def f(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R, C), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(64, C)
+        return pypto.exp(x) * 2.0 + 1.0
+
+    x = np.random.default_rng(0).standard_normal((R, C)).astype(np.float32)
+    peak, out = _call_peak(f, x)
+    assert f.last.program.num_kernels == 1
+    assert peak == out.nbytes == MIB4
+    # The output is pypto's until the caller drops it; then its block goes to the pool.
+    live = pypto.memory_stats().live
+    del out
+    s = pypto.memory_stats()
+    assert s.live == live - MIB4 and s.pooled >= MIB4
+
+
+def test_an_intermediate_between_kernels_is_counted():
+    # exp then a transpose in tiles of another shape: two kernels and a workspace between them.
+    @pypto.jit
+    def g(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((C, R), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(64, 256)
+        return pypto.transpose(pypto.exp(x), 0, 1) + 1.0
+
+    x = np.random.default_rng(1).standard_normal((R, C)).astype(np.float32)
+    peak, out = _call_peak(g, x)
+    assert g.last.program.num_kernels == 2
+    assert peak == out.nbytes + MIB4  # the output and the exp(x) it is made from
+    np.testing.assert_allclose(out, np.exp(x).T + 1.0, rtol=1e-5)
+
+
+def test_the_pool_serves_the_next_call_and_release_empties_it():
+    @pypto.jit
+    def h(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R, C), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(64, C)
+        return x + 1.0
+
+    x = np.zeros((R, C), np.float32)
+    del_me = h(x)
+    del del_me
+    before = pypto.memory_stats()
+    assert before.pooled >= MIB4
+    out = h(x)
+    after = pypto.memory_stats()
+    assert after.allocs == before.allocs  # no block from the system: the pool's
+    assert after.reuses == before.reuses + 1
+    assert after.held == before.held  # reuse moves a block from pooled to live
+    del out
+    released = pypto.release_memory()
+    s = pypto.memory_stats()
+    assert released >= MIB4 and s.pooled == 0 and s.held == s.live
+
+
+def test_reset_starts_a_new_peak():
+    @pypto.jit
+    def k(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R, C), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(64, C)
+        return x * 3.0
+
+    x = np.ones((R, C), np.float32)
+    out = k(x)
+    del out
+    before = pypto.reset_peak_memory()
+    s = pypto.memory_stats()
+    assert before.peak >= MIB4
+    assert s.peak == s.live and s.peak_held == s.held
+
+
+def test_a_dense_copy_of_a_strided_argument_is_counted_while_the_call_runs():
+    # A reshaped parameter passed as a strided slice runs on a dense copy (frontends/jit.py).
+    @pypto.jit
+    def r(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R * C,), pypto.DT_FP32):
+        pypto.set_vec_tile_shapes(R * C // 16)
+        return pypto.reshape(x, [R * C]) + 1.0
+
+    big = np.zeros((R, 2 * C), np.float32)
+    x = big[:, :C]
+    assert not x.flags.c_contiguous
+    peak, out = _call_peak(r, x)
+    assert peak >= out.nbytes + x.nbytes
+    base = pypto.memory_stats().live
+    del out
+    assert pypto.memory_stats().live == base - MIB4  # the copy is no longer counted
