@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 import pypto
-from machine import HERE, ROUNDS, measure, peak_key, summary
+from machine import HERE, ROUNDS, footprint, footprint_text, measure, peak_key, summary
 
 # --- compute-bound kernels (the cube path): GFLOP/s against the FMA peak -----------------------
 
@@ -171,6 +171,7 @@ def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peaks: Dic
                 f, a = c[impl]
                 samples[impl] += measure(f, a, per_round[impl], warmup=2 if r == 0 else 0)
         results = {impl: summary(t) for impl, t in samples.items()}
+        mem = footprint(*c["pypto"])
         p_med = results["pypto"][0]
         gflops = c["flops"] / p_med / 1e9
         pk = peak_key(c.get("peak", "fp32"), info)
@@ -182,5 +183,6 @@ def run_compute(names: List[str], quick: bool, reps: int, torch: Any, peaks: Dic
                   f"{c['flops'] / med / 1e9:7.1f} {unit}  pypto speedup x{med / p_med:5.2f}")
         if peak[1] > 0:
             print(f"  pypto at {100 * gflops / peak[1]:.0f}% of the {pk} peak ({peak[1]:.0f} {unit}: {peak[2]})")
-        rows.append((name, c["what"], ok, results, gflops, pk, peak[1]))
+        print(f"  pypto's own peak memory {footprint_text(*mem)}")
+        rows.append((name, c["what"], ok, results, gflops, pk, peak[1], mem))
     return rows

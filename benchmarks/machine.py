@@ -154,3 +154,32 @@ def summary(times: List[float]) -> Tuple[float, float, float]:
     med = statistics.median(times)
     q = statistics.quantiles(times, n=4) if len(times) >= 4 else [min(times), med, max(times)]
     return med, q[0], q[-1]
+
+
+# --- footprint ----------------------------------------------------------------------------------
+
+def _nbytes(v: Any) -> int:
+    if hasattr(v, "nbytes"):
+        return int(v.nbytes)
+    if hasattr(v, "element_size"):  # a torch tensor
+        return int(v.element_size() * v.numel())
+    return 0
+
+
+def footprint(fn: Callable[..., Any], args: Tuple[Any, ...]) -> Tuple[int, int]:
+    """(pypto's own peak host memory during one call of `fn`, the bytes of its inputs and outputs).
+
+    The peak is pypto.memory_stats()'s (outputs, created tensors, workspaces, the cube's shared
+    packings, dense copies of strided arguments), above what was live before the call: the
+    caller's arrays are not in it, so an output the caller passes in (a pl Out) is not either."""
+    import pypto
+
+    base = pypto.reset_peak_memory().live
+    out = fn(*args)
+    peak = pypto.memory_stats().peak - base
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return peak, sum(_nbytes(a) for a in args) + sum(_nbytes(o) for o in outs)
+
+
+def footprint_text(peak: int, io: int) -> str:
+    return f"{peak / 2**20:.1f} MiB ({peak / io:.2f}x in+out)" if io else f"{peak / 2**20:.1f} MiB"

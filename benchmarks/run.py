@@ -24,7 +24,8 @@ sys.path.insert(0, HERE)  # (compute.py and machine.py beside this file)
 
 from compute import COMPUTE, run_compute  # noqa: E402
 from machine import (  # noqa: E402
-    ROUNDS, load_probes, machine_info, measure, measure_peaks, paths_lines, peaks_text, summary)
+    ROUNDS, footprint, footprint_text, load_probes, machine_info, measure, measure_peaks, paths_lines, peaks_text,
+    summary)
 
 
 # --- kernels ------------------------------------------------------------------------------------
@@ -222,7 +223,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-torch-compile", action="store_true")
-    ap.add_argument("--out", default=os.path.join(HERE, "..", "docs", "benchmarks.md"))
+    ap.add_argument("--out", default=None,
+                    help="the report to write (default docs/benchmarks.md; a --quick run writes only this)")
     ap.add_argument("--note", default="", help="a line about the conditions of this run, for the report")
     args = ap.parse_args(argv)
 
@@ -286,6 +288,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             bytes_moved = sum(v.nbytes for v in a) + got.nbytes
         results: Dict[str, Tuple[float, float, float]] = {}
         results["pypto"] = summary(measure(fn, a, reps))
+        mem = footprint(fn, a)  # pypto's own peak in a warm call, and the bytes of its inputs and outputs
         if timpl is not None:
             ta = tuple(torch.from_numpy(v) for v in a)
             results["torch eager"] = summary(measure(timpl[name], ta, reps))
@@ -303,12 +306,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         for impl, (med, q1, q3) in results.items():
             print(f"  {impl:>14}: {med * 1e3:8.2f} ms  [IQR {q1 * 1e3:.2f}-{q3 * 1e3:.2f}]  "
                   f"{bytes_moved / med / 1e9:6.1f} GB/s  pypto speedup x{med / p_med:5.2f}")
-        print(f"  pypto at {100 * gbs / triadN:.0f}% of the {args.workers}-core triad bandwidth")
-        rows.append((name, ok, bytes_moved, results, gbs))
+        print(f"  pypto at {100 * gbs / triadN:.0f}% of the {args.workers}-core triad bandwidth; "
+              f"pypto's own peak memory {footprint_text(*mem)}")
+        rows.append((name, ok, bytes_moved, results, gbs, mem))
 
     compute_rows = run_compute(compute_names, args.quick, reps, torch, peaks, info) if compute_names else []
     asc_rows = run_asc(args.quick, reps, triadN) if "asc_vadd" in (args.only or ["asc_vadd"]) else []
-    if not args.quick:
+    if not args.quick or args.out:
+        args.out = args.out or os.path.join(HERE, "..", "docs", "benchmarks.md")
         write_markdown(args.out, info, triad1, triadN, peaks, args.workers, R, C, reps, rows, args.note,
                        compute_rows, asc_rows)
         print(f"\nwrote {os.path.relpath(args.out)}")
@@ -434,15 +439,18 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
         "- GB/s counts the bytes each kernel must move (inputs read once, output written once).",
         "- pypto reuses its output buffers across calls (a pool of huge-page blocks); torch and numpy "
         "allocate a fresh 64 MiB output per call and pay its page faults, which is part of the gap.",
+        "- pypto memory: pypto's own peak host memory in one warm call (`pypto.memory_stats()`: outputs, created "
+        "tensors, workspaces, the cube's shared packings, dense copies of strided arguments; not the caller's "
+        "arrays) and its ratio to the bytes of the call's inputs and outputs.",
     ] + ([f"- Conditions: {note}"] if note else []) + ([
         "",
-        "| kernel | " + " | ".join(impls) + " | pypto GB/s | % of triad |",
-        "|---|" + "---|" * (len(impls) + 2),
+        "| kernel | " + " | ".join(impls) + " | pypto GB/s | % of triad | pypto memory |",
+        "|---|" + "---|" * (len(impls) + 3),
     ] if rows else [])
-    for name, ok, moved, res, gbs in rows:
+    for name, ok, moved, res, gbs, mem in rows:
         cells = [_cell(res, impl) for impl in impls]
         lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | " + " | ".join(cells) +
-                     f" | {gbs:.1f} | {100 * gbs / triadN:.0f}% |")
+                     f" | {gbs:.1f} | {100 * gbs / triadN:.0f}% | {footprint_text(*mem)} |")
     if compute_rows:
         lines += [
             "",
@@ -455,15 +463,15 @@ def write_markdown(path: str, info: Dict[str, Any], triad1: float, triadN: float
             "`torch._int_mm`, `scaled_dot_product_attention`; numpy: OpenBLAS.",
             "",
             "| kernel | shape | pypto | torch eager | numpy | pypto speed vs torch (torch time / pypto time) "
-            "| pypto GFLOP/s | % of peak |",
-            "|---|---|---|---|---|---|---|---|",
+            "| pypto GFLOP/s | % of peak | pypto memory |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
-        for name, what, ok, res, gflops, pk, peak in compute_rows:
+        for name, what, ok, res, gflops, pk, peak, mem in compute_rows:
             cells = [_cell(res, impl) for impl in ("pypto", "torch eager", "numpy")]
             ratio = f"{res['torch eager'][0] / res['pypto'][0]:.2f}x" if "torch eager" in res else "n/a"
             share = f"{100 * gflops / peak:.0f}% of {pk}" if peak > 0 else "n/a"
             lines.append(f"| {name}{'' if ok else ' (MISMATCH)'} | {what} | " + " | ".join(cells) +
-                         f" | {ratio} | {gflops:.1f} | {share} |")
+                         f" | {ratio} | {gflops:.1f} | {share} | {footprint_text(*mem)} |")
     if asc_rows:
         lines += [
             "",

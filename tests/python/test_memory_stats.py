@@ -118,3 +118,24 @@ def test_a_dense_copy_of_a_strided_argument_is_counted_while_the_call_runs():
     base = pypto.memory_stats().live
     del out
     assert pypto.memory_stats().live == base - MIB4  # the copy is no longer counted
+
+
+def test_a_string_return_annotation_allocates_nothing_more(tmp_path, monkeypatch):
+    # Under `from __future__ import annotations` the return annotation is a string; evaluated
+    # while tracing, its pypto.Tensor(shape, dtype) was a created tensor every call allocated.
+    (tmp_path / "future_kernel.py").write_text(
+        "from __future__ import annotations\n"
+        "import pypto\n"
+        f"R, C = {R}, {C}\n\n"
+        "@pypto.jit\n"
+        "def s(x: pypto.Tensor((R, C), pypto.DT_FP32)) -> pypto.Tensor((R, C), pypto.DT_FP32):\n"
+        "    pypto.set_vec_tile_shapes(64, C)\n"
+        "    return x + 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import future_kernel  # type: ignore[import-not-found]
+
+    x = np.ones((R, C), np.float32)
+    peak, out = _call_peak(future_kernel.s, x)
+    assert peak == out.nbytes
+    assert "tensor %" not in future_kernel.s.last.program.tensor_graph()
+    np.testing.assert_array_equal(out, x + 1.0)
