@@ -127,7 +127,8 @@ class CallState {
   RunStats Execute();
   void RunTask(Instance& in, int64_t first, int64_t count, char* ub);
   void FailLocked(std::exception_ptr e);  // caller holds mu_
-  std::string StallReport() const;        // caller holds mu_
+  void SpinForWork(uint64_t seen) const;
+  std::string StallReport() const;  // caller holds mu_
   void Fail(std::exception_ptr e);
   static int StopRequested(void* self);  // PyptoKernelCall::stop
   ~CallState() {
@@ -234,11 +235,12 @@ class CallState {
       // its earlier readers and writer (same allocation id), so the next iteration of a loop can overlap the previous
       // one, and a loop of N iterations touches two buffers instead of N fresh ones (page faults).
       if (writer) {
-        std::vector<Storage>& ring = workspaces_[value];
         std::vector<int64_t> shape;
         for (auto& d : v.shape) shape.push_back(d.Eval(env));
+        const auto key = std::make_pair(value, WorkspaceSet(v, shape));
+        std::vector<Storage>& ring = workspaces_[key];
         const size_t buffers = p_.exec_graph.single_buffer.count(value) ? 1 : 2;
-        size_t next = ring.size() < buffers ? ring.size() : workspace_turn_[value]++ % buffers;
+        size_t next = ring.size() < buffers ? ring.size() : workspace_turn_[key]++ % buffers;
         if (next == ring.size())
           ring.push_back(Allocate(v, env, /*zero=*/false));
         else if (ring[next].shape != shape)
@@ -248,6 +250,20 @@ class CallState {
       return StorageOf(value);
     }
     return StorageOf(value);
+  }
+
+  // Which set of buffers a small workspace written inside a loop nest takes: one per iteration of
+  // the loop around the innermost one, in turn over 2 x workers sets. With one set for all, the
+  // chains of an outer loop's iterations (the tile-level flash attention: one chain of steps per
+  // query block) would reuse each other's buffers in the order the control program made them,
+  // so each chain would wait for the previous one to almost finish; with a set per outer
+  // iteration they run side by side. Large workspaces keep one set (memory, page faults).
+  int WorkspaceSet(const Value& v, const std::vector<int64_t>& shape) const {
+    constexpr int64_t kSmallWorkspace = 1 << 20;
+    if (loop_iters_.size() < 2 || workers_ < 2) return 0;
+    auto bytes = TensorBytes(shape, v.dtype);
+    if (!bytes || *bytes > kSmallWorkspace) return 0;
+    return static_cast<int>(loop_iters_[loop_iters_.size() - 2] % std::min(2 * workers_, 16));
   }
 
   DimVec Origin(int value) const {
@@ -335,11 +351,13 @@ class CallState {
         int64_t start = l.start.Eval(env), stop = l.stop.Eval(env), step = l.step.Eval(env);
         if (step <= 0)
           throw UserError("pypto.loop \"" + l.name + "\": step evaluates to " + std::to_string(step), l.loc);
-        for (int64_t i = start; i < stop; i += step) {
+        loop_iters_.push_back(0);
+        for (int64_t i = start; i < stop; i += step, ++loop_iters_.back()) {
           env[l.var] = i;
           PollCancel();
           Walk(*e.loop->body, env);
         }
+        loop_iters_.pop_back();
         env.erase(l.var);
         run_.clear();
         continue;
@@ -552,7 +570,7 @@ class CallState {
       for (int64_t i = 0; i < in.num_tasks; ++i) in.source_done[i] += dep.chunk_done[i];
     }
     total_tasks_ += in.num_tasks;
-    if (in.pending == 0 && PushReady(in) && streaming_) cv_.notify_all();
+    if (in.pending == 0 && PushReady(in) && streaming_) WakeLocked(true);
   }
 
   // Bytes one grid point of `k` loads and stores (tiles times the trips of their loops).
@@ -584,7 +602,19 @@ class CallState {
     std::lock_guard<std::mutex> lock(mu_);
     inst->finished = true;
     instances_[inst->id] = std::move(inst);
-    if (--outstanding_ == 0) cv_.notify_all();
+    if (--outstanding_ == 0) WakeLocked(true);
+  }
+
+  // Every change a waiting worker may be waiting for (tasks queued, the last launch finished, an
+  // error) goes through here, under mu_: it bumps wake_seq_, which a worker spins on for a short
+  // while before it sleeps on cv_ (SpinForWork). A worker that finds work while spinning costs
+  // the notifier nothing (no sleeper: no futex call) and itself no sleep and wake-up.
+  void WakeLocked(bool all) {
+    wake_seq_.fetch_add(1, std::memory_order_release);
+    if (all)
+      cv_.notify_all();
+    else
+      cv_.notify_one();
   }
 
   struct Task {
@@ -631,8 +661,10 @@ class CallState {
   const std::vector<PyptoKernelFn>* entries_;
   std::map<int, Storage> storage_;
   std::unordered_map<int, DimVec> view_origin_;
-  std::map<int, std::vector<Storage>> workspaces_;  // the two buffers of each workspace value
-  std::map<int, size_t> workspace_turn_;
+  // The two buffers of each (workspace value, set: WorkspaceSet), and whose turn is next.
+  std::map<std::pair<int, int>, std::vector<Storage>> workspaces_;
+  std::map<std::pair<int, int>, size_t> workspace_turn_;
+  std::vector<int64_t> loop_iters_;  // Walk's iteration count of each enclosing runtime loop
   AccessIndex index_;
   std::vector<std::pair<char*, size_t>> owned_;       // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;  // slots for every launch, filled in order
@@ -645,6 +677,7 @@ class CallState {
   bool streaming_ = false;             // workers run while the calling thread still builds
   std::mutex mu_;
   std::condition_variable cv_;
+  std::atomic<uint64_t> wake_seq_{0};  // bumped by WakeLocked
   std::deque<Task> queue_;
   int64_t queued_ = 0;            // tasks waiting in queue_ and in the workers' own deques
   int last_fence_ = -1;           // the latest signal kernel's instance (Kernel::fence)

@@ -2,6 +2,7 @@
 // instances they wait for have finished (or, point-wise, their same chunks); each worker keeps
 // the linked continuations it makes ready and steals when idle.
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "runtime/call_state.h"
@@ -95,6 +96,12 @@ RunStats CallState::Execute() {
       } else {
         std::unique_lock<std::mutex> lock(mu_);
         auto ready = [&] { return queued_ > 0 || outstanding_ == 0 || error_; };
+        if (!ready() && workers_ > 1) {
+          const uint64_t seen = wake_seq_.load(std::memory_order_relaxed);  // (read under mu_)
+          lock.unlock();
+          SpinForWork(seen);
+          lock.lock();
+        }
         const bool waits = !ready();
         if (waits && --busy_ == 0) {
           // Every worker would wait: nothing runs, nothing is queued, and launches remain (their
@@ -157,7 +164,7 @@ RunStats CallState::Execute() {
           }
           local[wid].push_front({next.id, t.first, t.count});
           ++queued_;
-          cv_.notify_one();
+          WakeLocked(false);
         }
       }
       if (--in.remaining == 0) {
@@ -167,7 +174,7 @@ RunStats CallState::Execute() {
         bool more = false;
         for (int s : in.successors)
           if (--instances_[s]->pending == 0) more = PushReady(*instances_[s]) || more;
-        if (more || outstanding_ == 0) cv_.notify_all();
+        if (more || outstanding_ == 0) WakeLocked(true);
       }
     }
   };
@@ -209,6 +216,27 @@ RunStats CallState::Execute() {
   return stats;
 }
 
+// Waits a short while for WakeLocked to bump wake_seq_ past `seen`, without sleeping: in a call of
+// many small dependent launches the next task is usually ready within microseconds, and a futex
+// sleep and wake-up costs the waiter and the waker more than that (12 % of the tile-level flash
+// attention's time went to them). Bounded, so an idle worker soon sleeps and leaves its core to
+// the rest of the process.
+void CallState::SpinForWork(uint64_t seen) const {
+  static const int64_t kSpinNs = [] {
+    const char* e = std::getenv("PYPTO_SPIN_US");
+    return static_cast<int64_t>((e ? std::atof(e) : 50.0) * 1000);
+  }();
+  if (kSpinNs <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kSpinNs);
+  for (int i = 1;; ++i) {
+    if (wake_seq_.load(std::memory_order_acquire) != seen) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 15) == 0 && std::chrono::steady_clock::now() >= until) return;
+  }
+}
+
 // What a stalled call waits for: the first unfinished launches and what each still needs.
 std::string CallState::StallReport() const {
   std::ostringstream os;
@@ -230,7 +258,7 @@ std::string CallState::StallReport() const {
 void CallState::FailLocked(std::exception_ptr e) {
   if (!error_) error_ = e;
   stop_.store(true, std::memory_order_relaxed);
-  cv_.notify_all();
+  WakeLocked(true);
 }
 
 void CallState::Fail(std::exception_ptr e) {
