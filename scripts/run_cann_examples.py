@@ -12,22 +12,27 @@ pypto.npu_compat, the kernel code as written, in its NPU run mode, where its che
 model test file runs as ``python -m pytest -p pypto.npu_compat FILE``; ``--operations`` also runs
 PyPTO's operation tests (python/tests/st/operation/vector and matmul, the vector ones in its older
 ``pypto.function`` interface), one pytest run per folder, and counts them test by test (their helpers come
-from the checkout's python/tests and framework/tests). The table gives the outcome
-and, for a failure, the last line of the error. Nothing in the checkout is modified: the files are
-copied to a temporary directory first.
+from the checkout's python/tests and framework/tests). The table gives the outcome,
+the seconds, the memory (the test process's peak RSS, and pypto's own peak in it as
+pypto.memory_stats() reports it at exit: in use, and with its reuse pool) and, for a failure,
+the last line of the error; ``--memory-limit GIB`` kills a test whose processes pass that RSS.
+Nothing in the checkout is modified: the files are copied to a temporary directory first.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 SKIP = {"validate_examples.py", "__init__.py"}
 
@@ -40,23 +45,90 @@ def last_error(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def run(cmd: List[str], cwd: Path, timeout: float) -> Tuple[str, float, str]:
-    env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYTHONUNBUFFERED="1")
+def tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and its descendants now (/proc), 0 once it is gone."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for ln in f:
+                    if ln.startswith("VmRSS:"):
+                        total += int(ln.split()[1]) * 1024
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run(cmd: List[str], cwd: Path, timeout: float, memory_limit: float = 0.0) -> Tuple[str, float, str, Dict[str, float]]:
+    """Runs one test process: (outcome, seconds, error, memory) where memory holds the process's
+    peak RSS ("rss", bytes: its own, from wait4, or its tree's as polled when that was larger) and
+    pypto's own peaks in it ("pypto", "pypto_held": pypto.memory_stats() at exit; absent when the
+    process did not exit normally). Past `memory_limit` bytes of RSS in its tree the process is
+    killed (outcome "memory cap"), so a test too large for the machine ends before the OOM killer
+    takes something else."""
+    report = Path(tempfile.mkstemp(prefix="pypto-mem-", suffix=".json")[1])
+    env = dict(os.environ, TILE_FWK_DEVICE_ID="0", PYTHONUNBUFFERED="1", PYPTO_MEMORY_REPORT=str(report))
     t0 = time.monotonic()
-    try:
-        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timeout", time.monotonic() - t0, ""
+    polled = [0]
+    ended: List[str] = []
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
+
+        def watch() -> None:  # the timeout and the memory cap, every 0.2 s
+            while p.returncode is None and not ended:
+                rss = tree_rss(p.pid)
+                polled[0] = max(polled[0], rss)
+                why = ("timeout" if time.monotonic() - t0 > timeout
+                       else "memory cap" if memory_limit and rss > memory_limit else "")
+                if why:
+                    ended.append(why)
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    return
+                time.sleep(0.2)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if not ended:
+            ended.append("")  # stops the watcher
+        watcher.join()
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
     dt = time.monotonic() - t0
-    out = p.stdout + p.stderr
+    memory: Dict[str, float] = {"rss": max(usage.ru_maxrss * 1024, polled[0])}  # ru_maxrss: KiB on Linux
+    try:
+        stats = json.loads(report.read_text() or "{}")
+        memory.update({"pypto": stats["peak"], "pypto_held": stats["peak_held"]})
+    except (OSError, ValueError, KeyError):
+        pass
+    report.unlink(missing_ok=True)
+    if ended[0]:
+        return ended[0], dt, f"killed at {polled[0] / 2**30:.1f} GiB of RSS" if ended[0] == "memory cap" else "", memory
+    text = stdout + stderr
     if p.returncode == 0:
-        last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+        last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
         if "skipped" in last and "passed" not in last:
-            return "skipped", dt, last
-        return "pass", dt, ""
+            return "skipped", dt, last, memory
+        return "pass", dt, "", memory
     if p.returncode == 5:  # pytest: no tests collected
-        return "no tests", dt, last_error(out)
-    return "fail", dt, last_error(out)
+        return "no tests", dt, last_error(text), memory
+    return "fail", dt, last_error(text), memory
+
+
+def gib(b: float) -> str:
+    """GiB with two decimals; "-" when not known (-1)."""
+    return "-" if b < 0 else f"{b / 2**30:.2f}"
 
 
 def main() -> int:
@@ -73,6 +145,9 @@ def main() -> int:
                          "interface/, operator/, ir/), file by file, counted per test")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per script or test file")
     ap.add_argument("-k", default="", help="only paths containing this text")
+    ap.add_argument("--memory-limit", type=float, default=0.0,
+                    help="GiB of RSS (a test process and its children) past which a test is killed; "
+                         "default: none")
     args = ap.parse_args()
     src = Path(args.repo).resolve()
     if not (src / "examples").is_dir():
@@ -105,11 +180,14 @@ def main() -> int:
                 continue  # a module the others import
             jobs.append((str(f.relative_to(work)), cmd, f.parent))
     counts: dict = {}
-    print(f"{'file':64} {'result':8} {'s':>6}  error")
+    # Memory, GiB: the process's peak RSS, and pypto's own peak in it (pypto.memory_stats(): the
+    # outputs, tensors and workspaces pypto allocated, in use at once; then with its reuse pool).
+    print(f"{'file':64} {'result':10} {'s':>6} {'RSS':>6} {'pypto':>6} {'+pool':>6}  error")
     for name, cmd, cwd in jobs:
-        outcome, dt, err = run(cmd, cwd, args.timeout)
+        outcome, dt, err, mem = run(cmd, cwd, args.timeout, args.memory_limit * 2**30)
         counts[outcome] = counts.get(outcome, 0) + 1
-        print(f"{name:64} {outcome:8} {dt:6.1f}  {err}", flush=True)
+        print(f"{name:64} {outcome:10} {dt:6.1f} {gib(mem['rss']):>6} {gib(mem.get('pypto', -1)):>6} "
+              f"{gib(mem.get('pypto_held', -1)):>6}  {err}", flush=True)
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" of {len(jobs)}")
     ok = counts.get("pass", 0) == len(jobs)
     if args.operations:
