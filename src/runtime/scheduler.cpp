@@ -291,7 +291,23 @@ void CallState::RunTask(Instance& in, int64_t first, int64_t count, char* ub) {
   if (entries_) {
     PyptoKernelCall call{in.sym.data(), in.views.data(), in.grid.data(), first, count, ub, stop, this, &in.shared};
     try {
-      (*entries_)[in.kernel->id](&call);
+      if (in.iters == 1) {
+        (*entries_)[in.kernel->id](&call);
+        return;
+      }
+      // A batch of iterations: each iteration's points with its own symbols and views. (No shared
+      // table: a cube kernel's shared packings are one launch's operands.)
+      const size_t nsym = in.sym.size() / in.iters, nviews = in.views.size() / in.iters;
+      call.shared = nullptr;
+      for (int64_t p = first, end = first + count; p < end;) {
+        const int64_t it = p / in.iter_points, local = p - it * in.iter_points;
+        call.sym = in.sym.data() + it * nsym;
+        call.params = in.views.data() + it * nviews;
+        call.first = local;
+        call.count = std::min(end - p, in.iter_points - local);
+        (*entries_)[in.kernel->id](&call);
+        p += call.count;
+      }
     } catch (const std::invalid_argument& e) {
       // An index outside its tensor (pypto/index_nd.hpp; the message names the op and the line):
       // the user's error, as the interpreter reports it.
