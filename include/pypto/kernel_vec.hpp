@@ -9,6 +9,7 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <pto/simd.hpp>
 #include <pto/simd_math.hpp>
@@ -229,6 +230,26 @@ inline void PrefetchAhead(const float* p, int64_t ahead, int n) {
 
 // Whether stores at p may stream (non-temporal full vectors need a vector-aligned address).
 inline bool VAligned(const void* p) { return (reinterpret_cast<uintptr_t>(p) & (sizeof(VecF) - 1)) == 0; }
+
+// Row `src` (made in scratch, n floats) into an output row `dst` that is not vector-aligned, past
+// the cache: plain stores up to dst's first aligned address and for the tail, non-temporal
+// stores in between (their loads from src are unaligned, from L1). numpy puts a large array 16
+// bytes past a page, so a row-fused kernel writing the user's output array (a pl.Out, an
+// in-place tensor) would otherwise store with a read-for-ownership of every line.
+inline void StreamRowTo(float* dst, const float* src, int64_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst);
+  int64_t c = 0;
+  if (a % sizeof(float) == 0) {
+    const int64_t head = std::min<int64_t>(n, (sizeof(VecF) - a % sizeof(VecF)) % sizeof(VecF) / sizeof(float));
+    for (; c < head; ++c) dst[c] = src[c];
+    for (; c + kVecLanes <= n; c += kVecLanes) VStream(dst + c, VLoad(src + c));
+  }
+  for (; c < n; ++c) dst[c] = src[c];
+}
+template <int R>
+inline void StreamRowTo(float* dst, const float* src, const int64_t (&valid)[R]) {
+  StreamRowTo(dst, src, valid[R - 1]);
+}
 
 }  // namespace pypto_kernel
 

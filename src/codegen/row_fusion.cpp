@@ -161,8 +161,17 @@ class RowRegion {
       os << p3 << "float* w" << b << " = RowTarget<float, " << k_.bufs[b].shape.size() << ">(rb" << b << ", "
          << Dims(k_.bufs[b].shape) << ", " << Valid(k_.bufs[b]) << ", " << Coord(*st) << ", P[" << st->param
          << "], fr);\n";
-      if (Streams(b))
+      if (Streams(b)) {
+        // A misaligned output row (numpy's arrays start 16 bytes into a page) is made in the
+        // scratch row and streamed in at its store (StreamRowTo), not stored with a read of
+        // every destination line.
+        os << p3 << "float* d" << b << " = nullptr;\n";
+        os << p3 << "if (w" << b << " != rb" << b << " && !VAligned(w" << b << ")) {\n";
+        os << p3 << "  d" << b << " = w" << b << ";\n";
+        os << p3 << "  w" << b << " = rb" << b << ";\n";
+        os << p3 << "}\n";
         os << p3 << "const bool sw" << b << " = w" << b << " != rb" << b << " && VAligned(w" << b << ");\n";
+      }
     }
     for (size_t j = i_; j < i_ + n_;) {
       const Instr& in = body_[j];
@@ -209,6 +218,10 @@ class RowRegion {
       if (in.opcode == Opcode::TSTORE) {
         const TileBuf& b = k_.bufs[in.srcs[0]];
         os << p3;
+        if (direct_.count(in.srcs[0]) && Streams(in.srcs[0]))
+          os << "if (d" << in.srcs[0] << ") StreamRowTo<" << b.shape.size() << ">(d" << in.srcs[0] << ", rb"
+             << in.srcs[0] << ", " << Valid(b) << ");\n"
+             << p3 << "else ";
         if (direct_.count(in.srcs[0])) os << "if (w" << in.srcs[0] << " == rb" << in.srcs[0] << ") ";
         os << "StoreRow<float, " << b.shape.size() << ">(" << Row(in.srcs[0]) << ", " << Dims(b.shape) << ", "
            << Valid(b) << ", " << Coord(in) << ", P[" << in.param << "], fr);\n";
