@@ -343,6 +343,7 @@ class CallState {
   void Walk(const Region<LaunchNode>& r, SymEnv& env);
   void Launch(const LaunchNode& n, const SymEnv& env);
   std::unique_ptr<Instance> Bind(const LaunchNode& n, const SymEnv& env, std::vector<Access>& accesses);
+  void BindInto(const LaunchNode& n, const SymEnv& env, Instance& inst, std::vector<Access>& accesses);
   void Connect(const LaunchNode& n, std::unique_ptr<Instance> inst, const std::vector<Access>& accesses);
   const LaunchNode* BatchableBody(const LoopRegion<LaunchNode>& loop, int64_t start, int64_t stop, int64_t step) const;
   void Batch(const LaunchNode& n, const LoopInfo& l, int64_t start, int64_t stop, int64_t step, SymEnv& env);
@@ -486,6 +487,7 @@ class CallState {
   std::map<std::pair<int, int>, std::vector<Storage>> workspaces_;
   std::map<std::pair<int, int>, size_t> workspace_turn_;
   std::vector<int64_t> loop_iters_;  // Walk's iteration count of each enclosing runtime loop
+  std::vector<Storage> bound_;       // BindInto's parameter windows (kept: no allocation per launch)
   AccessIndex index_;
   std::vector<std::pair<char*, size_t>> owned_;       // blocks this call allocated
   std::vector<std::unique_ptr<Instance>> instances_;  // slots for every launch, filled in order

@@ -70,19 +70,32 @@ void CallState::Launch(const LaunchNode& n, const SymEnv& env) {
 // A launch's instance at `env` (no id yet): its grid, its parameters' windows (bounds checked),
 // the accesses they make, and in native mode the symbols and views the kernel reads.
 std::unique_ptr<Instance> CallState::Bind(const LaunchNode& n, const SymEnv& env, std::vector<Access>& accesses) {
-  const Kernel& k = p_.exec_graph.kernels[n.kernel];
   auto inst = std::make_unique<Instance>();
-  inst->kernel = &k;
   inst->env = env;
+  BindInto(n, env, *inst, accesses);
+  return inst;
+}
+
+// Bind's work into `inst` (its grid, parameters, symbols and views replaced; its env left as it
+// is): a batch binds each iteration into one scratch instance.
+void CallState::BindInto(const LaunchNode& n, const SymEnv& env, Instance& inst, std::vector<Access>& accesses) {
+  const Kernel& k = p_.exec_graph.kernels[n.kernel];
+  inst.kernel = &k;
+  inst.grid.clear();
+  inst.params.clear();
+  inst.sym.clear();
+  inst.views.clear();
+  inst.points = 1;
+  inst.grid.reserve(k.grid.size());
   for (auto& g : k.grid) {
-    inst->grid.push_back(g.Eval(env));
-    inst->points *= inst->grid.back();
+    inst.grid.push_back(g.Eval(env));
+    inst.points *= inst.grid.back();
   }
   accesses.reserve(2 * k.params.size());
-  inst->params.reserve(k.params.size());
-  inst->grid.reserve(k.grid.size());
+  inst.params.reserve(k.params.size());
   // Reads resolve before writes so that a kernel reading and rewriting a workspace is fine.
-  std::vector<Storage> bound(k.params.size());
+  std::vector<Storage>& bound = bound_;
+  bound.resize(k.params.size());
   for (int pass = 0; pass < 2; ++pass)
     for (size_t i = 0; i < k.params.size(); ++i) {
       const KernelParam& kp = k.params[i];
@@ -101,7 +114,7 @@ std::unique_ptr<Instance> CallState::Bind(const LaunchNode& n, const SymEnv& env
       bp.shape.push_back(m < 0 ? 1 : s.shape[m]);
       bp.strides.push_back(m < 0 ? 0 : s.strides[m]);
     }
-    inst->params.push_back(bp);
+    inst.params.push_back(bp);
     Access a;
     a.alloc = s.alloc;
     a.write = kp.write;
@@ -132,9 +145,9 @@ std::unique_ptr<Instance> CallState::Bind(const LaunchNode& n, const SymEnv& env
     for (auto& name : (*symbols_)[k.id]) {
       auto it = env.find(name);
       PYPTO_CHECK(it != env.end(), "symbol ", name, " unbound at launch of ", k.name);
-      inst->sym.push_back(it->second);
+      inst.sym.push_back(it->second);
     }
-    for (auto& bp : inst->params) {
+    for (auto& bp : inst.params) {
       PyptoParamView v{};
       v.data = bp.data;
       if (bp.shape.size() > PYPTO_MAX_RANK) throw UserError("tensors of rank > 8 are not supported");
@@ -142,11 +155,10 @@ std::unique_ptr<Instance> CallState::Bind(const LaunchNode& n, const SymEnv& env
         v.shape[d] = bp.shape[d];
         v.stride[d] = bp.strides[d];
       }
-      inst->views.push_back(v);
+      inst.views.push_back(v);
     }
   }
-  inst->node = n.id;
-  return inst;
+  inst.node = n.id;
 }
 
 // Hooks a new instance to the earlier ones whose accesses conflict with `accesses` and publishes
@@ -245,32 +257,42 @@ void CallState::Batch(const LaunchNode& n, const LoopInfo& l, int64_t start, int
   };
   std::vector<Access> mine;
   std::vector<int> clash;
+  Instance one;  // each iteration is bound here (no instance and no copy of env of its own)
   for (int64_t i = start; i < stop; i += step, ++loop_iters_.back()) {
     env[l.var] = i;
     PollCancel();
     mine.clear();
-    std::unique_ptr<Instance> one = Bind(n, env, mine);
+    BindInto(n, env, one, mine);
     if (batch) {
       clash.clear();
       for (auto& a : mine) within.Conflicts(a, clash);
-      if (!clash.empty() || one->grid != batch->grid || batch->iters == limit || one->points == 0) flush();
+      if (!clash.empty() || one.grid != batch->grid || batch->iters == limit || one.points == 0) flush();
     }
-    if (one->points == 0) {  // nothing to run: kept finished, as Launch does
-      one->id = NewInstanceId();
-      Skip(std::move(one));
+    if (one.points == 0) {  // nothing to run: kept finished, as Launch does
+      auto empty = std::make_unique<Instance>();
+      empty->kernel = one.kernel;
+      empty->node = one.node;
+      empty->env = env;
+      empty->id = NewInstanceId();
+      Skip(std::move(empty));
       continue;
     }
     for (auto& a : mine) within.Add(a, 0);
     accesses.insert(accesses.end(), mine.begin(), mine.end());
     if (!batch) {
-      batch = std::move(one);
-      batch->iter_points = batch->points;
-      continue;
+      batch = std::make_unique<Instance>();
+      batch->kernel = one.kernel;
+      batch->node = one.node;
+      batch->env = env;
+      batch->grid = one.grid;
+      batch->params = one.params;
+      batch->points = batch->iter_points = one.points;
+    } else {
+      batch->points += batch->iter_points;
+      ++batch->iters;
     }
-    batch->sym.insert(batch->sym.end(), one->sym.begin(), one->sym.end());
-    batch->views.insert(batch->views.end(), one->views.begin(), one->views.end());
-    batch->points += batch->iter_points;
-    ++batch->iters;
+    batch->sym.insert(batch->sym.end(), one.sym.begin(), one.sym.end());
+    batch->views.insert(batch->views.end(), one.views.begin(), one.views.end());
   }
   flush();
 }
