@@ -8,6 +8,7 @@
 // (all launches together) a task packs into its own buffer as before.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -83,20 +84,26 @@ class SharedPacks {
 
  private:
   static constexpr int64_t kBudgetBytes = int64_t(512) << 20;  // all launches together
-  static constexpr int64_t kChunk = int64_t(4) << 20;          // packings share blocks of this size
+  static constexpr int64_t kChunk = int64_t(4) << 20;          // packings share blocks of up to this size
+  static constexpr int64_t kFirstChunk = int64_t(256) << 10;   // a launch's first block
   static std::atomic<int64_t>& Budget() {
     static std::atomic<int64_t> bytes{0};
     return bytes;
   }
   // `bytes` (a multiple of 64) from the current block, or a new one (the runtime's host memory:
-  // 2 MiB pages, kept mapped from call to call); nullptr past the budget.
+  // 2 MiB pages, kept mapped from call to call); nullptr past the budget. Blocks double from
+  // kFirstChunk to kChunk (powers of two: whole pages), so a small matmul's packings take about
+  // their size, not 4 MiB. (Packings are carved, never given a block of their exact size: kernels
+  // read a little past a packing, into the rest of its block.)
   void* Take(int64_t bytes) {
-    if (bytes <= kChunk - used_ && !blocks_.empty() && used_ > 0) {
+    if (used_ > 0 && bytes <= cur_ - used_) {
       void* p = static_cast<char*>(blocks_.back().first) + used_;
       used_ += bytes;
       return p;
     }
-    const int64_t size = std::max(bytes, kChunk);
+    int64_t chunk = cur_ == 0 ? kFirstChunk : std::min(kChunk, 2 * cur_);
+    while (chunk < bytes && chunk < kChunk) chunk *= 2;
+    const int64_t size = bytes > kChunk ? bytes : chunk;
     if (Budget().fetch_add(size, std::memory_order_relaxed) + size > kBudgetBytes) {
       Budget().fetch_sub(size, std::memory_order_relaxed);
       return nullptr;
@@ -106,11 +113,12 @@ class SharedPacks {
       Budget().fetch_sub(size, std::memory_order_relaxed);
       return nullptr;
     }
-    if (size > kChunk) {  // a block of its own, before the current one (which stays current)
+    if (bytes > kChunk) {  // a block of its own, before the current one (which stays current)
       blocks_.insert(blocks_.empty() ? blocks_.end() : blocks_.end() - 1, {p, size});
       return p;
     }
     blocks_.push_back({p, size});
+    cur_ = size;
     used_ = bytes;
     return p;
   }
@@ -121,6 +129,7 @@ class SharedPacks {
   std::map<Key, Entry> entries_;                   // (node-based: entries do not move)
   std::vector<std::pair<void*, int64_t>> blocks_;  // the last is the current block, `used_` bytes of it taken
   int64_t used_ = 0;
+  int64_t cur_ = 0;  // the current block's size (0: none yet)
 };
 
 /// The first field of a packing's key: Left (0) or Right (1) and the element type (a bitcast
