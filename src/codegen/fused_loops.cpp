@@ -47,6 +47,7 @@ const std::map<Opcode, OpInfo>& FusableOps() {
 #define PYPTO_FUSE_BINARY_Elem(NAME, SNAME, FN)
 #define PYPTO_FUSE_BINARY(X, NAME, SNAME, DTYPES, FN, IMPL) PYPTO_FUSE_BINARY_##IMPL(NAME, SNAME, FN)
     PTO_MATH_BINARY(PYPTO_FUSE_BINARY, _)
+    m[O::TTANH] = {Form::Unary, "VTanh($A)"};  // 16 lanes at once with AVX-512 (kernel_vec.hpp)
 #undef PYPTO_FUSE_UNARY_Vec
 #undef PYPTO_FUSE_UNARY_Elem
 #undef PYPTO_FUSE_UNARY

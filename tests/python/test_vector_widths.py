@@ -94,3 +94,38 @@ def test_each_width_against_numpy(level, monkeypatch):
     got = _run(level, softmax, x, monkeypatch=monkeypatch)
     e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=2e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cols", [1, 15, 16, 17, 64, 257])
+def test_tanh_has_the_instructions_bits_at_both_widths(cols, monkeypatch):
+    # VTanh (16 lanes with AVX-512) repeats pto::simd::math::tanh's operations: the same bits as
+    # the 8-lane code across the polynomial / exp branch at |x| = 1, the rounding to +-1 from 9.1
+    # on, and the specials; GELU-tanh's chain too. (The interpreter's TTANH is pto::ref's, within
+    # an ulp of it.)
+    rows = 37
+
+    @pypto.jit
+    def f(x: T((rows, cols), F32)):
+        pypto.set_vec_tile_shapes(8, cols)
+        return pypto.tanh(x), x * 0.5 * (pypto.tanh((x + x * x * x * 0.044715) * 0.7978845608) + 1.0)
+
+    r = rng(cols + 1000)
+    x = (r.standard_normal((rows, cols)) * 3).astype(np.float32)
+    flat = x.reshape(-1)
+    edges = np.array([1.0, -1.0, np.nextafter(1, 0), np.nextafter(-1, 0), 9.125, 9.1, 20.0, -20.0, 1e-30, 0.5,
+                      88.0, 1e-40, 0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
+    flat[:edges.size] = edges[:flat.size]
+    _specials(x)
+    want = run_in("interp", f, x)
+    narrow = _run("avx2", f, x, monkeypatch=monkeypatch)
+    wide = _run("avx512", f, x, monkeypatch=monkeypatch)
+    for w, n, g in zip(want, narrow, wide):
+        np.testing.assert_array_equal(g.view(np.uint32), n.view(np.uint32))
+    np.testing.assert_allclose(wide[0], want[0], rtol=3e-7, atol=1e-37)
+    fin = np.isfinite(x)  # GELU's 1 + tanh cancels near -1: an ulp of tanh, scaled by x
+    assert (np.abs(wide[1] - want[1])[fin] <= 2e-7 * (1 + np.abs(x[fin]))).all()
+    t = np.tanh(x.astype(np.float64))
+    ok = ~np.isnan(x)
+    np.testing.assert_allclose(wide[0][ok], t[ok], rtol=3e-7, atol=1e-37)
+    assert np.isnan(wide[0][~ok]).all()
+    np.testing.assert_array_equal(np.signbit(wide[0][x == 0]), np.signbit(x[x == 0]))
