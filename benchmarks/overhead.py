@@ -64,23 +64,38 @@ def main() -> None:
 
     n = 4096
 
-    @pypto.jit
-    def many(x: pypto.Tensor((n, 8), pypto.DT_FP32)) -> pypto.Tensor((n, 8), pypto.DT_FP32):
-        out = pypto.tensor((n, 8), pypto.DT_FP32)
-        pypto.set_vec_tile_shapes(1, 8)
-        for i in pypto.loop(0, n, 1, name="L", idx_name="i"):
-            out[i:i + 1, :] = x[i:i + 1, :] * 2.0
-        return out
+    def independent():
+        @pypto.jit
+        def many(x: pypto.Tensor((n, 8), pypto.DT_FP32)) -> pypto.Tensor((n, 8), pypto.DT_FP32):
+            out = pypto.tensor((n, 8), pypto.DT_FP32)
+            pypto.set_vec_tile_shapes(1, 8)
+            for i in pypto.loop(0, n, 1, name="L", idx_name="i"):
+                out[i:i + 1, :] = x[i:i + 1, :] * 2.0
+            return out
+        return many
+
+    def running_sum():
+        @pypto.jit
+        def chain(x: pypto.Tensor((n, 8), pypto.DT_FP32), acc: pypto.Tensor((1, 8), pypto.DT_FP32)) -> None:
+            pypto.set_vec_tile_shapes(1, 8)
+            for i in pypto.loop(0, n, 1, name="L", idx_name="i"):
+                acc[:] = acc + x[i:i + 1, :]
+        return chain
 
     xs = np.ones((n, 8), np.float32)
-    for workers in (1, 2):
-        pypto.set_runtime_options(workers=workers)
-        samples = per_call_us(many, [xs], 20)
-        st = many.last_stats
-        per_task = [s / st["tasks"] for s in samples]
-        print(f"{st['tasks']} launches of one tiny task, {workers} worker(s): median {statistics.median(per_task):.2f} "
-              f"us per task (min {min(per_task):.2f}, max {max(per_task):.2f}); build {st['build_ms']:.2f} ms, "
-              f"execute {st['exec_ms']:.2f} ms")
+    acc = np.zeros((1, 8), np.float32)
+    for what, make, args in (("iterations of a one-launch loop (independent: run as batches)", independent, [xs]),
+                             ("launches of a running sum (each waits for the last)", running_sum, [xs, acc])):
+        for workers in (1, 2):
+            pypto.set_runtime_options(workers=workers)
+            fn = make()
+            fn(*args)  # compiles (or loads) the kernel, walks the control program, records the plan
+            walk = fn.last_stats
+            samples = per_call_us(fn, args, 20)  # warm calls replay the plan
+            per = [s / n for s in samples]
+            print(f"{n} {what}, {workers} worker(s): warm median {statistics.median(per):.3f} us each "
+                  f"(min {min(per):.3f}, max {max(per):.3f}; {fn.last_stats['launches']} instances, "
+                  f"{fn.last_stats['tasks']} tasks); the first call's walk {walk['control_ms'] * 1e3 / n:.2f} us each")
     pypto.set_runtime_options(workers=0)
 
 

@@ -73,6 +73,13 @@ struct Instance {
   // Native mode: the symbol values and parameter windows the generated kernel reads.
   std::vector<int64_t> sym;
   std::vector<PyptoParamView> views;
+  // While a call records its plan: where each view's data lies (allocation, byte offset), so a
+  // replay points the views into its own call's memory (CallPlan).
+  struct ViewAt {
+    int alloc;
+    int64_t offset;
+  };
+  std::vector<ViewAt> view_at;
   // Scheduling state, under the call's mutex once the instance is published.
   int pending = 0;               // unfinished instances in `waits`
   int64_t remaining = 0;         // chunks not yet run
@@ -98,6 +105,23 @@ struct Instance {
   ~Instance() { ReleaseShared(); }
 };
 
+// A call's instances kept for the next call of the same program with the same dims, strides and
+// workers (Runtime::Run): a program without scalar reads or signals makes the same launches,
+// windows and dependencies every time, so the next call only points the views into its own
+// memory and resets the scheduling state (call_plan.cpp) instead of walking the control program
+// (about 1-2.5 us a launch). One call replays a plan at a time (`busy`).
+struct CallPlan {
+  std::mutex busy;
+  std::vector<std::unique_ptr<Instance>> instances;
+  struct Alloc {
+    size_t bytes;
+    bool zero;
+  };
+  std::vector<Alloc> allocs;  // the call's own allocations, in allocation-id order after the params
+  int params = 0;             // allocation ids below this: the bound parameters, in bind order
+  int64_t tasks = 0;
+};
+
 class CallState {
  public:
   CallState(const CompiledProgram& p, const RunOptions& opts, SymEnv env,
@@ -112,7 +136,16 @@ class CallState {
     s.shape = t.shape;
     s.strides = t.strides.empty() ? DenseStrides(t.shape) : t.strides;
     storage_[value] = s;
+    alloc_base_.push_back(s.data);
   }
+
+  // Plans (call_plan.cpp): record this call's instances for the next call, or replay a plan
+  // recorded by an earlier one instead of walking the control program.
+  static bool Plannable(const CompiledProgram& p);
+  void RecordPlan() { recording_ = true; }
+  std::unique_ptr<CallPlan> TakePlan();  // after a recording call's Execute
+  void Replay(CallPlan& plan);           // before Execute; the plan is busy
+  void ReturnPlan(CallPlan& plan);       // after the replaying call's Execute
 
   // Makes the instances of every launch (and, as they are made, their ready tasks).
   void Build() {
@@ -161,6 +194,8 @@ class CallState {
                         DataTypeName(v.dtype) + Dims(s.shape));
     }
     owned_.push_back({p, bytes});
+    alloc_base_.push_back(p);
+    made_.push_back({bytes, zero});
     s.data = p;
     return s;
   }
@@ -494,6 +529,10 @@ class CallState {
   int next_instance_ = 0;
   std::vector<LaunchRecord> launch_records_;  // with opts_.trace (the control program's thread)
   int next_alloc_ = 0;
+  std::vector<char*> alloc_base_;      // each allocation's start, by id
+  std::vector<CallPlan::Alloc> made_;  // the call's own allocations (after the params)
+  bool recording_ = false;             // fill Instance::view_at (RecordPlan)
+  CallPlan* replay_ = nullptr;         // the plan this call replays (Replay)
   // Scheduling (see Execute); guarded by mu_ while workers run.
   int workers_ = 1;
   std::map<int, int64_t> tile_bytes_;  // by kernel id (see TileBytesPerPoint)

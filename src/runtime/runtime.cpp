@@ -34,6 +34,7 @@ SchedMode ParseSchedMode(const std::string& name, const std::string& what) {
 const char* RunModeName(RunMode m) { return m == RunMode::Native ? "cpu" : "interp"; }
 const char* SchedModeName(SchedMode m) { return m == SchedMode::Fifo ? "fifo" : "lifo"; }
 
+using rt::CallPlan;
 using rt::CallState;
 using rt::Dims;
 
@@ -205,11 +206,75 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
       throw InternalError("return buffer has the wrong shape");
     call.BindParam(fn.returns[i], returns[i]);
   }
+  // A plan of an earlier call with the same layouts (call_state.h): replayed when no other call
+  // holds it; recorded by the first call of its key.
+  std::shared_ptr<CallPlan> plan;
+  std::vector<int64_t> key;
+  bool record = false;
+  if (native && !opts.trace) {
+    if (plannable_ < 0) plannable_ = CallState::Plannable(*program_);
+    if (plannable_) {
+      key = PlanKey(params, returns, env, opts);
+      std::lock_guard<std::mutex> lock(plans_mu_);
+      auto it = plans_.find(key);
+      if (it != plans_.end())
+        plan = it->second;
+      else
+        record = plans_.size() < kMaxPlans;
+    }
+  }
+  std::unique_lock<std::mutex> busy;
+  if (plan) {
+    busy = std::unique_lock<std::mutex>(plan->busy, std::try_to_lock);
+    if (busy.owns_lock())
+      call.Replay(*plan);
+    else
+      plan.reset();  // (another call replays it: this one walks the program)
+  } else if (record) {
+    call.RecordPlan();
+  }
   double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  RunStats s = call.Execute();
+  RunStats s;
+  try {
+    s = call.Execute();
+  } catch (...) {
+    if (plan) {  // its instances went with the failed call
+      std::lock_guard<std::mutex> lock(plans_mu_);
+      plans_.erase(key);
+    }
+    throw;
+  }
+  if (plan) {
+    call.ReturnPlan(*plan);
+  } else if (record && s.launches <= kMaxPlanLaunches) {
+    std::shared_ptr<CallPlan> made = call.TakePlan();
+    std::lock_guard<std::mutex> lock(plans_mu_);
+    plans_.emplace(std::move(key), std::move(made));
+  }
   s.build_ms += bind_ms;
   s.compile_ms = compile_ms;
   return s;
+}
+
+// What a call plan depends on besides the program: the workers (chunking), the scheduling mode,
+// each parameter's dtype, shape and strides, and the values of the dims.
+std::vector<int64_t> Runtime::PlanKey(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
+                                      const SymEnv& env, const RunOptions& opts) {
+  static const int kHardwareThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int64_t> key{opts.workers > 0 ? opts.workers : kHardwareThreads, static_cast<int64_t>(opts.sched_mode)};
+  for (auto* list : {&params, &returns})
+    for (auto& t : *list) {
+      key.push_back(static_cast<int64_t>(t.dtype));
+      key.push_back(static_cast<int64_t>(t.shape.size()));
+      key.insert(key.end(), t.shape.begin(), t.shape.end());
+      key.push_back(static_cast<int64_t>(t.strides.size()));
+      key.insert(key.end(), t.strides.begin(), t.strides.end());
+    }
+  std::vector<std::pair<const std::string*, int64_t>> dims;
+  for (auto& [name, v] : env) dims.push_back({&name, v});
+  std::sort(dims.begin(), dims.end(), [](auto& a, auto& b) { return *a.first < *b.first; });
+  for (auto& d : dims) key.push_back(d.second);
+  return key;
 }
 
 }  // namespace pypto

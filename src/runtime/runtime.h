@@ -2,7 +2,7 @@
 // launches), turns every launch into tasks (one per chunk of grid points) whose dependencies
 // follow from the tensor regions they read and write, and runs them on worker threads.
 #pragma once
-
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +16,9 @@
 #include "pypto/host_tensor.h"
 
 namespace pypto {
+namespace rt {
+struct CallPlan;
+}
 
 /// How a call's kernels run: the generated native code ("cpu") or the block interpreter
 /// ("interp"). Parsed from its name once (ParseRunMode), at the front doors.
@@ -110,10 +113,18 @@ class Runtime {
  private:
   struct Native;
   const Native& GetNative(double* compile_ms) const;
+  static std::vector<int64_t> PlanKey(const std::vector<HostTensor>& params, const std::vector<HostTensor>& returns,
+                                      const SymEnv& env, const RunOptions& opts);
+  static constexpr size_t kMaxPlans = 16;               // sets of dims kept per program
+  static constexpr int64_t kMaxPlanLaunches = 1 << 16;  // instances a kept plan may hold
 
   std::shared_ptr<const CompiledProgram> program_;
   mutable std::mutex coverage_mu_;
   mutable std::map<std::vector<std::pair<std::string, int64_t>>, std::vector<bool>> coverage_;
+  // Call plans (call_state.h), by workers, scheduling mode, parameter layouts and dims.
+  mutable std::mutex plans_mu_;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<rt::CallPlan>> plans_;
+  mutable std::atomic<int> plannable_{-1};  // CallState::Plannable, once
   mutable std::mutex native_mu_;
   mutable std::shared_ptr<Native> native_;
   // Kernels of an earlier CPU level (PYPTO_CPU_ISA changed): kept, a call may still run them.

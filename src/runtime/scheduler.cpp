@@ -20,17 +20,25 @@ RunStats CallState::Execute() {
   static const int kHardwareThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   workers_ = opts_.workers > 0 ? opts_.workers : kHardwareThreads;
   const bool lifo = opts_.sched_mode == SchedMode::Lifo;
-  phased_ = ReadsWrittenElements(p_.exec_graph.body);
   int64_t launches = 0;
-  if (!phased_) {  // (a phased call cannot count ahead: a count may depend on an element not written yet)
-    SymEnv count_env = env_;
-    launches = CountLaunches(p_.exec_graph.body, count_env);
-    instances_.resize(launches);
-    outstanding_ = launches;
+  if (replay_) {  // the instances are made (Replay): queue the ready ones
+    launches = static_cast<int64_t>(instances_.size());
+    for (auto& in : instances_) outstanding_ += !in->finished;
+    for (auto& in : instances_)
+      if (!in->finished && in->pending == 0) PushReady(*in);
+  } else {
+    phased_ = ReadsWrittenElements(p_.exec_graph.body);
+    if (!phased_) {  // (a phased call cannot count ahead: a count may depend on an element not written yet)
+      SymEnv count_env = env_;
+      launches = CountLaunches(p_.exec_graph.body, count_env);
+      instances_.resize(launches);
+      outstanding_ = launches;
+    }
   }
   // Few launches: build first, then wake only as many workers as there are tasks.
-  streaming_ = !phased_ && workers_ > 1 && launches >= 8;
+  streaming_ = !replay_ && !phased_ && workers_ > 1 && launches >= 8;
   auto build = [&] {
+    if (replay_) return;
     auto b0 = std::chrono::steady_clock::now();
     Build();
     stats.control_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - b0).count();

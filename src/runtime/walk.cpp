@@ -85,6 +85,7 @@ void CallState::BindInto(const LaunchNode& n, const SymEnv& env, Instance& inst,
   inst.params.clear();
   inst.sym.clear();
   inst.views.clear();
+  inst.view_at.clear();
   inst.points = 1;
   inst.grid.reserve(k.grid.size());
   for (auto& g : k.grid) {
@@ -157,6 +158,9 @@ void CallState::BindInto(const LaunchNode& n, const SymEnv& env, Instance& inst,
       }
       inst.views.push_back(v);
     }
+    if (recording_)
+      for (size_t i = 0; i < k.params.size(); ++i)
+        inst.view_at.push_back({bound[i].alloc, bound[i].data - alloc_base_[bound[i].alloc]});
   }
   inst.node = n.id;
 }
@@ -293,6 +297,7 @@ void CallState::Batch(const LaunchNode& n, const LoopInfo& l, int64_t start, int
     }
     batch->sym.insert(batch->sym.end(), one.sym.begin(), one.sym.end());
     batch->views.insert(batch->views.end(), one.views.begin(), one.views.end());
+    batch->view_at.insert(batch->view_at.end(), one.view_at.begin(), one.view_at.end());
   }
   flush();
 }
