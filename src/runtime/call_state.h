@@ -25,6 +25,7 @@
 #include "runtime/access_index.h"
 #include "runtime/host_memory.h"
 #include "runtime/kernel_interpreter.h"
+#include "runtime/reshape_strides.h"
 #include "runtime/runtime.h"
 #include "runtime/small_vec.h"
 
@@ -153,8 +154,18 @@ class CallState {
     // the inputs read before any loop or branch (one value per call): those are read first.
     SymEnv at_start = env_;
     BindCallStartReads(p_.exec_graph.body, at_start);
-    for (auto& v : p_.exec_graph.fn.values)
-      if (v.kind == ValueKind::Created && !storage_.count(v.id)) storage_[v.id] = Allocate(v, at_start);
+    // A created tensor no kernel reads or writes, no scalar read reads and the call does not
+    // return (a `pypto.Tensor(shape, dtype)` left unused, a branch merge's target whose copies
+    // were dropped) is not allocated: it would be zeroed and held for nothing. The rule depends on
+    // the program only, so a call plan's replay allocates the same list.
+    const Function& fn = p_.exec_graph.fn;
+    std::vector<char> used(fn.values.size(), 0);
+    for (auto& k : p_.exec_graph.kernels)
+      for (auto& kp : k.params) used[fn.MemoryRoot(kp.value)] = 1;
+    for (int r : fn.returns) used[fn.MemoryRoot(r)] = 1;
+    MarkScalarReads(p_.exec_graph.body, used);
+    for (auto& v : fn.values)
+      if (v.kind == ValueKind::Created && !storage_.count(v.id) && used[v.id]) storage_[v.id] = Allocate(v, at_start);
     Walk(p_.exec_graph.body, env_);
   }
 
@@ -172,11 +183,15 @@ class CallState {
   }
 
  private:
-  Storage Allocate(const Value& v, const SymEnv& env, bool zero = true) {
+  // `dims`: the shape to allocate instead of v's at `env` (a workspace's grown capacity).
+  Storage Allocate(const Value& v, const SymEnv& env, bool zero = true, const std::vector<int64_t>* dims = nullptr) {
     Storage s;
     s.alloc = next_alloc_++;
     s.dtype = v.dtype;
-    for (auto& d : v.shape) s.shape.push_back(d.Eval(env));
+    if (dims)
+      s.shape = *dims;
+    else
+      for (auto& d : v.shape) s.shape.push_back(d.Eval(env));
     s.strides = DenseStrides(s.shape);
     // Created tensors start zeroed; workspaces are always written before they are read.
     auto checked = TensorBytes(s.shape, v.dtype);
@@ -241,7 +256,7 @@ class CallState {
       view_origin_[value] = off;
       return s;
     }
-    if (v.kind == ValueKind::Reshape) {  // the base's memory, dense in the new shape
+    if (v.kind == ValueKind::Reshape) {  // the base's memory in the new shape
       Storage s = StorageOf(v.base);
       std::vector<int64_t> shape;
       int64_t n = 1, m = 1;  // bytes (a reshape may read them as another dtype: view(x, dtype=))
@@ -258,12 +273,18 @@ class CallState {
       bool contiguous = true;  // (the stride of a dim of size 1 does not matter)
       for (size_t d = 0; d < s.shape.size(); ++d)
         contiguous = contiguous && (s.shape[d] == 1 || s.strides[d] == dense[d]);
-      if (!contiguous)
+      // A strided argument (a cache with its last dim cut, passed as it is) keeps its layout when
+      // each new dim falls within a run of old ones contiguous with each other (numpy's in-place
+      // reshape): no dense copy of it (frontends/jit.py stages one only where this cannot).
+      std::vector<int64_t> strides = contiguous           ? DenseStrides(shape)
+                                     : v.dtype == s.dtype ? ReshapeStrides(s.shape, s.strides, shape)
+                                                          : std::vector<int64_t>{};
+      if (!contiguous && strides.empty())
         throw UserError("the reshape %" + v.name + " of %" + p_.exec_graph.fn.value(v.base).name +
                             ": the array passed for it is not contiguous",
                         v.loc, "pass a contiguous array (numpy.ascontiguousarray / torch .contiguous())");
       s.shape = shape;
-      s.strides = DenseStrides(shape);
+      s.strides = strides;
       s.dtype = v.dtype;
       return s;
     }
@@ -279,15 +300,47 @@ class CallState {
         std::vector<Storage>& ring = workspaces_[key];
         const size_t buffers = p_.exec_graph.single_buffer.count(value) ? 1 : 2;
         size_t next = ring.size() < buffers ? ring.size() : workspace_turn_[key]++ % buffers;
-        if (next == ring.size())
+        const bool reshaped = Reshaped(value);
+        if (next == ring.size()) {
           ring.push_back(Allocate(v, env, /*zero=*/false));
-        else if (ring[next].shape != shape)
-          ring[next] = Allocate(v, env, /*zero=*/false);
-        storage_[value] = ring[next];
+        } else if (reshaped ? ring[next].shape != shape : !Holds(ring[next].shape, shape)) {
+          // An extent the buffer cannot hold (a causal row's length, a per-batch length): a larger
+          // one, each grown dim at least doubled, so a loop whose extent grows every iteration
+          // allocates log2(n) buffers per slot, not n (each is held until the call ends). A
+          // reshaped workspace is read densely in another shape: its exact shape.
+          std::vector<int64_t> cap = shape;
+          if (!reshaped)
+            for (size_t d = 0; d < cap.size(); ++d)
+              cap[d] =
+                  shape[d] > ring[next].shape[d] ? std::max(shape[d], 2 * ring[next].shape[d]) : ring[next].shape[d];
+          ring[next] = Allocate(v, env, /*zero=*/false, &cap);
+        }
+        // The extent written now: a window at the origin of the slot's buffer, in its strides, so
+        // the accesses of every extent compare in one coordinate system (one allocation id: the
+        // write is ordered after the buffer's earlier readers and writer).
+        Storage s = ring[next];
+        s.shape = shape;
+        storage_[value] = s;
       }
       return StorageOf(value);
     }
     return StorageOf(value);
+  }
+
+  static bool Holds(const DimVec& cap, const std::vector<int64_t>& shape) {
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] > cap[d]) return false;
+    return cap.size() == shape.size();
+  }
+  // Whether some reshape reads `value`'s memory in another shape (then it stays dense).
+  bool Reshaped(int value) {
+    if (reshaped_.empty()) {
+      reshaped_.push_back(-1);  // (computed once per call)
+      const Function& fn = p_.exec_graph.fn;
+      for (auto& r : fn.values)
+        if (r.kind == ValueKind::Reshape) reshaped_.push_back(fn.MemoryRoot(r.id));
+    }
+    return std::find(reshaped_.begin(), reshaped_.end(), value) != reshaped_.end();
   }
 
   // Which set of buffers a small workspace written inside a loop nest takes: one per iteration of
@@ -360,6 +413,15 @@ class CallState {
       if (e.loop && e.loop->info.read && p_.exec_graph.fn.value(e.loop->info.read->value).kind == ValueKind::Input) {
         env[e.loop->info.var] = ReadElement(e.loop->info, env);
         BindCallStartReads(*e.loop->body, env);
+      }
+  }
+
+  // Marks the tensors whose elements the control program reads as scalars (Build).
+  void MarkScalarReads(const Region<LaunchNode>& r, std::vector<char>& used) const {
+    for (auto& e : r.entries)
+      if (e.loop) {
+        if (e.loop->info.read) used[p_.exec_graph.fn.MemoryRoot(e.loop->info.read->value)] = 1;
+        MarkScalarReads(*e.loop->body, used);
       }
   }
 
@@ -521,6 +583,7 @@ class CallState {
   // The two buffers of each (workspace value, set: WorkspaceSet), and whose turn is next.
   std::map<std::pair<int, int>, std::vector<Storage>> workspaces_;
   std::map<std::pair<int, int>, size_t> workspace_turn_;
+  std::vector<int> reshaped_;        // memory roots of the reshapes (Reshaped), after a -1
   std::vector<int64_t> loop_iters_;  // Walk's iteration count of each enclosing runtime loop
   std::vector<Storage> bound_;       // BindInto's parameter windows (kept: no allocation per launch)
   AccessIndex index_;

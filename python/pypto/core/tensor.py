@@ -146,6 +146,7 @@ class Tensor:
     _watch: Optional[List[bool]] = None
     _reshape_of: Optional["Tensor"] = None  # the tensor a reshape of it was made from
     _reshaped = False  # a reshape of it was made (a parameter then needs a dense array)
+    _reshape_targets: Tuple[Any, ...] = ()  # the shapes it was reshaped to (a strided argument may view them)
     _squeezed_from: Optional[Tuple["Tensor", List[int]]] = None  # t[i, ...]: (the window, its dropped dims)
     _squeezed_at: Tuple[int, int] = (0, 0)  # the read_point of _vid, for a squeezed window
     _placeholder = False  # `pypto.tensor()` in a traced body, until `.move(value)` gives it one

@@ -97,6 +97,23 @@ _dynamo_state = threading.local()  # inside a dynamo-disabled launch (see JitFun
 call_recorders: List[List[Any]] = []
 
 
+def _reshapes_in_place(a: np.ndarray, targets: Sequence[Any]) -> bool:
+    """Whether every reshape the function makes of the strided array `a` is a view of its memory
+    (static shapes, numpy's rule, which the runtime's is: src/runtime/reshape_strides.h), so the
+    call runs on `a` itself: a 4 GiB cache with its last dim cut is then not copied twice."""
+    if not targets:
+        return False
+    for shape in targets:
+        if not all(isinstance(d, int) for d in shape):
+            return False
+        v = a.view()
+        try:
+            v.shape = tuple(shape)
+        except (AttributeError, ValueError):
+            return False
+    return True
+
+
 class _FastCall(NamedTuple):
     """A warm call's run, and what must still hold for the next call to go straight to it."""
     version: int  # config.version()
@@ -105,6 +122,7 @@ class _FastCall(NamedTuple):
     compiled: CompiledFunction
     run_args: Tuple[Any, ...]  # workers, sched_mode, trace, run_mode, timeout
     unsigned64: bool  # a result is uint64 (comes back as numpy's 'Q')
+    reshaped: Tuple[int, ...]  # parameters the program reshapes: a strided array takes the full path
 
 
 class JitFunction(JitArguments):
@@ -289,6 +307,7 @@ class JitFunction(JitArguments):
         compiled.returns_params = any(kind == "param" for kind, _ in plan)
         compiled.result_dtypes = [rec.value_dtype(v) for v in result_ids]
         compiled.reshaped = [t._reshaped for t in traced.values()]
+        compiled.reshape_targets = [t._reshape_targets for t in traced.values()]
         compiled.probes = tracing.probes
         compiled.bound = list(tracing.bound)  # parameters the program added: their arrays per call
         return compiled
@@ -392,7 +411,8 @@ class JitFunction(JitArguments):
                 and ops._default_tiles() == fast.tiles
                 and (not _requests_set[0] or (getattr(_sim_request, "machine", None) is None
                                               and getattr(_swimlane_request, "path", None) is None))
-                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))):
+                and all(type(a) is np.ndarray and a.dtype == w for a, w in zip(args, self._want))
+                and all(args[i].flags.c_contiguous for i in fast.reshaped)):
             return self._fast_call(fast, list(args))
         for calls in call_recorders:  # torch.npu.graph capture (pypto.npu_compat.NPUGraph)
             calls.append((self, args, kwargs))
@@ -465,10 +485,11 @@ class JitFunction(JitArguments):
         staged: List[Tuple[int, np.ndarray]] = []  # (param, the caller's array) run on a dense copy
         counted: List[memory._Counted] = []
         for i, reshaped in enumerate(compiled.reshaped):
-            if reshaped and not arrays[i].flags.c_contiguous:
+            if reshaped and not arrays[i].flags.c_contiguous and \
+                    not _reshapes_in_place(arrays[i], compiled.reshape_targets[i]):
                 # The function reshapes this parameter (a reshape is the same memory in another
-                # shape): a strided array (a slice of a cache, ...) runs on a dense copy, copied
-                # back when the function writes it.
+                # shape): a strided array (a slice of a cache, ...) whose reshapes are no views of
+                # it runs on a dense copy, copied back when the function writes it.
                 staged.append((i, arrays[i]))
                 arrays = list(arrays)
                 arrays[i] = np.ascontiguousarray(arrays[i])
@@ -538,7 +559,7 @@ class JitFunction(JitArguments):
             self._fast = None if rank_context.in_thread_rank() else _FastCall(
                 config.version(), copy.deepcopy(list(self.group_options.values())), tiles, compiled,
                 (rt["workers"], rt["sched_mode"], False, run_mode, float(rt["timeout"])),
-                any(o.dtype == np.uint64 for o in outs))
+                any(o.dtype == np.uint64 for o in outs), tuple(i for i, r in enumerate(compiled.reshaped) if r))
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)

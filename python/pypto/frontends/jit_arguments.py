@@ -30,6 +30,7 @@ class CompiledFunction:
         self.graph_written = False
         self.writes = writes or []  # per parameter: the program writes it (an in-place output)
         self.reshaped = [False] * len(self.writes)  # per parameter: the program reshapes it
+        self.reshape_targets: List[Any] = [()] * len(self.writes)  # per parameter: the shapes it reshapes it to
         # What the call returns, in order: ("param", k), the k-th tensor argument itself (a written
         # parameter returned, `out[:] = ...; return out`), or ("result", k), the program's k-th result.
         self.returns: List[Tuple[str, int]] = []

@@ -325,6 +325,7 @@ def _memory_reshape(op: str, x: Tensor, shape: List[Any]) -> Tensor:
     out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc(), True))
     out._reshape_of = x  # as pypto.reshape: the call runs a strided argument on a dense copy
     x._reshaped = True
+    x._reshape_targets = x._reshape_targets + (tuple(shape),)
     return out
 
 

@@ -145,6 +145,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Optional[Sequen
     out = Tensor(_rec=rec, _id=rec.reshape(x._id, shape, user_loc()))
     out._reshape_of = x  # `t = reshape(t, s)` in a loop body repeats itself: no carried value
     x._reshaped = True
+    x._reshape_targets = x._reshape_targets + (tuple(shape),)
     if valid_shape is not None:
         out._padded_shape = list(target)  # pypto.fillpad fills up to it
     return out
