@@ -50,7 +50,10 @@ std::unique_ptr<CallPlan> CallState::TakePlan() {
 // Takes the plan's instances for this call: allocates what the recording call allocated (created
 // tensors zeroed, workspaces not), points every view at its place in this call's memory and
 // resets the scheduling state. The parameters are bound already (BindParam), in the same order.
-void CallState::Replay(CallPlan& plan) {
+bool CallState::Replay(CallPlan& plan) {
+  // A plan whose instances went with a call that failed while replaying it (Runtime::Run drops
+  // it from its table, but a call may have taken it before): this call walks the program.
+  if (plan.instances.empty()) return false;
   if (static_cast<int>(alloc_base_.size()) != plan.params)
     throw InternalError("a call plan replayed with " + std::to_string(alloc_base_.size()) +
                         " parameters, recorded with " + std::to_string(plan.params));
@@ -78,6 +81,7 @@ void CallState::Replay(CallPlan& plan) {
   }
   total_tasks_ = plan.tasks;
   replay_ = &plan;
+  return true;
 }
 
 void CallState::ReturnPlan(CallPlan& plan) {

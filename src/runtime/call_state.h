@@ -145,7 +145,7 @@ class CallState {
   static bool Plannable(const CompiledProgram& p);
   void RecordPlan() { recording_ = true; }
   std::unique_ptr<CallPlan> TakePlan();  // after a recording call's Execute
-  void Replay(CallPlan& plan);           // before Execute; the plan is busy
+  bool Replay(CallPlan& plan);           // before Execute, the plan busy; false: the plan is spent
   void ReturnPlan(CallPlan& plan);       // after the replaying call's Execute
 
   // Makes the instances of every launch (and, as they are made, their ready tasks).

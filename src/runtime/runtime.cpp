@@ -226,10 +226,12 @@ RunStats Runtime::Run(const std::vector<HostTensor>& params, const std::vector<H
   std::unique_lock<std::mutex> busy;
   if (plan) {
     busy = std::unique_lock<std::mutex>(plan->busy, std::try_to_lock);
-    if (busy.owns_lock())
-      call.Replay(*plan);
-    else
+    if (!busy.owns_lock()) {
       plan.reset();  // (another call replays it: this one walks the program)
+    } else if (!call.Replay(*plan)) {
+      busy.unlock();  // (its instances went with a call that failed: walk)
+      plan.reset();
+    }
   } else if (record) {
     call.RecordPlan();
   }
