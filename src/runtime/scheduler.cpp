@@ -23,9 +23,11 @@ RunStats CallState::Execute() {
   int64_t launches = 0;
   if (replay_) {  // the instances are made (Replay): queue the ready ones
     launches = static_cast<int64_t>(instances_.size());
-    for (auto& in : instances_) outstanding_ += !in->finished;
-    for (auto& in : instances_)
-      if (!in->finished && in->pending == 0) PushReady(*in);
+    for (auto& in : instances_) {
+      if (in->finished) continue;
+      ++outstanding_;
+      if (in->pending == 0) PushReady(*in);
+    }
   } else {
     phased_ = ReadsWrittenElements(p_.exec_graph.body);
     if (!phased_) {  // (a phased call cannot count ahead: a count may depend on an element not written yet)
